@@ -1,0 +1,32 @@
+/**
+ * The one place best-effort failures go. Set `WEBSERV_DEBUG=1` to see them.
+ *
+ * @module
+ */
+
+let enabled: boolean | undefined;
+
+function debugEnabled(): boolean {
+  if (enabled === undefined) {
+    try {
+      enabled = Boolean(Deno.env.get("WEBSERV_DEBUG"));
+    } catch {
+      enabled = false; // no --allow-env: stay quiet
+    }
+  }
+  return enabled;
+}
+
+/** Logs a failure that the caller chose not to propagate. */
+export function logFailure(what: string, error: unknown): void {
+  // deno-lint-ignore no-console
+  if (debugEnabled()) console.debug(`[webserv] ${what} failed:`, error);
+}
+
+/**
+ * Runs a best-effort call: a rejection is logged, never thrown or left
+ * unhandled.
+ */
+export function bestEffort(what: string, promise: Promise<unknown>): void {
+  promise.catch((error) => logFailure(what, error));
+}

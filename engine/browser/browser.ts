@@ -1,0 +1,300 @@
+/**
+ * A browser driven over raw CDP: launched here or connected to, with isolated
+ * contexts, pages, popups and out-of-process iframes reached by auto-attach.
+ *
+ * @module
+ */
+import { Emitter } from "../_emitter.ts";
+import { bestEffort, logFailure } from "../_log.ts";
+import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
+import type { CommandResult, EventParams } from "../cdp/protocol.ts";
+import type { Transport } from "../cdp/transport.ts";
+import { WebSocketTransport } from "../cdp/websocket_transport.ts";
+import { BrowserContext, type ContextHost } from "./browser_context.ts";
+import { type BrowserExit, BrowserProcess, type BrowserProcessOptions } from "./browser_process.ts";
+import { Page } from "./page.ts";
+
+/** Options for {@linkcode Browser.launch}. */
+export interface LaunchOptions extends BrowserProcessOptions, ConnectionOptions {}
+
+/** Options for {@linkcode Browser.connect}. */
+export interface ConnectOptions extends ConnectionOptions {}
+
+/** Events a {@linkcode Browser} emits. */
+export interface BrowserEvents extends Record<string, unknown> {
+  /** The connection to the browser closed. */
+  disconnected: { reason: string };
+  /** The launched browser process exited. */
+  exit: BrowserExit;
+}
+
+/** Settings every attached page and frame gets: run paused, attach children. */
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
+
+/**
+ * A browser: one CDP connection, many isolated contexts.
+ *
+ * @example Open a page in a fresh context
+ * ```ts ignore
+ * import { Browser } from "./browser.ts";
+ * await using browser = await Browser.launch();
+ * const context = await browser.newContext();
+ * const page = await context.newPage("data:text/html,<h1>Hi</h1>");
+ * const { result } = await page.session.send("Runtime.evaluate", {
+ *   expression: "document.title",
+ * });
+ * ```
+ */
+export class Browser implements ContextHost, AsyncDisposable {
+  /** The CDP connection to the browser. */
+  readonly connection: Connection;
+  /** The browser process, when this browser was launched here. */
+  readonly process: BrowserProcess | undefined;
+  #contexts = new Map<string, BrowserContext>();
+  #pages = new Map<string, Page>();
+  #pageWaiters = new Map<string, { resolve(page: Page): void; reject(error: Error): void }>();
+  #events = new Emitter<BrowserEvents>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(connection: Connection, process?: BrowserProcess) {
+    this.connection = connection;
+    this.process = process;
+    connection.onClose((reason) => {
+      for (const waiter of this.#pageWaiters.values()) {
+        waiter.reject(new Error(`Cannot open a page: ${reason}`));
+      }
+      this.#pageWaiters.clear();
+      this.#events.emit("disconnected", { reason });
+    });
+    process?.exited.then((exit) => this.#events.emit("exit", exit));
+  }
+
+  /**
+   * Launches a browser with a fresh profile and connects to it.
+   *
+   * @param options the executable, flags and timeouts
+   * @returns the connected browser
+   * @throws {BrowserNotFoundError} when no browser executable is found
+   * @throws {BrowserLaunchError} when the browser does not start
+   */
+  static async launch(options: LaunchOptions = {}): Promise<Browser> {
+    const process = await BrowserProcess.launch(options);
+    try {
+      const transport = await WebSocketTransport.connect(process.wsEndpoint);
+      return await Browser.#start(new Connection(transport, options), process);
+    } catch (error) {
+      await process.kill();
+      throw error;
+    }
+  }
+
+  /**
+   * Connects to a running browser: a `ws://` DevTools endpoint (a remote or
+   * hosted browser) or any {@linkcode Transport} (see `adapters/`).
+   *
+   * @param endpoint a browser-level `ws://` URL or an open transport
+   * @param options command timeouts
+   * @returns the connected browser; `close()` leaves the browser running
+   * @throws {TypeError} when the URL is not a WebSocket URL
+   */
+  static async connect(
+    endpoint: string | Transport,
+    options: ConnectOptions = {},
+  ): Promise<Browser> {
+    const transport = typeof endpoint === "string"
+      ? await WebSocketTransport.connect(endpoint)
+      : endpoint;
+    return await Browser.#start(new Connection(transport, options));
+  }
+
+  static async #start(connection: Connection, process?: BrowserProcess): Promise<Browser> {
+    const browser = new Browser(connection, process);
+    try {
+      await browser.#init();
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+    return browser;
+  }
+
+  async #init(): Promise<void> {
+    const connection = this.connection;
+    connection.on("Target.attachedToTarget", (event) => this.#onAttached(event));
+    connection.on("Target.targetCrashed", ({ targetId, status, errorCode }) => {
+      this.#pages.get(targetId)?._emit("crash", { status, errorCode });
+    });
+    await connection.send("Target.setDiscoverTargets", { discover: true });
+    await connection.send("Target.setAutoAttach", AUTO_ATTACH);
+  }
+
+  /** The contexts this browser created that are still open. */
+  get contexts(): BrowserContext[] {
+    return [...this.#contexts.values()];
+  }
+
+  /** Whether the connection is still open. */
+  get connected(): boolean {
+    return this.connection.closeReason === undefined;
+  }
+
+  /** Adds a listener. */
+  on<K extends keyof BrowserEvents>(event: K, listener: (payload: BrowserEvents[K]) => void): void {
+    this.#events.on(event, listener);
+  }
+
+  /** Removes a listener. */
+  off<K extends keyof BrowserEvents>(
+    event: K,
+    listener: (payload: BrowserEvents[K]) => void,
+  ): void {
+    this.#events.off(event, listener);
+  }
+
+  /**
+   * The browser's product and protocol versions.
+   *
+   * @returns `Browser.getVersion`'s answer
+   */
+  version(): Promise<CommandResult<"Browser.getVersion">> {
+    return this.connection.send("Browser.getVersion");
+  }
+
+  /**
+   * Creates an isolated context: cookies, storage and cache of its own.
+   *
+   * @returns the new context
+   */
+  async newContext(): Promise<BrowserContext> {
+    const { browserContextId } = await this.connection.send("Target.createBrowserContext", {
+      disposeOnDetach: true,
+    });
+    const context = new BrowserContext(this, browserContextId);
+    this.#contexts.set(browserContextId, context);
+    return context;
+  }
+
+  /**
+   * Closes the browser. A launched browser is killed with its whole process
+   * tree and its profile removed; a connected one has the contexts this
+   * browser created disposed and the connection closed.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Closes the browser. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    if (this.process) {
+      this.connection.close();
+      await this.process.kill();
+    } else {
+      await Promise.allSettled(this.contexts.map((context) => context.close()));
+      this.connection.close();
+    }
+    for (const context of this.#contexts.values()) {
+      for (const page of context.pages) page._markClosed("Browser closed");
+    }
+    this.#contexts.clear();
+  }
+
+  /** @internal */
+  async _newPage(context: BrowserContext, url: string): Promise<Page> {
+    const { targetId } = await this.connection.send("Target.createTarget", {
+      url: "about:blank",
+      browserContextId: context.id,
+    });
+    const page = this.#pages.get(targetId) ?? await new Promise<Page>((resolve, reject) => {
+      this.#pageWaiters.set(targetId, { resolve, reject });
+    });
+    if (url !== "about:blank") {
+      const loaded = page.session.waitForEvent("Page.loadEventFired");
+      const { errorText } = await page.session.send("Page.navigate", { url });
+      if (errorText) {
+        loaded.catch(() => {});
+        throw new Error(`Cannot open "${url}": ${errorText}`);
+      }
+      await loaded;
+    }
+    return page;
+  }
+
+  /** @internal */
+  async _disposeContext(context: BrowserContext): Promise<void> {
+    this.#contexts.delete(context.id);
+    if (!this.connected) return;
+    await this.connection.send("Target.disposeBrowserContext", { browserContextId: context.id });
+  }
+
+  #onAttached(event: EventParams<"Target.attachedToTarget">): void {
+    const session = this.connection.session(event.sessionId);
+    if (!session) return;
+    bestEffort(`preparing target "${event.targetInfo.url}"`, this.#prepare(session, event));
+  }
+
+  async #prepare(
+    session: CdpSession,
+    event: EventParams<"Target.attachedToTarget">,
+  ): Promise<void> {
+    const { targetInfo } = event;
+    const owner = this.#ownerPage(session);
+    const context = targetInfo.browserContextId === undefined
+      ? undefined
+      : (this.#contexts.get(targetInfo.browserContextId) ?? owner?.context);
+    const kind = targetInfo.type === "page" && !session.parentSessionId
+      ? "page"
+      : targetInfo.type === "iframe"
+      ? "iframe"
+      : undefined;
+    try {
+      if (kind && context) {
+        // Children (out-of-process iframes, workers) attach paused too.
+        session.on("Target.attachedToTarget", (child) => this.#onAttached(child));
+        await session.send("Target.setAutoAttach", AUTO_ATTACH);
+        await session.send("Page.enable");
+        for (const initializer of context.initializers) {
+          try {
+            await initializer({ kind, session });
+          } catch (error) {
+            logFailure(`initializer on "${targetInfo.url}"`, error);
+          }
+        }
+      }
+    } finally {
+      if (event.waitingForDebugger) {
+        bestEffort("resuming a target", session.send("Runtime.runIfWaitingForDebugger"));
+      }
+    }
+    if (!context || session.closeReason !== undefined) return;
+    if (kind === "page") {
+      const page = new Page(session, context);
+      this.#pages.set(page.targetId, page);
+      page.on("close", () => this.#pages.delete(page.targetId));
+      context._addPage(page);
+      if (page.openerId) this.#pages.get(page.openerId)?._emit("popup", page);
+      const waiter = this.#pageWaiters.get(page.targetId);
+      this.#pageWaiters.delete(page.targetId);
+      waiter?.resolve(page);
+    } else if (kind === "iframe") {
+      owner?._addFrame(session);
+    }
+  }
+
+  /** The page an iframe session belongs to, found by walking up its parents. */
+  #ownerPage(session: CdpSession): Page | undefined {
+    let parentId = session.parentSessionId;
+    while (parentId) {
+      const parent = this.connection.session(parentId);
+      if (!parent) return undefined;
+      const page = parent.targetInfo && this.#pages.get(parent.targetInfo.targetId);
+      if (page && page.session === parent) return page;
+      parentId = parent.parentSessionId;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * A launched Chromium process: spawn it in its own process group with a
+ * fresh profile, read its DevTools endpoint, and kill the whole group and
+ * remove the profile when done, also when Deno is interrupted.
+ *
+ * @module
+ */
+import { findChrome } from "./find_chrome.ts";
+
+/** Options for {@linkcode BrowserProcess.launch}. */
+export interface BrowserProcessOptions {
+  /**
+   * The browser executable.
+   *
+   * @default {the result of `findChrome()`}
+   */
+  executablePath?: string;
+  /**
+   * Run headless.
+   *
+   * @default {true}
+   */
+  headless?: boolean;
+  /** Extra command-line flags, appended after the defaults. */
+  args?: string[];
+  /**
+   * How long to wait for the DevTools endpoint, in milliseconds.
+   *
+   * @default {30000}
+   */
+  timeoutMs?: number;
+  /**
+   * Kill the browser and remove its profile when Deno gets SIGINT or SIGTERM,
+   * then exit with the signal's status.
+   *
+   * @default {true}
+   */
+  handleSignals?: boolean;
+}
+
+/** Raised when the browser process cannot be started or exits before it is ready. */
+export class BrowserLaunchError extends Error {
+  /**
+   * @param message what went wrong
+   * @param options the cause, if any
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "BrowserLaunchError";
+  }
+}
+
+/** How the browser process ended. */
+export interface BrowserExit {
+  /** The exit code. */
+  code: number;
+  /** The signal that ended it, if one did. */
+  signal: Deno.Signal | null;
+}
+
+/**
+ * The flags every launch gets. `--disable-background-networking` and kin keep
+ * Chromium from calling home, which a closed network refuses many times over.
+ */
+export const DEFAULT_FLAGS: readonly string[] = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-quic",
+  "--disable-extensions",
+  "--disable-default-apps",
+  "--disable-breakpad",
+  "--disable-crash-reporter",
+  "--disable-dev-shm-usage",
+  "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,InterestFeedContentSuggestions",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--mute-audio",
+  "--hide-scrollbars",
+  "--password-store=basic",
+  "--use-mock-keychain",
+  "--remote-debugging-address=127.0.0.1",
+  "--remote-debugging-port=0",
+];
+
+const live = new Set<BrowserProcess>();
+let signalsInstalled = false;
+
+function killAllOnSignal(status: number): void {
+  for (const process of [...live]) process.killSync();
+  Deno.exit(status);
+}
+
+function installExitHooks(): void {
+  if (signalsInstalled) return;
+  signalsInstalled = true;
+  try {
+    Deno.addSignalListener("SIGINT", () => killAllOnSignal(130));
+    Deno.addSignalListener("SIGTERM", () => killAllOnSignal(143));
+  } catch {
+    // Signals are not available on this platform; the unload hook remains.
+  }
+}
+
+globalThis.addEventListener("unload", () => {
+  for (const process of [...live]) process.killSync();
+});
+
+/**
+ * A running browser process and its profile directory.
+ *
+ * @example Launch and kill
+ * ```ts ignore
+ * import { BrowserProcess } from "./browser_process.ts";
+ * const browser = await BrowserProcess.launch();
+ * console.log(browser.wsEndpoint);
+ * await browser.kill();
+ * ```
+ */
+export class BrowserProcess {
+  /** The browser-level DevTools WebSocket URL. */
+  readonly wsEndpoint: string;
+  /** The process id of the browser (also its process group id). */
+  readonly pid: number;
+  /** The fresh profile directory, removed by `kill()`. */
+  readonly userDataDir: string;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<BrowserExit>;
+  #child: Deno.ChildProcess;
+  #stderrTail: string[];
+  #killed = false;
+
+  private constructor(
+    child: Deno.ChildProcess,
+    wsEndpoint: string,
+    userDataDir: string,
+    stderrTail: string[],
+  ) {
+    this.#child = child;
+    this.pid = child.pid;
+    this.wsEndpoint = wsEndpoint;
+    this.userDataDir = userDataDir;
+    this.#stderrTail = stderrTail;
+    this.exited = child.status.then((status) => {
+      live.delete(this);
+      return { code: status.code, signal: status.signal };
+    });
+  }
+
+  /** The last lines the browser wrote to stderr, for diagnostics. */
+  get stderrTail(): string {
+    return this.#stderrTail.join("\n");
+  }
+
+  /**
+   * Launches a browser with a fresh profile and waits for its endpoint.
+   *
+   * @param options the executable, flags and timeout
+   * @returns the running process
+   * @throws {BrowserNotFoundError} when no executable is found
+   * @throws {BrowserLaunchError} when it exits or stays silent before it is ready
+   */
+  static async launch(options: BrowserProcessOptions = {}): Promise<BrowserProcess> {
+    const executable = options.executablePath ?? findChrome();
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const userDataDir = await Deno.makeTempDir({ prefix: "webserv-profile-" });
+    const args = [
+      ...(options.headless ?? true ? ["--headless"] : []),
+      ...DEFAULT_FLAGS,
+      `--user-data-dir=${userDataDir}`,
+      ...(options.args ?? []),
+      "about:blank",
+    ];
+    let child: Deno.ChildProcess;
+    try {
+      // detached: the browser leads its own process group, so one kill of the
+      // group takes its renderers, zygotes and utilities with it.
+      child = new Deno.Command(executable, {
+        args,
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+        detached: true,
+      }).spawn();
+    } catch (error) {
+      await removeDir(userDataDir);
+      throw new BrowserLaunchError(`Cannot start "${executable}": ${String(error)}`, {
+        cause: error,
+      });
+    }
+    const tail: string[] = [];
+    const endpoint = readEndpoint(child.stderr, tail);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new BrowserLaunchError(
+              `Browser "${executable}" gave no DevTools endpoint within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    const exitedEarly = child.status.then((status): never => {
+      throw new BrowserLaunchError(
+        `Browser "${executable}" exited with code ${status.code} before it was ready: ${
+          tail.slice(-5).join(" | ")
+        }`,
+      );
+    });
+    try {
+      const wsEndpoint = await Promise.race([endpoint, timeout, exitedEarly]);
+      const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail);
+      live.add(process);
+      if (options.handleSignals ?? true) installExitHooks();
+      return process;
+    } catch (error) {
+      killGroup(child.pid);
+      await child.status.catch(() => {});
+      await removeDir(userDataDir);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      exitedEarly.catch(() => {});
+    }
+  }
+
+  /**
+   * Kills the whole process group and removes the profile directory.
+   * Safe to call more than once.
+   *
+   * @returns how the process ended
+   */
+  async kill(): Promise<BrowserExit> {
+    if (!this.#killed) {
+      this.#killed = true;
+      killGroup(this.pid);
+    }
+    const exit = await this.exited;
+    await waitForGroupExit(this.pid);
+    await removeDir(this.userDataDir);
+    return exit;
+  }
+
+  /** Synchronous kill for exit hooks, where nothing can be awaited. */
+  killSync(): void {
+    this.#killed = true;
+    killGroup(this.pid);
+    live.delete(this);
+    try {
+      Deno.removeSync(this.userDataDir, { recursive: true });
+    } catch {
+      // A dying child may still be writing; the next removal attempt wins.
+    }
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Waits until no live process of the group is left: children die just after
+ * the leader. Zombies do not count; they are dead, and whoever reaps orphans
+ * on this machine does so in its own time.
+ */
+async function waitForGroupExit(pgid: number, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && groupAlive(pgid)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    Deno.kill(-pgid, "SIGKILL");
+  } catch {
+    return false; // ESRCH: the group is empty
+  }
+  if (Deno.build.os !== "linux") return true;
+  try {
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      let stat: string;
+      try {
+        stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      } catch {
+        continue; // exited while we looked
+      }
+      // Fields after the parenthesised name: state ppid pgrp …
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[2] === String(pgid) && fields[0] !== "Z") return true;
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+async function removeDir(dir: string): Promise<void> {
+  // Children killed with the group may still flush a file or two.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await Deno.remove(dir, { recursive: true });
+      return;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return;
+      await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
+    }
+  }
+}
+
+async function readEndpoint(
+  stderr: ReadableStream<Uint8Array>,
+  tail: string[],
+): Promise<string> {
+  const lines = stderr.pipeThrough(new TextDecoderStream());
+  let buffer = "";
+  let resolveEndpoint!: (url: string) => void;
+  const found = new Promise<string>((resolve) => resolveEndpoint = resolve);
+  // Keep draining stderr for the life of the process: a full pipe blocks Chromium.
+  (async () => {
+    for await (const chunk of lines) {
+      buffer += chunk;
+      let newline: number;
+      while ((newline = buffer.indexOf("\n")) !== -1) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        tail.push(line);
+        if (tail.length > 50) tail.shift();
+        const match = line.match(/^DevTools listening on (ws:\/\/.*)$/);
+        if (match?.[1]) resolveEndpoint(match[1]);
+      }
+    }
+  })().catch(() => {});
+  return await found;
+}

@@ -1,0 +1,120 @@
+/**
+ * Finds a Chromium or Chrome executable on this machine.
+ *
+ * @module
+ */
+
+/** Raised when no Chromium or Chrome executable can be found. */
+export class BrowserNotFoundError extends Error {
+  /** The places that were searched, in order. */
+  readonly searched: string[];
+
+  /**
+   * @param searched the places that were searched
+   * @param options the cause, if any
+   */
+  constructor(searched: string[], options?: ErrorOptions) {
+    super(
+      `Cannot find a Chromium or Chrome executable: searched ${searched.join(", ")}. ` +
+        `Install one (Debian/Ubuntu: "apt-get install chromium"; macOS: "brew install --cask chromium"; ` +
+        `or "npx @puppeteer/browsers install chrome-headless-shell@stable") ` +
+        `or set WEBSERV_CHROME to its path`,
+      options,
+    );
+    this.name = "BrowserNotFoundError";
+    this.searched = searched;
+  }
+}
+
+const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+const MAC_APPS = [
+  "/Applications/Chromium.app/Contents/MacOS/Chromium",
+  "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+];
+
+function isExecutable(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0);
+  } catch {
+    return false;
+  }
+}
+
+function envVar(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function* puppeteerCache(home: string | undefined): Generator<string> {
+  const root = envVar("PUPPETEER_CACHE_DIR") ?? (home ? `${home}/.cache/puppeteer` : undefined);
+  if (!root) return;
+  for (const product of ["chrome", "chrome-headless-shell", "chromium"]) {
+    let versions: Deno.DirEntry[];
+    try {
+      versions = [...Deno.readDirSync(`${root}/${product}`)];
+    } catch {
+      continue;
+    }
+    // Newest build first: names look like "linux-131.0.6778.85".
+    versions.sort((a, b) => b.name.localeCompare(a.name, "en", { numeric: true }));
+    for (const version of versions) {
+      const dir = `${root}/${product}/${version.name}`;
+      for (const entry of safeReadDir(dir)) {
+        for (const binary of ["chrome", "chrome-headless-shell", "chromium"]) {
+          yield `${dir}/${entry}/${binary}`;
+        }
+      }
+    }
+  }
+}
+
+function safeReadDir(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].filter((e) => e.isDirectory).map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Finds a browser executable: `WEBSERV_CHROME`, then `chromium`,
+ * `chromium-browser`, `google-chrome` (and kin) on `PATH`, then the usual
+ * macOS locations, then puppeteer's browser cache.
+ *
+ * @returns the absolute path of an executable
+ * @throws {BrowserNotFoundError} when none is found; the message says how to install one
+ *
+ * @example Find the browser
+ * ```ts ignore
+ * import { findChrome } from "./find_chrome.ts";
+ * console.log(findChrome()); // "/usr/bin/chromium"
+ * ```
+ */
+export function findChrome(): string {
+  const searched: string[] = [];
+  const fromEnv = envVar("WEBSERV_CHROME");
+  if (fromEnv) {
+    if (isExecutable(fromEnv)) return fromEnv;
+    throw new BrowserNotFoundError([`WEBSERV_CHROME="${fromEnv}" (not an executable file)`]);
+  }
+  searched.push("WEBSERV_CHROME (unset)");
+  const path = envVar("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  for (const name of NAMES) {
+    for (const dir of path.split(":")) {
+      if (dir && isExecutable(`${dir}/${name}`)) return `${dir}/${name}`;
+    }
+  }
+  searched.push(`${NAMES.join(", ")} on PATH`);
+  for (const app of MAC_APPS) if (isExecutable(app)) return app;
+  searched.push("/Applications");
+  for (const candidate of puppeteerCache(envVar("HOME"))) {
+    if (isExecutable(candidate)) return candidate;
+  }
+  searched.push("the puppeteer cache");
+  throw new BrowserNotFoundError(searched);
+}
