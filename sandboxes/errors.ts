@@ -1,0 +1,70 @@
+/**
+ * Errors raised by the sandboxes. A daemon's refusal keeps the HTTP status
+ * and the daemon's own message, so callers can tell "not found" from
+ * "conflict" without parsing text.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode SandboxError}. */
+export interface SandboxErrorOptions extends ErrorOptions {
+  /** The HTTP status the daemon answered with, if any. */
+  status?: number;
+  /** The daemon's own error message, if any. */
+  daemonMessage?: string;
+}
+
+/** A sandbox operation failed; the base of all sandbox errors. */
+export class SandboxError extends Error {
+  /** The HTTP status the daemon answered with, or `0` when there was none. */
+  readonly status: number;
+  /** The daemon's own error message, or `""` when there was none. */
+  readonly daemonMessage: string;
+
+  /**
+   * @param message what failed
+   * @param options the status, the daemon's message and the cause
+   */
+  constructor(message: string, options: SandboxErrorOptions = {}) {
+    super(message, options);
+    this.name = "SandboxError";
+    this.status = options.status ?? 0;
+    this.daemonMessage = options.daemonMessage ?? "";
+  }
+}
+
+/** An instance died, was removed from outside, or no longer answers. */
+export class InstanceGoneError extends SandboxError {
+  /**
+   * @param message what was found
+   * @param options the status, the daemon's message and the cause
+   */
+  constructor(message: string, options: SandboxErrorOptions = {}) {
+    super(message, options);
+    this.name = "InstanceGoneError";
+  }
+}
+
+/** An operation did not finish in time. */
+export class SandboxTimeoutError extends SandboxError {
+  /**
+   * @param message what did not finish
+   * @param options the cause
+   */
+  constructor(message: string, options: SandboxErrorOptions = {}) {
+    super(message, options);
+    this.name = "SandboxTimeoutError";
+  }
+}
+
+/** The daemon a backend needs is not running or not installed. */
+export class DaemonUnavailableError extends SandboxError {
+  /**
+   * @param message which daemon and what to install
+   * @param options the cause
+   */
+  constructor(message: string, options: SandboxErrorOptions = {}) {
+    super(message, options);
+    this.name = "DaemonUnavailableError";
+  }
+}

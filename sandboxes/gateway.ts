@@ -1,0 +1,354 @@
+/**
+ * The loopback gateway: one port on 127.0.0.1, one virtual host per instance.
+ *
+ * The browser opens `http://env-<id>.localhost:<port>/`; Chromium resolves
+ * every `*.localhost` name to loopback (RFC 6761), so each instance gets its
+ * own origin, and so its own cookies and storage, behind a single listener.
+ * The gateway reads the `Host` header, finds the route and forwards the
+ * request to the instance's unix socket, loopback port or in-process handler,
+ * streaming bodies both ways. WebSocket upgrades are relayed message by
+ * message. A host that names no route gets a 404 page.
+ *
+ * @module
+ */
+import type { SiteHandler } from "./types.ts";
+
+/** Where a route sends its requests. */
+export type GatewayTarget =
+  | {
+    /** A unix socket the instance's HTTP server listens on. */
+    unix: string;
+  }
+  | {
+    /** A TCP port on a loopback address. */
+    port: number;
+    /**
+     * The loopback address of that port.
+     *
+     * @default {"127.0.0.1"}
+     */
+    hostname?: string;
+  }
+  | {
+    /** A handler in this process. */
+    handler: SiteHandler;
+  };
+
+/** One virtual host of the gateway. */
+export interface GatewayRoute {
+  /** The id in `env-<id>.localhost`. */
+  readonly id: string;
+  /** The route's origin, such as `http://env-ab12cd34.localhost:8800`. */
+  readonly origin: string;
+  /**
+   * Sends later requests somewhere else; the origin stays the same.
+   *
+   * @param target the new target
+   */
+  retarget(target: GatewayTarget): void;
+  /** Removes the route; later requests to its host get a 404 page. */
+  remove(): void;
+}
+
+/** Options of {@linkcode Gateway}. */
+export interface GatewayOptions {
+  /**
+   * The loopback address to listen on.
+   *
+   * @default {"127.0.0.1"}
+   */
+  hostname?: string;
+  /**
+   * The port to listen on; `0` picks a free one.
+   *
+   * @default {0}
+   */
+  port?: number;
+}
+
+const HOST_PATTERN = /^env-([a-z0-9]+)\.localhost(?::\d+)?$/i;
+const HOP_BY_HOP = [
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "proxy-authenticate",
+  "proxy-authorization",
+];
+
+interface RouteEntry {
+  target: GatewayTarget;
+  client: Deno.HttpClient;
+}
+
+/**
+ * A loopback HTTP server that routes `env-<id>.localhost` to instances.
+ *
+ * @example Route a virtual host to a handler
+ * ```ts
+ * import { Gateway } from "./gateway.ts";
+ * await using gateway = new Gateway();
+ * const route = gateway.add({ handler: () => new Response("hello") });
+ * const response = await gateway.request(route.origin, "/");
+ * console.log(await response.text()); // "hello"
+ * ```
+ */
+export class Gateway implements AsyncDisposable {
+  /** The port the gateway listens on. */
+  readonly port: number;
+  /** The address the gateway listens on. */
+  readonly hostname: string;
+  #server: Deno.HttpServer<Deno.NetAddr>;
+  #routes = new Map<string, RouteEntry>();
+  #loopbackClient = Deno.createHttpClient({ allowHost: true });
+
+  /**
+   * Starts listening at once.
+   *
+   * @param options where to listen
+   * @throws {RangeError} when `hostname` is not a loopback address
+   */
+  constructor(options: GatewayOptions = {}) {
+    const hostname = options.hostname ?? "127.0.0.1";
+    if (!isLoopback(hostname)) {
+      throw new RangeError(
+        `Cannot listen on "${hostname}": the gateway listens only on loopback`,
+      );
+    }
+    this.#server = Deno.serve({
+      hostname,
+      port: options.port ?? 0,
+      onListen() {},
+    }, (request, info) => this.#handle(request, info));
+    this.port = this.#server.addr.port;
+    this.hostname = hostname;
+  }
+
+  /** The number of routes. */
+  get size(): number {
+    return this.#routes.size;
+  }
+
+  /**
+   * Adds a virtual host with a fresh random id.
+   *
+   * @param target where its requests go
+   * @returns the route, with its id and origin
+   */
+  add(target: GatewayTarget): GatewayRoute {
+    let id = randomId();
+    while (this.#routes.has(id)) id = randomId();
+    this.#routes.set(id, { target, client: clientFor(target) });
+    const origin = this.origin(id);
+    return {
+      id,
+      origin,
+      retarget: (next) => {
+        const entry = this.#routes.get(id);
+        if (!entry) {
+          throw new RangeError(`Cannot retarget route "${id}": it was removed`);
+        }
+        entry.client.close();
+        this.#routes.set(id, { target: next, client: clientFor(next) });
+      },
+      remove: () => {
+        this.#routes.get(id)?.client.close();
+        this.#routes.delete(id);
+      },
+    };
+  }
+
+  /**
+   * The origin of a route id.
+   *
+   * @param id the route's id
+   * @returns `http://env-<id>.localhost:<port>`
+   */
+  origin(id: string): string {
+    return `http://env-${id}.localhost:${this.port}`;
+  }
+
+  /**
+   * Sends a request through the gateway from this process, as a browser
+   * would. Deno's resolver does not map `*.localhost` to loopback, so this
+   * connects to the gateway's address and sets the `Host` header.
+   *
+   * @param origin an origin the gateway serves
+   * @param path the path and query, starting with `/`
+   * @param init the request options
+   * @returns the response
+   */
+  async request(
+    origin: string,
+    path: string,
+    init: RequestInit = {},
+  ): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set("host", new URL(origin).host);
+    const address = this.hostname.includes(":") ? `[${this.hostname}]` : this.hostname;
+    return await fetch(`http://${address}:${this.port}${path}`, {
+      redirect: "manual",
+      ...init,
+      headers,
+      client: this.#loopbackClient,
+    });
+  }
+
+  /** Stops listening and drops every route. */
+  async close(): Promise<void> {
+    for (const entry of this.#routes.values()) entry.client.close();
+    this.#routes.clear();
+    this.#loopbackClient.close();
+    await this.#server.shutdown();
+  }
+
+  /** Calls {@linkcode Gateway.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #handle(
+    request: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ): Promise<Response> {
+    const host = request.headers.get("host") ?? "";
+    const id = HOST_PATTERN.exec(host)?.[1]?.toLowerCase();
+    const entry = id === undefined ? undefined : this.#routes.get(id);
+    if (!entry) {
+      return page(404, "No such environment", `Nothing is served at "${host}"`);
+    }
+    if ("handler" in entry.target) return await entry.target.handler(request);
+    const url = new URL(request.url);
+    const upstream = "unix" in entry.target
+      ? `${url.protocol}//${host}${url.pathname}${url.search}`
+      : `http://${
+        entry.target.hostname ?? "127.0.0.1"
+      }:${entry.target.port}${url.pathname}${url.search}`;
+    try {
+      if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        return await relayWebSocket(request, upstream, entry.client);
+      }
+      const headers = withoutHopByHop(request.headers);
+      headers.set("host", host);
+      headers.set("x-forwarded-for", info.remoteAddr.hostname);
+      headers.set("x-forwarded-host", host);
+      headers.set("x-forwarded-proto", "http");
+      const response = await fetch(upstream, {
+        method: request.method,
+        headers,
+        body: request.body,
+        redirect: "manual",
+        client: entry.client,
+      });
+      return new Response(response.body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: withoutHopByHop(response.headers),
+      });
+    } catch (error) {
+      return page(
+        502,
+        "Bad gateway",
+        `The environment "env-${id}" does not answer: ${String(error)}`,
+      );
+    }
+  }
+}
+
+function clientFor(target: GatewayTarget): Deno.HttpClient {
+  if ("unix" in target) {
+    return Deno.createHttpClient({
+      proxy: { transport: "unix", path: target.unix },
+      allowHost: true,
+    });
+  }
+  return Deno.createHttpClient({ allowHost: true });
+}
+
+async function relayWebSocket(
+  request: Request,
+  upstreamUrl: string,
+  client: Deno.HttpClient,
+): Promise<Response> {
+  const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
+    .split(",").map((p) => p.trim()).filter((p) => p !== "");
+  const upstream = new WebSocket(upstreamUrl.replace(/^http/, "ws"), {
+    protocols,
+    client,
+  });
+  upstream.binaryType = "arraybuffer";
+  await new Promise<void>((resolve, reject) => {
+    upstream.onopen = () => resolve();
+    upstream.onerror = (event) =>
+      reject(
+        new Error(
+          event instanceof ErrorEvent ? event.message : "WebSocket failed",
+        ),
+      );
+  });
+  const { socket, response } = Deno.upgradeWebSocket(
+    request,
+    upstream.protocol === "" ? {} : { protocol: upstream.protocol },
+  );
+  socket.binaryType = "arraybuffer";
+  const pending: (string | ArrayBuffer)[] = [];
+  socket.onopen = () => {
+    for (const data of pending.splice(0)) socket.send(data);
+  };
+  upstream.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
+    if (socket.readyState === WebSocket.OPEN) socket.send(event.data);
+    else pending.push(event.data);
+  };
+  socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(event.data);
+  };
+  upstream.onclose = (event) => closeQuietly(socket, event.code, event.reason);
+  socket.onclose = (event) => closeQuietly(upstream, event.code, event.reason);
+  upstream.onerror = () => closeQuietly(socket, 1011, "upstream failed");
+  socket.onerror = () => closeQuietly(upstream, 1011, "client failed");
+  return response;
+}
+
+function closeQuietly(socket: WebSocket, code: number, reason: string): void {
+  if (socket.readyState >= WebSocket.CLOSING) return;
+  // Codes 1005 and 1006 describe a close; they may not be sent in one.
+  const sendable = code === 1000 || (code >= 3000 && code <= 4999);
+  socket.close(sendable ? code : 1000, sendable ? reason : "");
+}
+
+function withoutHopByHop(source: Headers): Headers {
+  const headers = new Headers(source);
+  for (const token of (source.get("connection") ?? "").split(",")) {
+    if (token.trim() !== "") headers.delete(token.trim());
+  }
+  for (const name of HOP_BY_HOP) headers.delete(name);
+  return headers;
+}
+
+function page(status: number, title: string, detail: string): Response {
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>${
+    escapeHtml(title)
+  }</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p></body></html>`;
+  return new Response(html, {
+    status,
+    headers: { "content-type": "text/html; charset=utf-8" },
+  });
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(5));
+  return Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("")
+    .slice(0, 8);
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
