@@ -1,0 +1,297 @@
+// Browser lifecycle, contexts, popups and frames against a real Chromium.
+import {
+  assert,
+  assertEquals,
+  assertGreater,
+  assertLess,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { BrowserLaunchError, BrowserProcess } from "../../../engine/browser/browser_process.ts";
+import { BrowserNotFoundError, findChrome } from "../../../engine/browser/find_chrome.ts";
+import type { Page, PageCrash } from "../../../engine/browser/page.ts";
+import type { CdpSession } from "../../../engine/cdp/connection.ts";
+import { ConnectionClosedError, TargetClosedError } from "../../../engine/cdp/errors.ts";
+import { serveHtml } from "../../_util/html_server.ts";
+
+async function evaluate(session: CdpSession, expression: string): Promise<unknown> {
+  const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
+    expression,
+    returnByValue: true,
+    awaitPromise: true,
+    userGesture: true, // like a click: popups are not blocked
+  });
+  if (exceptionDetails) throw new Error(`"${expression}" threw: ${exceptionDetails.text}`);
+  return result.value;
+}
+
+/** The next value `subscribe` hands its listener; fails the test after 10 s, never hangs. */
+function nextEvent<T>(subscribe: (listener: (value: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("Event did not arrive within 10 s")), 10_000);
+    subscribe((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}
+
+/** Live, non-zombie processes whose command line mentions `needle`. */
+function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+      if (cmdline.includes(needle)) pids.push(Number(entry.name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return pids;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("Browser isolates contexts, attaches popups and frames, reports crashes", async (t) => {
+  await using server = serveHtml({
+    "/": "<title>home</title><h1>home</h1>",
+    "/opener": "<title>opener</title><button onclick=\"window.open('/popup')\">open</button>",
+    "/popup": "<title>popup</title><p>I am a popup</p>",
+    "/frames": `<title>frames</title><iframe src="FRAME"></iframe>`,
+    "/frame": "<title>frame</title><p>inner</p>",
+  });
+  await using browser = await Browser.launch();
+
+  await t.step("newContext() gives contexts that share no cookies", async () => {
+    const first = await browser.newContext();
+    const second = await browser.newContext();
+    const a = await first.newPage(server.url("/"));
+    await evaluate(a.session, "document.cookie = 'who=first; path=/'");
+    assertEquals(await evaluate(a.session, "document.cookie"), "who=first");
+    const b = await second.newPage(server.url("/"));
+    assertEquals(await evaluate(b.session, "document.cookie"), "");
+    const again = await first.newPage(server.url("/"));
+    assertEquals(await evaluate(again.session, "document.cookie"), "who=first");
+    await first.close();
+    await second.close();
+  });
+
+  await t.step("a popup opened by window.open is attached and usable", async () => {
+    const context = await browser.newContext();
+    const opener = await context.newPage(server.url("/opener"));
+    const popupSeen = nextEvent<Page>((listener) => opener.on("popup", listener));
+    await evaluate(opener.session, "window.open('/popup'); true");
+    const popup = await popupSeen;
+    assertEquals(popup.openerId, opener.targetId);
+    assert(context.pages.includes(popup));
+    const title = await (async () => {
+      // The popup may still be loading; wait for its document, then read it.
+      for (;;) {
+        const value = await evaluate(
+          popup.session,
+          "document.readyState === 'complete' && document.title",
+        );
+        if (value) return value;
+        await popup.session.waitForEvent("Page.loadEventFired", { timeoutMs: 5000 }).catch(
+          () => {},
+        );
+      }
+    })();
+    assertEquals(title, "popup");
+    await context.close();
+  });
+
+  await t.step("closing a context closes its pages", async () => {
+    const context = await browser.newContext();
+    const pages = [await context.newPage(), await context.newPage()];
+    await context.close();
+    for (const page of pages) {
+      assert(page.closed);
+      await assertRejects(() => evaluate(page.session, "1"), TargetClosedError);
+    }
+    await assertRejects(() => context.newPage(), Error, "is closed");
+  });
+
+  await t.step("page.close() closes the target and fires close", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const closed = nextEvent<{ reason: string }>((listener) => page.on("close", listener));
+    await page.close();
+    await closed;
+    assertEquals(context.pages, []);
+    await context.close();
+  });
+
+  await t.step("an out-of-process iframe is attached with its own session", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const frameSeen = nextEvent<CdpSession>((listener) => page.on("frameattached", listener));
+    // localhost and 127.0.0.1 are different sites, so the frame runs out of process.
+    const html = `<iframe src="${server.url("/frame", "127.0.0.1")}"></iframe>`;
+    await page.session.send("Page.navigate", {
+      url: `${server.url("/", "localhost")}#`,
+    });
+    await evaluate(page.session, `document.body.innerHTML = ${JSON.stringify(html)}; true`);
+    const frame = await frameSeen;
+    assertEquals(frame.targetInfo?.type, "iframe");
+    for (;;) {
+      const host = await evaluate(frame, "document.readyState === 'complete' && location.host");
+      if (host) {
+        assertEquals(host, `127.0.0.1:${server.port}`);
+        break;
+      }
+      await frame.waitForEvent("Page.loadEventFired", { timeoutMs: 5000 }).catch(() => {});
+    }
+    assert(page.frameSessions.includes(frame));
+    await context.close();
+  });
+
+  await t.step("a renderer crash is reported as a crash event", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage(server.url("/"));
+    const crashed = nextEvent<PageCrash>((listener) => page.on("crash", listener));
+    page.session.send("Page.crash").catch(() => {}); // never answered: the renderer dies
+    const crash = await crashed;
+    assertStringIncludes(crash.status, "crash");
+    // The browser and other pages stay usable.
+    const other = await context.newPage(server.url("/"));
+    assertEquals(await evaluate(other.session, "document.title"), "home");
+    await context.close();
+  });
+
+  await t.step("initializers run before the page's first script", async () => {
+    const context = await browser.newContext();
+    context.addInitializer(async ({ session }) => {
+      await session.send("Page.addScriptToEvaluateOnNewDocument", {
+        source: "window.__early = performance.now();",
+      });
+    });
+    const page = await context.newPage(server.url("/"));
+    assertEquals(await evaluate(page.session, "typeof window.__early"), "number");
+    const popupSeen = nextEvent<Page>((listener) => page.on("popup", listener));
+    await evaluate(page.session, "window.__popup = window.open('about:blank'); true");
+    const popup = await popupSeen;
+    assertEquals(await evaluate(popup.session, "typeof window.__early"), "number");
+    await context.close();
+  });
+});
+
+Deno.test("Browser rejects every pending command within 1 s when Chromium is killed", async () => {
+  const browser = await Browser.launch();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const exited = nextEvent((listener) => browser.on("exit", listener));
+  const pending = [
+    page.session.send("Runtime.evaluate", {
+      expression: "new Promise(() => {})",
+      awaitPromise: true,
+    }),
+    browser.connection.send("Runtime.evaluate", {
+      expression: "new Promise(() => {})",
+      awaitPromise: true,
+    }),
+  ];
+  const killedAt = performance.now();
+  Deno.kill(browser.process!.pid, "SIGKILL");
+  for (const call of pending) await assertRejects(() => call, ConnectionClosedError);
+  assertLess(performance.now() - killedAt, 1000);
+  await exited;
+  assert(!browser.connected);
+  await browser.close();
+});
+
+Deno.test("Browser.close() leaves no process and no profile after 20 launch/close cycles", async () => {
+  const profiles: string[] = [];
+  for (let cycle = 0; cycle < 20; cycle++) {
+    const browser = await Browser.launch();
+    profiles.push(browser.process!.userDataDir);
+    if (cycle % 5 === 0) await (await browser.newContext()).newPage("data:text/html,hi");
+    await browser.close();
+  }
+  for (const profile of profiles) {
+    assert(!exists(profile), `profile "${profile}" was left behind`);
+    assertEquals(processesMentioning(profile), [], `processes of "${profile}" were left behind`);
+  }
+});
+
+Deno.test("BrowserProcess cleans up when the Deno process is interrupted", async () => {
+  const script = `
+    import { BrowserProcess } from "${new URL(
+    "../../../engine/browser/browser_process.ts",
+    import.meta.url,
+  )}";
+    const browser = await BrowserProcess.launch();
+    console.log(browser.userDataDir);
+    await new Promise(() => {});
+  `;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  const profile = out.trim();
+  assertStringIncludes(profile, "webserv-profile-");
+  assertGreater(processesMentioning(profile).length, 0);
+  child.kill("SIGINT");
+  const status = await child.status;
+  reader.releaseLock();
+  await child.stdout.cancel().catch(() => {});
+  assertEquals(status.code, 130);
+  const deadline = Date.now() + 3000;
+  while (processesMentioning(profile).length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assertEquals(processesMentioning(profile), []);
+  assert(!exists(profile), "the profile was left behind");
+});
+
+Deno.test("findChrome() throws BrowserNotFoundError saying how to install when none is found", () => {
+  const saved = Deno.env.get("WEBSERV_CHROME");
+  try {
+    Deno.env.set("WEBSERV_CHROME", "/nonexistent/chrome");
+    let error: unknown;
+    try {
+      findChrome();
+    } catch (e) {
+      error = e;
+    }
+    assert(error instanceof BrowserNotFoundError);
+    assertStringIncludes(error.message, '"/nonexistent/chrome"');
+    assertStringIncludes(error.message, "apt-get install chromium");
+  } finally {
+    if (saved === undefined) Deno.env.delete("WEBSERV_CHROME");
+    else Deno.env.set("WEBSERV_CHROME", saved);
+  }
+  assert(exists(findChrome()));
+});
+
+Deno.test("BrowserProcess.launch() rejects with BrowserLaunchError when the executable exits early", async () => {
+  const error = await assertRejects(
+    () => BrowserProcess.launch({ executablePath: "/bin/false", timeoutMs: 5000 }),
+    BrowserLaunchError,
+  );
+  assertStringIncludes(error.message, "exited with code 1");
+  await assertRejects(
+    () => BrowserProcess.launch({ executablePath: "/nonexistent/chrome" }),
+    BrowserLaunchError,
+    "Cannot start",
+  );
+});
