@@ -1,0 +1,162 @@
+/**
+ * The CDP listeners that feed a {@linkcode PageActivity} from one session:
+ * Network, Page lifecycle and the hook's binding. Invariants are stated in
+ * `_page_activity.ts`.
+ *
+ * @module
+ */
+import type { CdpSession } from "../cdp/connection.ts";
+import type { EventName, EventParams } from "../cdp/protocol.ts";
+import { decodeActivityReport } from "./_activity_hook.ts";
+import type { PageActivity } from "./_page_activity.ts";
+
+/** Resource types that never end by design or that no one waits for. */
+const IGNORED_TYPES = new Set(["EventSource", "Ping", "Prefetch", "CSPViolationReport"]);
+
+/**
+ * Feeds `activity` from `session`'s events.
+ *
+ * @param session the session; its Network, Page and Runtime domains are the caller's job
+ * @param activity the page's record
+ * @param options the hook's binding and the navigation grace period
+ * @returns a function that removes the listeners
+ */
+export function listen(
+  session: CdpSession,
+  activity: PageActivity,
+  options: { binding: string; graceMs: number },
+): () => void {
+  const offs: (() => void)[] = [];
+  function on<E extends EventName>(event: E, listener: (params: EventParams<E>) => void): void {
+    session.on(event, listener);
+    offs.push(() => session.off(event, listener));
+  }
+  const { requests, sockets, loading, scripts } = activity;
+  const finish = (requestId: string) => {
+    requests.delete(requestId);
+    activity.touch();
+  };
+
+  on("Network.requestWillBeSent", ({ requestId, request, type }) => {
+    activity.touch();
+    if (type !== undefined && IGNORED_TYPES.has(type)) return;
+    if (request.url.startsWith("data:") || request.url.startsWith("blob:")) return;
+    requests.set(requestId, {
+      url: request.url,
+      method: request.method,
+      start: performance.now(),
+      key: endpointKey(request.url),
+      received: 0,
+    });
+  });
+  on("Network.responseReceived", ({ requestId, response }) => {
+    const request = requests.get(requestId);
+    if (request) {
+      const expected = bodySize(response.status, response.headers);
+      if (expected === 0) return finish(requestId);
+      if (expected !== undefined) request.expected = expected;
+    }
+    activity.touch();
+  });
+  on("Network.dataReceived", ({ requestId, dataLength, encodedDataLength }) => {
+    const request = requests.get(requestId);
+    if (!request || request.expected === undefined) return;
+    request.received += Math.max(dataLength, encodedDataLength);
+    // A body no one reads never gets `loadingFinished`: all bytes here is done.
+    if (request.received >= request.expected) finish(requestId);
+  });
+  on("Network.loadingFinished", ({ requestId }) => finish(requestId));
+  on("Network.loadingFailed", ({ requestId }) => finish(requestId));
+  on("Network.eventSourceMessageReceived", () => activity.touch());
+  on("Network.webSocketCreated", ({ requestId, url }) => {
+    sockets.set(requestId, { url, sentAt: undefined });
+    activity.touch();
+  });
+  on("Network.webSocketFrameSent", ({ requestId }) => {
+    const socket = sockets.get(requestId);
+    if (socket && socket.sentAt === undefined) socket.sentAt = performance.now();
+    activity.touch();
+  });
+  on("Network.webSocketFrameReceived", ({ requestId }) => {
+    const socket = sockets.get(requestId);
+    if (socket) socket.sentAt = undefined;
+    activity.touch();
+  });
+  on("Network.webSocketClosed", ({ requestId }) => {
+    sockets.delete(requestId);
+    activity.touch();
+  });
+
+  const navigated = () => {
+    activity.lastNavigation = performance.now();
+    activity.touch();
+  };
+  on("Page.frameRequestedNavigation", ({ frameId }) => {
+    if (!loading.has(frameId)) loading.set(frameId, performance.now() + options.graceMs);
+    navigated();
+  });
+  on("Page.frameStartedLoading", ({ frameId }) => {
+    loading.set(frameId, Infinity);
+    navigated();
+  });
+  on("Page.frameStoppedLoading", ({ frameId }) => {
+    loading.delete(frameId);
+    activity.touch();
+  });
+  on("Page.frameDetached", ({ frameId, reason }) => {
+    // A frame swapped into another process keeps loading there.
+    if (reason !== "swap") loading.delete(frameId);
+    activity.touch();
+  });
+  on("Page.navigatedWithinDocument", navigated);
+  on("Page.frameNavigated", () => activity.touch());
+  on("Page.domContentEventFired", () => activity.touch());
+  on("Page.loadEventFired", () => activity.touch());
+
+  const prefix = `${session.sessionId}:`;
+  on("Runtime.bindingCalled", ({ name, payload, executionContextId }) => {
+    if (name !== options.binding) return;
+    const report = decodeActivityReport(payload);
+    if (!report) return;
+    const key = prefix + executionContextId;
+    const before = scripts.get(key);
+    scripts.set(key, report);
+    if (before === undefined ? report.mutations > 0 : report.mutations !== before.mutations) {
+      activity.lastMutation = performance.now();
+    }
+    activity.touch();
+  });
+  on("Runtime.executionContextDestroyed", ({ executionContextId }) => {
+    if (scripts.delete(prefix + executionContextId)) activity.touch();
+  });
+  on("Runtime.executionContextsCleared", () => forgetScripts());
+  function forgetScripts(): void {
+    for (const key of [...scripts.keys()]) if (key.startsWith(prefix)) scripts.delete(key);
+    activity.touch();
+  }
+  return () => {
+    for (const off of offs) off();
+    forgetScripts();
+  };
+}
+
+/** The body size a response announces: 0 when it has none by status. */
+function bodySize(status: number, headers: Record<string, unknown>): number | undefined {
+  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return 0;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== "content-length") continue;
+    const size = Number(value);
+    return Number.isInteger(size) && size >= 0 ? size : undefined;
+  }
+  return undefined;
+}
+
+/** The origin and path of a URL: what identifies a long-poll endpoint. */
+function endpointKey(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin + parsed.pathname;
+  } catch {
+    return url;
+  }
+}

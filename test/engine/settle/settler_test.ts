@@ -1,0 +1,107 @@
+import { assert, assertEquals, assertFalse, assertRejects, assertThrows } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { Settler } from "../../../engine/settle/settler.ts";
+import { serveSpa } from "../../../fixtures/spa/mod.ts";
+
+async function evaluate(page: Page, expression: string): Promise<unknown> {
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression,
+    returnByValue: true,
+    awaitPromise: true,
+  });
+  return result.value;
+}
+
+Deno.test("Settler", async (t) => {
+  await using server = serveSpa();
+  await using browser = await Browser.launch();
+
+  await t.step("Settler.install() throws when an option is negative", async () => {
+    await using context = await browser.newContext();
+    assertThrows(() => Settler.install(context, { quietMs: -1 }), RangeError, '"quietMs"');
+  });
+
+  await t.step("Settler.settle() hides its hook when page scripts look for it", async () => {
+    await using context = await browser.newContext();
+    Settler.install(context);
+    const page = await context.newPage(`${server.origin}/spa/spinner-timer`);
+    const seen = await evaluate(
+      page,
+      `[
+        setTimeout.toString(),
+        clearTimeout.toString(),
+        requestAnimationFrame.toString(),
+        cancelAnimationFrame.toString(),
+        Function.prototype.toString.toString(),
+        Function.prototype.toString.call(setTimeout),
+        setTimeout.name,
+        setTimeout.length,
+        "prototype" in setTimeout,
+        Object.getOwnPropertyNames(window).filter((name) => name.includes("webserv")).length,
+      ]`,
+    );
+    assertEquals(seen, [
+      "function setTimeout() { [native code] }",
+      "function clearTimeout() { [native code] }",
+      "function requestAnimationFrame() { [native code] }",
+      "function cancelAnimationFrame() { [native code] }",
+      "function toString() { [native code] }",
+      "function setTimeout() { [native code] }",
+      "setTimeout",
+      1,
+      false,
+      0,
+    ]);
+  });
+
+  await t.step("Settler.settle() reports what is pending when the cap is reached", async () => {
+    await using context = await browser.newContext();
+    const settler = Settler.install(context);
+    const page = await context.newPage(`${server.origin}/spa/slow-endpoint`);
+    await settler.settle(page);
+    await evaluate(page, `document.querySelector("#go").click()`);
+    const result = await settler.settle(page, { capMs: 300 });
+    assertFalse(result.settled);
+    assert(
+      result.pending.some((item) => item.startsWith("network: GET") && item.includes("/api/step")),
+    );
+    assert(result.waitedFor.includes("network"));
+  });
+
+  await t.step(
+    "Settler.settle() gives up with the DOM pending when the DOM never stops changing",
+    async () => {
+      await using context = await browser.newContext();
+      const settler = Settler.install(context, { quietMs: 100 });
+      const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
+      await evaluate(
+        page,
+        `setInterval(() => { document.body.dataset.tick = String(Math.random()); }, 20); 0`,
+      );
+      const result = await settler.settle(page, { capMs: 400 });
+      assertFalse(result.settled);
+      assert(result.pending[0]?.startsWith("dom: activity"), result.pending.join());
+    },
+  );
+
+  await t.step(
+    "Settler.settle() stops waiting for a polling timer chain when it grows old",
+    async () => {
+      await using context = await browser.newContext();
+      const settler = Settler.install(context, { chainMs: 200 });
+      const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
+      await evaluate(page, `(function poll() { setTimeout(poll, 150); })(); 0`);
+      const result = await settler.settle(page, { capMs: 5_000 });
+      assert(result.settled, result.pending.join());
+    },
+  );
+
+  await t.step("Settler.settle() throws when the page is not from its context", async () => {
+    await using context = await browser.newContext();
+    const settler = Settler.install(context);
+    await using other = await browser.newContext();
+    const page = await other.newPage("about:blank");
+    await assertRejects(() => settler.settle(page), TypeError, "not opened");
+  });
+});
