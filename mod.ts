@@ -20,3 +20,4 @@
 export * from "./engine/cdp/mod.ts";
 export * from "./engine/browser/mod.ts";
 export * from "./engine/settle/mod.ts";
+export * from "./engine/observe/mod.ts";

@@ -1,0 +1,161 @@
+/**
+ * Formats a distilled tree as the compact indented text agents read.
+ *
+ * @module
+ */
+import type { WireElement, WireMore, WireNode } from "./wire.ts";
+
+/** Longest line of plain text kept, in characters. */
+const MAX_TEXT_LINE = 400;
+/** Longest line made by joining a group's parts. */
+const MAX_JOINED = 140;
+
+function quote(text: string): string {
+  return `"${text.replace(/"/g, "'")}"`;
+}
+
+/**
+ * One element as a line: `[id] role "name" value="…" states cues *new`.
+ *
+ * @param el the element
+ * @param showNew whether to mark an id new since the previous observation with `*new`
+ * @returns the line, without indentation
+ *
+ * @example Describe a button
+ * ```ts
+ * import { describeElement } from "./format_observation.ts";
+ * describeElement({ k: "e", id: 3, role: "button", name: "Save" }); // '[3] button "Save"'
+ * ```
+ */
+export function describeElement(el: WireElement, showNew = true): string {
+  const parts: string[] = [];
+  if (el.id !== undefined) parts.push(`[${el.id}]`);
+  if (el.role) parts.push(el.role);
+  if (el.name) parts.push(quote(el.name));
+  if (el.value !== undefined) parts.push(`value=${quote(el.value)}`);
+  if (el.states) parts.push(...el.states);
+  if (el.cues) parts.push(...el.cues);
+  if (el.options) parts.push(`options: ${el.options.join(" | ")}`);
+  if (el.isNew && showNew) parts.push("*new");
+  return parts.join(" ");
+}
+
+function describeMore(more: WireMore): string {
+  const actionable = more.a ? ` (${more.a} actionable)` : "";
+  switch (more.why) {
+    case "similar":
+      return `… ${more.n} more ${more.what ?? "items"}${actionable}`;
+    case "above":
+      return `… ${more.n} elements above the viewport${actionable}`;
+    case "below":
+      return `… ${more.n} elements below the viewport${actionable}`;
+    default:
+      return `… ${more.n} elements outside the viewport${actionable}`;
+  }
+}
+
+function clipLine(text: string): string {
+  return text.length <= MAX_TEXT_LINE ? text : `${text.slice(0, MAX_TEXT_LINE - 1)}…`;
+}
+
+/** One node on one line, children joined in. */
+function inline(node: WireNode): string {
+  const showNew = markNew;
+  switch (node.k) {
+    case "t":
+      return clipLine(node.t);
+    case "m":
+      return describeMore(node);
+    case "f":
+      return "iframe";
+    case "e": {
+      if (node.role === "row") return node.c ? node.c.map(inline).join(" | ") : "";
+      const cell = node.role === "cell" || node.role === "columnheader" ||
+        node.role === "rowheader" || node.role === "gridcell" && node.id === undefined;
+      const head = cell && node.id === undefined
+        ? (node.name ?? "")
+        : node.role === "" || node.role === "list" || node.role === "listitem"
+        ? (node.id !== undefined || node.name ? describeElement(node, showNew) : "")
+        : describeElement(node, showNew);
+      const tail = node.c ? node.c.map(inline).filter(Boolean).join(" · ") : "";
+      return head && tail ? `${head} ${tail}` : head || tail;
+    }
+  }
+}
+
+/** Whether a node fits on a line of its own with no structure below it. */
+function isLeaf(node: WireNode): boolean {
+  if (node.k !== "e") return node.k !== "f";
+  // A group of groups never joins: each inner group keeps its own line.
+  return !node.c;
+}
+
+const TRANSPARENT = new Set(["", "list", "listitem", "group", "cell"]);
+
+function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
+  const pad = "  ".repeat(depth);
+  for (const node of nodes) {
+    if (node.k !== "e") {
+      out.push(pad + inline(node));
+      continue;
+    }
+    if (node.role === "row") {
+      const line = inline(node);
+      if (line) out.push(pad + line);
+      continue;
+    }
+    const unnamed = node.id === undefined && !node.name && !node.states;
+    if (TRANSPARENT.has(node.role) && unnamed) {
+      if (node.c && node.c.every(isLeaf)) {
+        const joined = node.c.map(inline).filter(Boolean).join(" · ");
+        if (joined.length <= MAX_JOINED) {
+          if (joined) out.push(pad + joined);
+          continue;
+        }
+      }
+      walk(node.c ?? [], depth, out);
+      continue;
+    }
+    const head = describeElement(node, markNew);
+    if (!node.c) {
+      out.push(pad + head);
+      continue;
+    }
+    if (node.c.every(isLeaf)) {
+      const joined = node.c.map(inline).filter(Boolean).join(" · ");
+      if (head.length + joined.length <= MAX_JOINED) {
+        out.push(pad + (joined ? `${head} · ${joined}` : head));
+        continue;
+      }
+    }
+    out.push(pad + head);
+    walk(node.c, depth + 1, out);
+  }
+}
+
+/**
+ * Formats distilled nodes as indented lines.
+ *
+ * @param nodes the tree, frames already stitched in
+ * @param options `depth`: indentation of the first line (default 0); `showNew`: print `*new` marks (default true)
+ * @returns the lines
+ *
+ * @example Format a small tree
+ * ```ts
+ * import { formatNodes } from "./format_observation.ts";
+ * const lines = formatNodes([{ k: "e", role: "main", c: [{ k: "e", id: 1, role: "link", name: "Home" }] }]);
+ * // ["main · [1] link \"Home\""]
+ * ```
+ */
+export function formatNodes(
+  nodes: readonly WireNode[],
+  options: { depth?: number; showNew?: boolean } = {},
+): string[] {
+  const out: string[] = [];
+  markNew = options.showNew ?? true;
+  walk(nodes, options.depth ?? 0, out);
+  return out;
+}
+
+/** Whether `*new` marks are printed in the current `formatNodes` call. */
+let markNew = true;

@@ -1,0 +1,584 @@
+/**
+ * The observation engine, driver side: installs the page scripts in every
+ * page and out-of-process iframe of a context, runs the distiller in every
+ * frame, stitches the frames into one tree and formats it.
+ *
+ * @module
+ */
+import type { BrowserContext } from "../browser/browser_context.ts";
+import type { Page } from "../browser/page.ts";
+import type { CdpSession } from "../cdp/connection.ts";
+import { ProtocolError } from "../cdp/errors.ts";
+import type { CommandResult } from "../cdp/protocol.ts";
+import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } from "./wire.ts";
+import { bestEffort } from "../_log.ts";
+import { describeElement, formatNodes } from "./format_observation.ts";
+import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
+
+/** The name of the isolated world the distiller runs in. */
+export const WORLD_NAME = "__webserv_observer";
+
+/** What to observe. */
+export interface ObserveOptions {
+  /**
+   * `"page"`: the whole page; `"viewport"`: only what lies in the viewport
+   * plus `margin`, with counts of what lies outside; `"diff"`: the whole page
+   * distilled, but the text lists only what was added, removed or changed
+   * since the previous observation of the page.
+   *
+   * @default {"page"}
+   */
+  mode?: "page" | "viewport" | "diff";
+  /**
+   * CSS pixels around the viewport that count as inside, in `"viewport"` mode.
+   *
+   * @default {300}
+   */
+  margin?: number;
+  /**
+   * Summarise runs of similar siblings longer than this (`0` never does).
+   *
+   * @default {20}
+   */
+  summariseAfter?: number;
+  /**
+   * How many items of a summarised run are listed besides those in view.
+   *
+   * @default {5}
+   */
+  keepItems?: number;
+  /**
+   * Longest name or value kept, in characters.
+   *
+   * @default {100}
+   */
+  maxText?: number;
+}
+
+/** One element with an id, as structured facts. */
+export interface ObservedElement {
+  /** The id, unique in the context for the episode. */
+  id: number;
+  /** The ARIA role, or `"clickable"` for a generic element with signals. */
+  role: string;
+  /** The accessible name. */
+  name: string;
+  /** The value, if the element has one (passwords masked). */
+  value?: string;
+  /** States such as `checked`, `expanded`, `focused`. */
+  states: string[];
+  /** Interactivity cues such as `hover`, `listener`, `pointer`, `editable`. */
+  cues: string[];
+  /** The border box in CSS pixels, relative to the top-level viewport. */
+  box: WireBox;
+  /** The CDP frame id of the element's document. */
+  frame: string;
+  /** Whether the box intersects the viewport. */
+  inViewport: boolean;
+  /** Whether the id is new since the previous observation. */
+  isNew: boolean;
+}
+
+/** What changed since the previous observation of a page. */
+export interface ObservationDiff {
+  /** Ids listed now and not before. */
+  added: number[];
+  /** Ids listed before and not now. */
+  removed: number[];
+  /** Ids listed both times whose line changed. */
+  changed: number[];
+}
+
+/** One observation of a page. */
+export interface Observation {
+  /** The compact text for the agent. */
+  text: string;
+  /** The distilled tree, frames stitched in (iframes become `role: "iframe"` elements). */
+  tree: WireNode[];
+  /** Every element with an id, in document order. */
+  elements: ObservedElement[];
+  /** Changes since the previous observation of the page. */
+  diff: ObservationDiff;
+  /** The top-level document's URL. */
+  url: string;
+  /** The top-level document's title. */
+  title: string;
+  /** The top-level document's scroll state. */
+  scroll: DistillResult["scroll"];
+  /** Milliseconds: the whole observation, and the part spent in pages. */
+  timing: { totalMs: number; pageMs: number };
+}
+
+/** Where an element with an id lives, as CDP handles the actions engine can use. */
+export interface ElementHandle {
+  /** The id. */
+  id: number;
+  /** The session of the target (page or out-of-process iframe) holding the element. */
+  session: CdpSession;
+  /** The CDP frame id of the element's document. */
+  frameId: string;
+  /** The isolated world's execution context in that frame. */
+  executionContextId: number;
+  /** A remote object of the element in the isolated world, in object group {@linkcode OBJECT_GROUP}. */
+  objectId: string;
+}
+
+/** The object group remote objects from this module belong to. */
+export const OBJECT_GROUP = "webserv-observer";
+
+interface SessionState {
+  session: CdpSession;
+  /** frame id → our isolated world's execution context id. */
+  worlds: Map<string, number>;
+  ready: Promise<void>;
+}
+
+interface FrameInfo {
+  frameId: string;
+  parentId: string | undefined;
+  state: SessionState;
+}
+
+const OBSERVE_FUNCTION =
+  "function(req, ...owners) { return globalThis.__webserv.observe(req, ...owners); }";
+const ELEMENT_FUNCTION = "function(id) { return globalThis.__webserv.element(id); }";
+
+function randomSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `x${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+function isContextGone(error: unknown): boolean {
+  return error instanceof ProtocolError && !(error.name === "TargetClosedError") &&
+    /context|frame|node|object/i.test(error.message);
+}
+
+/**
+ * Observes the pages of one browser context: one observer per episode, so
+ * ids are unique across its pages and frames and never reused.
+ *
+ * @example Observe a page
+ * ```ts ignore
+ * import { Browser, Observer } from "@webserv/webserv";
+ * await using browser = await Browser.launch();
+ * const context = await browser.newContext();
+ * const observer = Observer.attach(context);
+ * const page = await context.newPage("data:text/html,<button>Go</button>");
+ * const { text } = await observer.observe(page);
+ * console.log(text); // [1] button "Go"
+ * ```
+ */
+export class Observer {
+  #secret = randomSecret();
+  #nextId = 1;
+  #sessions = new WeakMap<CdpSession, SessionState>();
+  /** id → frame id and session, for the ids handed out so far. */
+  #where = new Map<number, { frameId: string; state: SessionState }>();
+  #previous = new WeakMap<Page, Map<number, string>>();
+  #hookSource: string;
+  #isolatedSource: string;
+
+  private constructor() {
+    this.#hookSource = `(() => { ${HOOK_SCRIPT}; __webservHook.installHook(${
+      JSON.stringify(this.#secret)
+    }); })();`;
+    this.#isolatedSource = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
+      JSON.stringify(this.#secret)
+    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();`;
+  }
+
+  /**
+   * Makes an observer for a context and installs its page scripts in every
+   * page and out-of-process iframe the context attaches from now on. Pages
+   * opened before are prepared on their first observation, without the
+   * main-world hook for documents already loaded.
+   *
+   * @param context the browser context of the episode
+   * @returns the observer
+   */
+  static attach(context: BrowserContext): Observer {
+    const observer = new Observer();
+    context.addInitializer(({ session }) => observer.#prepare(session));
+    return observer;
+  }
+
+  /**
+   * Observes a page: every frame, out-of-process iframes included.
+   *
+   * @param page the page
+   * @param options the mode and size limits
+   * @returns the observation
+   * @throws {TargetClosedError} when the page closes meanwhile
+   * @throws {ProtocolError} when the top-level document cannot be observed
+   */
+  async observe(page: Page, options: ObserveOptions = {}): Promise<Observation> {
+    const started = performance.now();
+    const mode = options.mode ?? "page";
+    const req: DistillRequest = {
+      nextId: this.#nextId,
+      mode: mode === "viewport" ? "viewport" : "page",
+      margin: options.margin ?? 300,
+      summariseAfter: options.summariseAfter ?? 20,
+      keepItems: options.keepItems ?? 5,
+      maxText: options.maxText ?? 100,
+    };
+    let pageMs = 0;
+    const sessions = [page.session, ...page.frameSessions];
+    const states = await Promise.all(
+      sessions.map((s) => this.#prepare(s).then(() => this.#state(s))),
+    );
+    const frames = await this.#frames(states);
+    const main = frames.find((f) => f.state.session === page.session && f.parentId === undefined);
+    if (!main) throw new ProtocolError(`Cannot observe "${page.targetId}": it has no main frame`);
+    const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
+
+    let top: DistillResult | undefined;
+    const observeFrame = async (
+      frame: FrameInfo,
+      depth: number,
+    ): Promise<WireNode[] | undefined> => {
+      const kids = children(frame.frameId);
+      const result = await this.#distill(frame, kids, req, depth === 0);
+      if (!result) return undefined;
+      pageMs += result.ms;
+      req.nextId = result.nextId;
+      if (depth === 0) top = result;
+      const nodes = result.nodes;
+      markFrame(nodes, frame.frameId);
+      const slots = new Map<number, WireNode[]>();
+      for (let i = 0; i < kids.length; i++) {
+        if (depth > 8) break;
+        const sub = await observeFrame(kids[i]!, depth + 1);
+        if (sub) slots.set(i, sub);
+      }
+      return stitch(nodes, slots);
+    };
+    const tree = await observeFrame(main, 0) ?? [];
+    this.#nextId = req.nextId;
+    const result = top as DistillResult | undefined;
+    if (!result) {
+      throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
+    }
+
+    const elements = collectElements(tree);
+    for (const el of elements) {
+      const state = frames.find((f) => f.frameId === el.frame)?.state;
+      if (state) this.#where.set(el.id, { frameId: el.frame, state });
+    }
+    const lines = new Map<number, string>();
+    for (const el of elements) lines.set(el.id, describeLine(el));
+    const before = this.#previous.get(page);
+    const diff: ObservationDiff = { added: [], removed: [], changed: [] };
+    if (before) {
+      for (const [id, line] of lines) {
+        const old = before.get(id);
+        if (old === undefined) diff.added.push(id);
+        else if (old !== line) diff.changed.push(id);
+      }
+      for (const id of before.keys()) if (!lines.has(id)) diff.removed.push(id);
+    } else {
+      diff.added.push(...lines.keys());
+    }
+    if (mode !== "viewport") this.#previous.set(page, lines);
+
+    const { scroll } = result;
+    const url = result.url.length > 200 ? `${result.url.slice(0, 199)}…` : result.url;
+    const header = `# ${result.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
+      Math.max(0, scroll.height - scroll.vh)
+    }`;
+    let body: string[];
+    if (mode === "diff" && before) {
+      body = [];
+      for (const id of diff.added) body.push(`+ ${lines.get(id)}`);
+      for (const id of diff.changed) body.push(`~ ${lines.get(id)}`);
+      for (const id of diff.removed) body.push(`- ${before.get(id)}`);
+      if (!body.length) body.push("(no changes)");
+    } else {
+      body = formatNodes(tree, { showNew: before !== undefined });
+    }
+    return {
+      text: [header, ...body].join("\n"),
+      tree,
+      elements,
+      diff,
+      url: result.url,
+      title: result.title,
+      scroll,
+      timing: { totalMs: Math.round((performance.now() - started) * 10) / 10, pageMs },
+    };
+  }
+
+  /**
+   * Finds the element that has `id` (from an observation by this observer),
+   * as CDP handles in its frame's isolated world.
+   *
+   * @param id the element id
+   * @returns the handles, or `undefined` when the id is unknown or its element is gone
+   * @throws {TargetClosedError} when the element's target closed
+   */
+  async resolve(id: number): Promise<ElementHandle | undefined> {
+    const where = this.#where.get(id);
+    if (!where) return undefined;
+    const contextId = where.state.worlds.get(where.frameId);
+    if (contextId === undefined) return undefined;
+    let answer: CommandResult<"Runtime.callFunctionOn">;
+    try {
+      answer = await where.state.session.send("Runtime.callFunctionOn", {
+        functionDeclaration: ELEMENT_FUNCTION,
+        executionContextId: contextId,
+        arguments: [{ value: id }],
+        objectGroup: OBJECT_GROUP,
+      });
+    } catch (error) {
+      if (isContextGone(error)) return undefined;
+      throw error;
+    }
+    const { result } = answer;
+    if (answer.exceptionDetails || !result.objectId || result.subtype === "null") return undefined;
+    return {
+      id,
+      session: where.state.session,
+      frameId: where.frameId,
+      executionContextId: contextId,
+      objectId: result.objectId,
+    };
+  }
+
+  #state(session: CdpSession): SessionState {
+    const state = this.#sessions.get(session);
+    if (!state) throw new Error("Cannot observe: session not prepared");
+    return state;
+  }
+
+  /** Installs the scripts in a target, once; tracks the isolated world's contexts. */
+  #prepare(session: CdpSession): Promise<void> {
+    const existing = this.#sessions.get(session);
+    if (existing) return existing.ready;
+    const worlds = new Map<string, number>();
+    const byContext = new Map<number, string>();
+    session.on("Runtime.executionContextCreated", ({ context }) => {
+      const aux = context.auxData as { frameId?: unknown } | undefined;
+      if (context.name !== WORLD_NAME || typeof aux?.frameId !== "string") return;
+      worlds.set(aux.frameId, context.id);
+      byContext.set(context.id, aux.frameId);
+    });
+    session.on("Runtime.executionContextDestroyed", ({ executionContextId }) => {
+      const frameId = byContext.get(executionContextId);
+      byContext.delete(executionContextId);
+      if (frameId !== undefined && worlds.get(frameId) === executionContextId) {
+        worlds.delete(frameId);
+      }
+    });
+    session.on("Runtime.executionContextsCleared", () => {
+      worlds.clear();
+      byContext.clear();
+    });
+    const ready = (async () => {
+      await Promise.all([
+        session.send("Page.enable"),
+        session.send("Page.addScriptToEvaluateOnNewDocument", {
+          source: this.#hookSource,
+          runImmediately: true,
+        }),
+        session.send("Page.addScriptToEvaluateOnNewDocument", {
+          source: this.#isolatedSource,
+          worldName: WORLD_NAME,
+          runImmediately: true,
+        }),
+        session.send("Runtime.enable"),
+      ]);
+    })();
+    this.#sessions.set(session, { session, worlds, ready });
+    return ready;
+  }
+
+  /** Every frame of the page across its sessions, with parents. */
+  async #frames(states: SessionState[]): Promise<FrameInfo[]> {
+    const frames: FrameInfo[] = [];
+    await Promise.all(states.map(async (state) => {
+      let tree;
+      try {
+        ({ frameTree: tree } = await state.session.send("Page.getFrameTree"));
+      } catch (error) {
+        if (state.session.closeReason !== undefined) return;
+        throw error;
+      }
+      const visit = (node: typeof tree, parentId: string | undefined): void => {
+        frames.push({ frameId: node.frame.id, parentId: parentId ?? node.frame.parentId, state });
+        for (const child of node.childFrames ?? []) visit(child, node.frame.id);
+      };
+      visit(tree, undefined);
+    }));
+    // A frame listed by two sessions (an out-of-process child seen from its
+    // parent) belongs to the session where it is the root.
+    const owner = new Map<string, FrameInfo>();
+    for (const frame of frames) {
+      const seen = owner.get(frame.frameId);
+      if (!seen) owner.set(frame.frameId, frame);
+      else if (frame.state.session.targetInfo?.targetId === frame.frameId) {
+        owner.set(frame.frameId, frame);
+      }
+    }
+    return [...owner.values()];
+  }
+
+  /** The isolated world's context in a frame, created if the frame has none yet. */
+  async #world(frame: FrameInfo): Promise<number | undefined> {
+    const known = frame.state.worlds.get(frame.frameId);
+    if (known !== undefined) return known;
+    try {
+      const { executionContextId } = await frame.state.session.send("Page.createIsolatedWorld", {
+        frameId: frame.frameId,
+        worldName: WORLD_NAME,
+      });
+      await frame.state.session.send("Runtime.evaluate", {
+        expression: this.#isolatedSource,
+        contextId: executionContextId,
+      });
+      frame.state.worlds.set(frame.frameId, executionContextId);
+      return executionContextId;
+    } catch (error) {
+      if (isContextGone(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Runs the distiller in one frame; `undefined` when the frame went away meanwhile. */
+  async #distill(
+    frame: FrameInfo,
+    children: FrameInfo[],
+    req: DistillRequest,
+    required: boolean,
+  ): Promise<DistillResult | undefined> {
+    for (let attempt = 0;; attempt++) {
+      try {
+        const contextId = await this.#world(frame);
+        if (contextId === undefined) throw new ProtocolError("Cannot find the frame's context");
+        const owners = await Promise.all(
+          children.map((child) => this.#owner(frame, child, contextId)),
+        );
+        const { result, exceptionDetails } = await frame.state.session.send(
+          "Runtime.callFunctionOn",
+          {
+            functionDeclaration: OBSERVE_FUNCTION,
+            executionContextId: contextId,
+            arguments: [
+              { value: req },
+              ...owners.map((objectId) => objectId ? { objectId } : { value: null }),
+            ],
+            returnByValue: true,
+          },
+        );
+        if (owners.some(Boolean)) {
+          bestEffort(
+            "releasing frame owners",
+            frame.state.session.send("Runtime.releaseObjectGroup", {
+              objectGroup: OBJECT_GROUP + "-owners",
+            }),
+          );
+        }
+        if (exceptionDetails) {
+          const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
+          throw new ProtocolError(`Distiller failed in frame "${frame.frameId}": ${text}`);
+        }
+        return result.value as DistillResult;
+      } catch (error) {
+        if (frame.state.session.closeReason !== undefined && !required) return undefined;
+        if (!isContextGone(error) || attempt >= 3) {
+          if (!required) return undefined;
+          throw error;
+        }
+        // The document is being replaced: wait for the new world, then retry.
+        frame.state.worlds.delete(frame.frameId);
+        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** A remote object, in the parent's isolated world, of the iframe element hosting `child`. */
+  async #owner(
+    parent: FrameInfo,
+    child: FrameInfo,
+    contextId: number,
+  ): Promise<string | undefined> {
+    try {
+      const { backendNodeId } = await parent.state.session.send("DOM.getFrameOwner", {
+        frameId: child.frameId,
+      });
+      const { object } = await parent.state.session.send("DOM.resolveNode", {
+        backendNodeId,
+        executionContextId: contextId,
+        objectGroup: OBJECT_GROUP + "-owners",
+      });
+      return object.objectId;
+    } catch (error) {
+      if (error instanceof ProtocolError) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** Sets `frame` on every element with an id. */
+function markFrame(nodes: WireNode[], frameId: string): void {
+  for (const node of nodes) {
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) node.frame = frameId;
+    if (node.c) markFrame(node.c, frameId);
+  }
+}
+
+/** Replaces frame slots with the child frames' trees, shifting their boxes. */
+function stitch(nodes: WireNode[], slots: Map<number, WireNode[]>): WireNode[] {
+  return nodes.map((node): WireNode => {
+    if (node.k === "f") {
+      const sub = slots.get(node.slot);
+      const out: WireElement = { k: "e", role: "iframe" };
+      if (node.name) out.name = node.name;
+      if (sub) {
+        shift(sub, node.box[0], node.box[1]);
+        if (sub.length) out.c = sub;
+      }
+      return out;
+    }
+    if (node.k === "e" && node.c) return { ...node, c: stitch(node.c, slots) };
+    return node;
+  });
+}
+
+function shift(nodes: WireNode[], dx: number, dy: number): void {
+  for (const node of nodes) {
+    if (node.k !== "e") continue;
+    if (node.box) node.box = [node.box[0] + dx, node.box[1] + dy, node.box[2], node.box[3]];
+    if (node.c) shift(node.c, dx, dy);
+  }
+}
+
+function collectElements(nodes: WireNode[], out: ObservedElement[] = []): ObservedElement[] {
+  for (const node of nodes) {
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) {
+      const el: ObservedElement = {
+        id: node.id,
+        role: node.role,
+        name: node.name ?? "",
+        states: node.states ?? [],
+        cues: node.cues ?? [],
+        box: node.box ?? [0, 0, 0, 0],
+        frame: node.frame ?? "",
+        inViewport: node.inView === true,
+        isNew: node.isNew === true,
+      };
+      if (node.value !== undefined) el.value = node.value;
+      out.push(el);
+    }
+    if (node.c) collectElements(node.c, out);
+  }
+  return out;
+}
+
+function describeLine(el: ObservedElement): string {
+  const wire: WireElement = { k: "e", id: el.id, role: el.role, states: el.states, cues: el.cues };
+  if (el.name) wire.name = el.name;
+  if (el.value !== undefined) wire.value = el.value;
+  return describeElement(wire);
+}

@@ -1,0 +1,108 @@
+/**
+ * The plain JSON that crosses between the in-page distiller and the driver.
+ * Defined once here; page code and driver code both import these types.
+ *
+ * @module
+ */
+
+/** A box in CSS pixels, relative to the frame's viewport: `[x, y, width, height]`. */
+export type WireBox = [number, number, number, number];
+
+/** What the driver asks one frame's distiller for. */
+export interface DistillRequest {
+  /** The next id to hand out; ids are never reused, so the driver owns the counter. */
+  nextId: number;
+  /** `"page"` walks everything; `"viewport"` skips subtrees wholly outside the viewport plus margin. */
+  mode: "page" | "viewport";
+  /** Extra CSS pixels around the viewport that still count as inside, for `"viewport"`. */
+  margin: number;
+  /** Summarise runs of similar siblings longer than this; `0` never summarises. */
+  summariseAfter: number;
+  /** How many items of a summarised run are kept besides those in the viewport. */
+  keepItems: number;
+  /** Longest name or value kept, in characters. */
+  maxText: number;
+}
+
+/** A node of the distilled tree. */
+export type WireNode = WireElement | WireText | WireMore | WireFrame;
+
+/** An element worth a line: actionable, or structure that helps reading. */
+export interface WireElement {
+  /** Discriminant. */
+  k: "e";
+  /** The element id, when the agent can act on it. */
+  id?: number;
+  /** ARIA role, or `"clickable"` for a generic element with interactivity signals. */
+  role: string;
+  /** The accessible name, whitespace folded. */
+  name?: string;
+  /** The current value (passwords masked). */
+  value?: string;
+  /** A select's options, `group/label` inside an optgroup. */
+  options?: string[];
+  /** States such as `checked`, `expanded`, `disabled`, `focused`. */
+  states?: string[];
+  /** Interactivity cues such as `hover`, `pointer`, `listener`, `editable`. */
+  cues?: string[];
+  /** The border box, for elements with an id. */
+  box?: WireBox;
+  /** Whether the box intersects the viewport, for elements with an id. */
+  inView?: boolean;
+  /** Whether the id was handed out by this observation. */
+  isNew?: boolean;
+  /** The CDP frame id of the element's document; filled in by the driver. */
+  frame?: string;
+  /** Child nodes. */
+  c?: WireNode[];
+}
+
+/** Visible text. */
+export interface WireText {
+  /** Discriminant. */
+  k: "t";
+  /** The text, whitespace folded. */
+  t: string;
+}
+
+/** Content left out: a summarised run or what lies outside the viewport. */
+export interface WireMore {
+  /** Discriminant. */
+  k: "m";
+  /** How many items (rows, elements) were left out. */
+  n: number;
+  /** How many of them look actionable. */
+  a: number;
+  /** What was left out: a run of similar siblings, or content above or below the viewport. */
+  why: "similar" | "above" | "below" | "outside";
+  /** A short label of the left-out items, such as `"tr"` or `"li.product"`. */
+  what?: string;
+}
+
+/** An iframe: its content comes from the child frame's own distiller. */
+export interface WireFrame {
+  /** Discriminant. */
+  k: "f";
+  /** Index into the frame-owner elements the driver passed with the request. */
+  slot: number;
+  /** The iframe's content box in the frame's viewport. */
+  box: WireBox;
+  /** The iframe's accessible name (title attribute and the like). */
+  name?: string;
+}
+
+/** What one frame's distiller answers. */
+export interface DistillResult {
+  /** The document title. */
+  title: string;
+  /** The document URL. */
+  url: string;
+  /** Scroll offsets and sizes of the frame's document. */
+  scroll: { x: number; y: number; width: number; height: number; vw: number; vh: number };
+  /** The distilled tree under the document. */
+  nodes: WireNode[];
+  /** The next free id after this observation. */
+  nextId: number;
+  /** Milliseconds spent in the page. */
+  ms: number;
+}

@@ -1,0 +1,751 @@
+/**
+ * The distiller: turns one frame's DOM into a small tree of what an agent
+ * needs, with stable ids on what it can act on.
+ *
+ * A chain of small passes over one tree:
+ *
+ * 1. `collect` walks the rendered DOM once (open shadow roots and slots
+ *    included, `display:none` subtrees pruned), reading one computed style per
+ *    element, and records interactivity signals that cost no layout.
+ * 2. `vet` measures boxes only for candidates and applies the vetoes
+ *    (aria-hidden, inert, hidden, disabled, pointer-events, zero size,
+ *    off-document, outside an open modal, fully covered).
+ * 3. `assign` hands out ids: an element keeps its id for its whole life and
+ *    an id is never handed out twice (the driver owns the counter).
+ * 4. `describe` computes roles, names, values, states and cues.
+ * 5. `emit` writes the plain JSON tree: generic wrappers collapse, text read
+ *    into a name is not repeated, runs of similar siblings are summarised.
+ *
+ * Invariants: the distiller writes nothing to the page (no attributes, no
+ * nodes, no properties on page objects); everything it remembers lives in
+ * the closure made by {@linkcode createDistiller}. Per-element scratch data
+ * lives in the tree of one pass and is dropped when the pass ends.
+ *
+ * @module
+ */
+import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect } from "./layout.ts";
+import {
+  clip,
+  fold,
+  INTERACTIVE_ROLES,
+  isDisabled,
+  isNativeControl,
+  NAME_FROM_CONTENT,
+  nameFromAttributes,
+  roleOf,
+  statesOf,
+  STRUCTURE_ROLES,
+  svgName,
+  valueOf,
+} from "./roles.ts";
+import type {
+  DistillRequest,
+  DistillResult,
+  WireBox,
+  WireElement,
+  WireFrame,
+  WireMore,
+  WireNode,
+} from "../observe/wire.ts";
+
+// Interactivity signals.
+const S_NATIVE = 1;
+const S_ROLE = 2;
+const S_EDITABLE = 4;
+const S_TABINDEX = 8;
+const S_ONATTR = 16;
+const S_LISTENER = 32;
+const S_HOVER = 64;
+const S_POINTER = 128;
+const S_PROXY = 256;
+const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
+
+// Inherited and own flags.
+const F_HIDDEN = 1;
+const F_ARIA_HIDDEN = 2;
+const F_INERT = 4;
+const F_NO_POINTER = 8;
+
+const SKIP_TAGS = new Set([
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "head",
+  "meta",
+  "link",
+  "base",
+  "datalist",
+]);
+const LEAF_TAGS = new Set([
+  "select",
+  "textarea",
+  "input",
+  "img",
+  "canvas",
+  "video",
+  "audio",
+  "iframe",
+  "frame",
+  "object",
+  "embed",
+  "svg",
+  "math",
+  "progress",
+  "meter",
+]);
+const ON_ATTRS = [
+  "onclick",
+  "onmousedown",
+  "onmouseup",
+  "onpointerdown",
+  "onpointerup",
+  "ontouchstart",
+  "onkeydown",
+  "ondblclick",
+];
+/** Cheap selector for counting what looks actionable in left-out content. */
+const ACTIONABLE_SELECTOR =
+  "a[href],button,input:not([type=hidden]),select,textarea,summary,[role=button],[role=link]," +
+  "[role=checkbox],[role=tab],[role=menuitem],[role=option],[tabindex],[onclick],[contenteditable]";
+
+/** One element of the working tree. */
+interface DNode {
+  el: Element;
+  tag: string;
+  role: string;
+  sig: number;
+  flags: number;
+  kids: DKid[];
+  /** 0 no line, 1 line without id, 2 line with id. */
+  keep: 0 | 1 | 2;
+  rect?: Rect;
+  inView?: boolean;
+  id?: number;
+  isNew?: boolean;
+  name?: string;
+  value?: string;
+  states?: string[];
+  cues?: string[];
+  /** The hidden input a label stands in for. */
+  proxy?: Element;
+  /** Name of an svg icon or alt of an image, read into an ancestor's name. */
+  ownText?: string;
+  /** Option labels of a select. */
+  options?: string[];
+}
+
+interface DFrame {
+  k: "f";
+  el: Element;
+}
+
+type DKid = DNode | string | WireMore | DFrame;
+
+interface Inherited {
+  flags: number;
+  pointer: boolean;
+  faded: boolean;
+  inCandidate: boolean;
+  inside: boolean;
+}
+
+interface Pass {
+  req: DistillRequest;
+  layout: Layout;
+  candidates: DNode[];
+  labels: Map<Element, DNode>;
+  proxies: DNode[];
+  vp: { x: number; y: number; w: number; h: number; sw: number; sh: number };
+  above: WireMore;
+  below: WireMore;
+  /** Elements that got a line of their own (labels naming them stay quiet). */
+  kept: Set<Element>;
+}
+
+/** A distiller for one document, keeping ids for the document's life. */
+export interface Distiller {
+  /**
+   * Distills the document.
+   *
+   * @param req what to produce and the next free id
+   * @param owners the iframe elements the driver knows child frames of; frame nodes point into this list
+   * @returns the distilled tree
+   */
+  observe(req: DistillRequest, owners?: readonly Element[]): DistillResult;
+  /**
+   * The element that has `id`, if it is still in the document.
+   *
+   * @param id an id from an earlier observation of this document
+   * @returns the element, or `null` when it is gone or was never in this document
+   */
+  element(id: number): Element | null;
+}
+
+/**
+ * Makes a distiller for `doc`.
+ *
+ * @param doc the document to distill
+ * @param layout the layout-dependent facts (the browser's, or a stand-in in tests)
+ * @returns the distiller, holding the id map for the document's life
+ *
+ * @example Distill a document under linkedom
+ * ```ts ignore
+ * const distiller = createDistiller(document, fakeLayout);
+ * const result = distiller.observe({ nextId: 1, mode: "page", margin: 0, summariseAfter: 20, keepItems: 5, maxText: 80 });
+ * ```
+ */
+export function createDistiller(doc: Document, layout: Layout): Distiller {
+  const ids = new WeakMap<Element, number>();
+  const byId = new Map<number, WeakRef<Element>>();
+
+  function observe(req: DistillRequest, owners: readonly Element[] = []): DistillResult {
+    const start = layout.now();
+    const vp = layout.viewport();
+    const pass: Pass = {
+      req,
+      layout,
+      candidates: [],
+      labels: new Map(),
+      proxies: [],
+      vp,
+      above: { k: "m", n: 0, a: 0, why: "above" },
+      below: { k: "m", n: 0, a: 0, why: "below" },
+      kept: new Set(),
+    };
+    const root = doc.body ?? doc.documentElement;
+    const top: DNode | null = root
+      ? collect(pass, root, {
+        flags: 0,
+        pointer: false,
+        faded: false,
+        inCandidate: false,
+        inside: req.mode === "page",
+      })
+      : null;
+    let nextId = req.nextId;
+    if (top) {
+      vet(pass, doc);
+      nextId = assign(pass, ids, byId, nextId);
+      describe(pass);
+    }
+    const nodes: WireNode[] = [];
+    if (pass.above.n) nodes.push(pass.above);
+    if (top) nodes.push(...emit(pass, top, owners));
+    if (pass.below.n) nodes.push(pass.below);
+    return {
+      title: fold(doc.title ?? ""),
+      url: doc.URL ?? "",
+      scroll: {
+        x: Math.round(vp.x),
+        y: Math.round(vp.y),
+        width: Math.round(vp.sw),
+        height: Math.round(vp.sh),
+        vw: Math.round(vp.w),
+        vh: Math.round(vp.h),
+      },
+      nodes,
+      nextId,
+      ms: Math.round((layout.now() - start) * 10) / 10,
+    };
+  }
+
+  function element(id: number): Element | null {
+    const el = byId.get(id)?.deref();
+    if (!el) return null;
+    if (!el.isConnected) return null;
+    return el;
+  }
+
+  return { observe, element };
+}
+
+// ---------------------------------------------------------------- collect
+
+/** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
+function childNodes(el: Element): ArrayLike<Node> {
+  const shadow = (el as HTMLElement).shadowRoot;
+  if (shadow) return shadow.childNodes;
+  if (el.localName === "slot" && typeof (el as HTMLSlotElement).assignedNodes === "function") {
+    const assigned = (el as HTMLSlotElement).assignedNodes({ flatten: true });
+    if (assigned.length) return assigned;
+  }
+  return el.childNodes;
+}
+
+function isEditableHost(el: Element): boolean {
+  const attr = el.getAttribute("contenteditable");
+  if (attr === null || attr === "false") return false;
+  const parent = el.parentElement;
+  if (!parent) return true;
+  const up = parent.closest("[contenteditable]");
+  return !up || up.getAttribute("contenteditable") === "false";
+}
+
+function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
+  const tag = el.localName;
+  if (SKIP_TAGS.has(tag)) return null;
+  const { layout, req } = pass;
+  const style = layout.style(el);
+  if (style.display === "none") return null;
+  let inside = inh.inside;
+  if (!inside) {
+    const r = layout.rect(el);
+    const top = -req.margin, bottom = pass.vp.h + req.margin;
+    const fixed = style.position === "fixed" || style.position === "sticky";
+    if (r.w > 0 || r.h > 0) {
+      if (r.y >= top && r.y + r.h <= bottom) inside = true;
+      else if (!fixed && (r.y + r.h < top || r.y > bottom)) {
+        const more = r.y > bottom ? pass.below : pass.above;
+        more.n += 1;
+        more.a += countActionable(el);
+        return null;
+      }
+    }
+  }
+  let flags = inh.flags & ~(F_HIDDEN | F_NO_POINTER);
+  const faded = inh.faded || style.opacity === "0";
+  if (style.visibility !== "visible" || faded) flags |= F_HIDDEN;
+  if (style.pointerEvents === "none") flags |= F_NO_POINTER;
+  if (el.getAttribute("aria-hidden") === "true") flags |= F_ARIA_HIDDEN;
+  if (el.hasAttribute("inert")) flags |= F_INERT;
+  const role = roleOf(el, tag);
+  let sig = 0;
+  if (isNativeControl(el, tag)) sig |= S_NATIVE;
+  if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
+  if (isEditableHost(el)) sig |= S_EDITABLE;
+  const tabindex = el.getAttribute("tabindex");
+  if (tabindex !== null && Number(tabindex) >= 0 && tag !== "iframe") sig |= S_TABINDEX;
+  for (const name of ON_ATTRS) {
+    if (el.hasAttribute(name)) {
+      sig |= S_ONATTR;
+      break;
+    }
+  }
+  const listened = layout.listened(el);
+  if (listened & LISTEN_CLICK) sig |= S_LISTENER;
+  if (listened & LISTEN_HOVER) sig |= S_HOVER;
+  const pointer = style.cursor === "pointer";
+  if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
+  if (tag === "body" || tag === "html") sig = 0;
+  if (!(sig & STRONG) && inh.inCandidate) sig = 0;
+  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0 };
+  if (sig) pass.candidates.push(node);
+  if (tag === "label") pass.labels.set(el, node);
+  if (
+    tag === "input" && flags & F_HIDDEN &&
+    /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase())
+  ) {
+    pass.proxies.push(node);
+  }
+  if (LEAF_TAGS.has(tag)) {
+    if (tag === "iframe" || tag === "frame") {
+      if (!(flags & F_HIDDEN)) node.kids.push({ k: "f", el });
+    } else if (tag === "svg") {
+      node.ownText = svgName(el);
+    } else if (tag === "img") {
+      node.ownText = fold(el.getAttribute("alt") ?? "");
+    }
+    return node;
+  }
+  const next: Inherited = {
+    flags,
+    pointer,
+    faded,
+    inCandidate: inh.inCandidate || sig !== 0,
+    inside,
+  };
+  const kids = childNodes(el);
+  const closedDetails = tag === "details" && !el.hasAttribute("open");
+  if (kids.length >= req.summariseAfter && req.summariseAfter > 0 && !closedDetails) {
+    collectRuns(pass, node, kids, next);
+  } else {
+    for (let i = 0; i < kids.length; i++) {
+      const kid = kids[i]!;
+      if (closedDetails && !(kid.nodeType === 1 && (kid as Element).localName === "summary")) {
+        continue;
+      }
+      collectKid(pass, node, kid, next);
+    }
+  }
+  return node;
+}
+
+function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
+  if (kid.nodeType === 3) {
+    if (node.flags & F_HIDDEN) return;
+    const text = fold((kid as Text).data);
+    if (text) node.kids.push(text);
+  } else if (kid.nodeType === 1) {
+    const child = collect(pass, kid as Element, next);
+    if (child) node.kids.push(child);
+  }
+}
+
+function signature(el: Element): string {
+  const cls = el.getAttribute("class");
+  const first = cls ? cls.trim().split(/\s+/)[0] : "";
+  return first ? `${el.localName}.${first}` : el.localName;
+}
+
+/**
+ * Walks children where long runs of similar siblings exist: the first
+ * `keepItems` of a run and those in the viewport are walked, the rest are
+ * counted. The viewport part of a run is found by binary search on the
+ * items' boxes, which assumes the run is laid out top to bottom.
+ */
+function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inherited): void {
+  const { req, layout } = pass;
+  const elements: Element[] = [];
+  for (let i = 0; i < kids.length; i++) {
+    if (kids[i]!.nodeType === 1) {
+      elements.push(kids[i] as Element);
+    }
+  }
+  // Runs of equal signatures, by element index.
+  const skip = new Set<number>();
+  const runs: { from: number; to: number; sig: string }[] = [];
+  let from = 0;
+  for (let i = 1; i <= elements.length; i++) {
+    const prev = signature(elements[i - 1]!);
+    if (i < elements.length && signature(elements[i]!) === prev) continue;
+    if (i - from > req.summariseAfter) runs.push({ from, to: i, sig: prev });
+    from = i;
+  }
+  const mores = new Map<number, WireMore>();
+  for (const run of runs) {
+    const top = -req.margin, bottom = pass.vp.h + req.margin;
+    let lo = run.from, hi = run.to;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const r = layout.rect(elements[mid]!);
+      if (r.y + r.h < top) lo = mid + 1;
+      else hi = mid;
+    }
+    const firstIn = lo;
+    hi = run.to;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const r = layout.rect(elements[mid]!);
+      if (r.y <= bottom) lo = mid + 1;
+      else hi = mid;
+    }
+    const lastIn = Math.min(lo, firstIn + 200);
+    let pending: WireMore | undefined;
+    for (let i = run.from; i < run.to; i++) {
+      const keep = i < run.from + req.keepItems || (i >= firstIn && i < lastIn);
+      if (keep) {
+        pending = undefined;
+        continue;
+      }
+      skip.add(i);
+      if (!pending) {
+        pending = { k: "m", n: 0, a: 0, why: "similar", what: run.sig };
+        mores.set(i, pending);
+      }
+      pending.n += 1;
+      pending.a += countActionable(elements[i]!);
+    }
+  }
+  let e = 0;
+  for (let i = 0; i < kids.length; i++) {
+    const kid = kids[i]!;
+    if (kid.nodeType === 1) {
+      const index = e++;
+      const more = mores.get(index);
+      if (more) node.kids.push(more);
+      if (skip.has(index)) continue;
+    }
+    collectKid(pass, node, kid, next);
+  }
+}
+
+function countActionable(el: Element): number {
+  let n = el.matches(ACTIONABLE_SELECTOR) ? 1 : 0;
+  n += el.querySelectorAll(ACTIONABLE_SELECTOR).length;
+  return n;
+}
+
+// ---------------------------------------------------------------- vet
+
+/** The element, or the shadow host chain above it, is inside `container`. */
+function composedContains(container: Element, el: Element): boolean {
+  let node: Node | null = el;
+  while (node) {
+    if (container.contains(node)) return true;
+    const root: Node = node.getRootNode();
+    node = (root as ShadowRoot).host ?? null;
+  }
+  return false;
+}
+
+/** An open modal: a `<dialog>` shown with `showModal()` or a visible `aria-modal` element. */
+function openModal(doc: Document, layout: Layout): Element | null {
+  try {
+    const modal = doc.querySelector("dialog:modal");
+    if (modal) return modal;
+  } catch {
+    // no :modal support (linkedom)
+  }
+  for (const el of Array.from(doc.querySelectorAll('[aria-modal="true"]'))) {
+    const r = layout.rect(el);
+    if (r.w > 0 && r.h > 0 && layout.style(el).visibility === "visible") return el;
+  }
+  return null;
+}
+
+function vet(pass: Pass, doc: Document): void {
+  const { layout, vp } = pass;
+  const modal = openModal(doc, layout);
+  for (const proxy of pass.proxies) {
+    const labels = (proxy.el as HTMLInputElement).labels;
+    const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;
+    if (label && !(label.flags & F_HIDDEN)) {
+      label.proxy = proxy.el;
+      label.role = proxy.role;
+      label.sig |= S_PROXY;
+      if (!pass.candidates.includes(label)) pass.candidates.push(label);
+    }
+  }
+  for (const node of pass.candidates) {
+    const { el, flags } = node;
+    if (flags & (F_ARIA_HIDDEN | F_INERT | F_HIDDEN)) continue;
+    if (modal && !composedContains(modal, el)) continue;
+    const disabled = isDisabled(el, node.tag);
+    const r = layout.rect(el);
+    node.rect = r;
+    if (r.w < 2 || r.h < 2) continue;
+    if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
+    node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
+    if (disabled || flags & F_NO_POINTER) {
+      // Shown, so the agent knows it is there, but nothing to act on.
+      if (node.sig & STRONG) node.keep = 1;
+      continue;
+    }
+    if (node.inView && covered(layout, el, r, vp)) continue;
+    node.keep = 2;
+  }
+  for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/**
+ * Whether every probe point of the box hits something that is neither the
+ * element, inside it, one of its labels, nor one of its ancestors (an
+ * ancestor means the point is clipped by a scroll container, not covered).
+ */
+function covered(
+  layout: Layout,
+  el: Element,
+  r: Rect,
+  vp: { w: number; h: number },
+): boolean {
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (typeof root.elementFromPoint !== "function") return false;
+  const x0 = Math.max(r.x, 0), x1 = Math.min(r.x + r.w, vp.w);
+  const y0 = Math.max(r.y, 0), y1 = Math.min(r.y + r.h, vp.h);
+  const points: [number, number][] = [
+    [(x0 + x1) / 2, (y0 + y1) / 2],
+    [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.2],
+    [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.8],
+    [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.2],
+    [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.8],
+  ];
+  for (const [x, y] of points) {
+    const hit = layout.hit(root, x, y);
+    if (!hit) return false;
+    if (hit === el || el.contains(hit) || hit.contains(el)) return false;
+    const label = hit.closest("label");
+    if (label && (label.control === el || label.contains(el))) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- assign
+
+function assign(
+  pass: Pass,
+  ids: WeakMap<Element, number>,
+  byId: Map<number, WeakRef<Element>>,
+  nextId: number,
+): number {
+  for (const node of pass.candidates) {
+    if (node.keep !== 2) continue;
+    let id = ids.get(node.el);
+    if (id === undefined) {
+      id = nextId++;
+      ids.set(node.el, id);
+      byId.set(id, new WeakRef(node.el));
+      node.isNew = true;
+    }
+    node.id = id;
+  }
+  // Forget ids of collected elements so the map does not grow without bound.
+  if (byId.size > 4 * pass.candidates.length + 1024) {
+    for (const [id, ref] of byId) if (!ref.deref()) byId.delete(id);
+  }
+  return nextId;
+}
+
+// ---------------------------------------------------------------- describe
+
+/** Visible text under a node, without the text of nested nodes that get their own line. */
+function contentText(node: DNode, out: string[]): void {
+  if (node.ownText) out.push(node.ownText);
+  for (const kid of node.kids) {
+    if (typeof kid === "string") out.push(kid);
+    else if (!("k" in kid) && kid.keep === 0 && !STRUCTURE_ROLES.has(kid.role)) {
+      contentText(kid, out);
+    } else if (!("k" in kid) && kid.keep === 0 && kid.role === "img") {
+      contentText(kid, out);
+    }
+  }
+}
+
+function describeNode(pass: Pass, node: DNode): void {
+  const { req } = pass;
+  const target = node.proxy ?? node.el;
+  const tag = node.proxy ? "input" : node.tag;
+  let role = node.role;
+  if (!role) role = node.sig & S_EDITABLE ? "textbox" : "clickable";
+  node.role = role;
+  let name = node.proxy ? fold(node.el.textContent ?? "") : nameFromAttributes(target, tag);
+  if (!name && (NAME_FROM_CONTENT.has(role) || node.sig & (S_POINTER | S_LISTENER | S_ONATTR))) {
+    const parts: string[] = [];
+    contentText(node, parts);
+    name = fold(parts.join(" "));
+    if (name) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  }
+  if (name) node.name = clip(name, req.maxText);
+  const value = node.sig & S_EDITABLE && !node.proxy
+    ? fold(node.el.textContent ?? "")
+    : valueOf(target, tag, role);
+  if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
+  if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  if (tag === "select") node.options = optionsOf(target, req.maxText);
+  const states = statesOf(target, tag, role);
+  if (pass.layout.focused() === target) states.push("focused");
+  if (states.length) node.states = states;
+  const cues: string[] = [];
+  if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
+    if (node.sig & S_EDITABLE) cues.push("editable");
+    if (node.sig & (S_LISTENER | S_ONATTR)) cues.push("listener");
+    if (node.sig & S_POINTER) cues.push("pointer");
+    if (node.sig & S_TABINDEX) cues.push("focusable");
+  }
+  if (node.sig & S_HOVER) cues.push("hover");
+  if (cues.length) node.cues = cues;
+}
+
+function describe(pass: Pass): void {
+  for (const node of pass.candidates) if (node.keep) describeNode(pass, node);
+}
+
+/** Option labels of a select, group labels folded in as `group/option`, at most 25. */
+function optionsOf(el: Element, maxText: number): string[] {
+  const out: string[] = [];
+  const options = el.querySelectorAll("option");
+  for (let i = 0; i < options.length && out.length < 25; i++) {
+    const option = options[i]!;
+    const group = option.parentElement?.localName === "optgroup"
+      ? option.parentElement.getAttribute("label")
+      : null;
+    const label = fold(option.getAttribute("label") ?? option.textContent ?? "");
+    out.push(clip(group ? `${fold(group)}/${label}` : label, maxText));
+  }
+  if (options.length > out.length) out.push(`… ${options.length - out.length} more`);
+  return out;
+}
+
+// ---------------------------------------------------------------- emit
+
+function box(r: Rect): WireBox {
+  return [Math.round(r.x), Math.round(r.y), Math.round(r.w), Math.round(r.h)];
+}
+
+/** Names structure lines (headings, landmarks, cells) from attributes or content. */
+function structureName(node: DNode, req: DistillRequest): string | undefined {
+  const attr = nameFromAttributes(node.el, node.tag) || node.ownText || "";
+  if (attr) return clip(attr, req.maxText);
+  if (!NAME_FROM_CONTENT.has(node.role)) return undefined;
+  const hasLines = node.kids.some((kid) => typeof kid !== "string" && !("k" in kid) && kid.keep);
+  if (hasLines) return undefined;
+  const parts: string[] = [];
+  contentText(node, parts);
+  const name = fold(parts.join(" "));
+  if (!name) return undefined;
+  node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  return clip(name, req.maxText);
+}
+
+function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
+  const { req } = pass;
+  const line = node.keep > 0 ||
+    (STRUCTURE_ROLES.has(node.role) && !(node.flags & (F_ARIA_HIDDEN | F_HIDDEN)));
+  const name = node.keep ? node.name : line ? structureName(node, req) : undefined;
+  const kids: WireNode[] = [];
+  const quiet = node.tag === "label" && labelledKept(pass, node.el);
+  for (const kid of node.kids) {
+    if (typeof kid === "string") {
+      if (quiet) continue;
+      const last = kids[kids.length - 1];
+      if (last && last.k === "t") last.t += ` ${kid}`;
+      else kids.push({ k: "t", t: kid });
+    } else if ("k" in kid) {
+      if (kid.k === "f") {
+        const frame: WireFrame = {
+          k: "f",
+          slot: owners.indexOf(kid.el),
+          box: frameBox(pass, kid.el),
+        };
+        const title = fold(kid.el.getAttribute("title") ?? kid.el.getAttribute("aria-label") ?? "");
+        if (title) frame.name = title;
+        kids.push(frame);
+      } else {
+        kids.push(kid);
+      }
+    } else {
+      kids.push(...emit(pass, kid, owners));
+    }
+  }
+  if (!line) {
+    // A generic wrapper: keep it as a group only when it groups several things.
+    if (kids.length >= 2 && node.tag !== "body") return [{ k: "e", role: "", c: kids }];
+    return kids;
+  }
+  if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
+  const out: WireElement = { k: "e", role: node.role };
+  if (node.id !== undefined) out.id = node.id;
+  if (name) out.name = name;
+  if (node.value !== undefined) out.value = node.value;
+  if (node.options) out.options = node.options;
+  if (node.states) out.states = node.states;
+  if (node.cues) out.cues = node.cues;
+  if (node.id !== undefined && node.rect) {
+    out.box = box(node.rect);
+    out.inView = node.inView === true;
+    if (node.isNew) out.isNew = true;
+  }
+  if (kids.length) out.c = kids;
+  return [out];
+}
+
+/** Whether the label's control got a line (and so took the label's text as its name). */
+function labelledKept(pass: Pass, label: Element): boolean {
+  const control = (label as HTMLLabelElement).control ??
+    (label.getAttribute("for")
+      ? label.ownerDocument.getElementById(label.getAttribute("for")!)
+      : label.querySelector("input,select,textarea"));
+  return control ? pass.kept.has(control) : false;
+}
+
+function frameBox(pass: Pass, el: Element): WireBox {
+  const r = pass.layout.rect(el);
+  const html = el as HTMLElement;
+  const left = html.clientLeft ?? 0, top = html.clientTop ?? 0;
+  return [
+    Math.round(r.x + left),
+    Math.round(r.y + top),
+    Math.round(html.clientWidth || r.w),
+    Math.round(html.clientHeight || r.h),
+  ];
+}

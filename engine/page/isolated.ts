@@ -1,0 +1,114 @@
+/**
+ * The isolated-world side: the browser's {@linkcode Layout} and the object
+ * the driver calls, `globalThis.__webserv`, which page scripts cannot see
+ * (an isolated world has its own globals and its own DOM wrappers).
+ *
+ * Page code: DOM APIs only.
+ *
+ * @module
+ */
+import { createDistiller, type Distiller } from "./distiller.ts";
+import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect } from "./layout.ts";
+import type { DistillRequest, DistillResult } from "../observe/wire.ts";
+
+/** What the driver finds at `globalThis.__webserv` in the isolated world. */
+export interface IsolatedApi {
+  /** The bundle version, to detect a stale install. */
+  version: string;
+  /**
+   * Distills the document.
+   *
+   * @param req what to produce
+   * @param owners iframe elements of known child frames, in the driver's order
+   * @returns the distilled tree
+   */
+  observe(req: DistillRequest, ...owners: Element[]): DistillResult;
+  /**
+   * The element with an id, or `null` when it is gone.
+   *
+   * @param id an id this document handed out
+   * @returns the element or `null`
+   */
+  element(id: number): Element | null;
+}
+
+/**
+ * Installs the distiller in the current isolated world, once per document.
+ *
+ * @param secret the event-type prefix shared with the main-world hook
+ * @param version the bundle version
+ * @returns the installed api (the existing one if already installed)
+ */
+export function installIsolated(secret: string, version: string): IsolatedApi {
+  const g = globalThis as unknown as { __webserv?: IsolatedApi };
+  if (g.__webserv && g.__webserv.version === version) return g.__webserv;
+  const win = globalThis as unknown as Window & typeof globalThis;
+  const doc = win.document;
+  const listened = new WeakMap<Element, number>();
+  const record = (bit: number) => (event: Event): void => {
+    const target = event.composedPath()[0];
+    if (target instanceof win.Element) listened.set(target, (listened.get(target) ?? 0) | bit);
+  };
+  win.addEventListener(`${secret}:c`, record(LISTEN_CLICK), true);
+  win.addEventListener(`${secret}:h`, record(LISTEN_HOVER), true);
+  const getStyle = win.getComputedStyle.bind(win);
+  const perf = win.performance;
+  const layout: Layout = {
+    style(el) {
+      const s = getStyle(el);
+      return {
+        display: s.display,
+        visibility: s.visibility,
+        opacity: s.opacity,
+        cursor: s.cursor,
+        pointerEvents: s.pointerEvents,
+        position: s.position,
+      };
+    },
+    rect(el): Rect {
+      const r = el.getBoundingClientRect();
+      return { x: r.x, y: r.y, w: r.width, h: r.height };
+    },
+    hit(root, x, y) {
+      return root.elementFromPoint(x, y);
+    },
+    viewport() {
+      const scroller = doc.scrollingElement ?? doc.documentElement;
+      const html = doc.documentElement;
+      return {
+        x: win.scrollX,
+        y: win.scrollY,
+        w: html?.clientWidth || win.innerWidth,
+        h: html?.clientHeight || win.innerHeight,
+        sw: scroller?.scrollWidth ?? 0,
+        sh: scroller?.scrollHeight ?? 0,
+      };
+    },
+    listened(el) {
+      return listened.get(el) ?? 0;
+    },
+    focused() {
+      let el = doc.activeElement;
+      while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+      return el;
+    },
+    now() {
+      return perf.now();
+    },
+  };
+  let distiller: Distiller | undefined;
+  const api: IsolatedApi = {
+    version,
+    observe(req, ...owners) {
+      // Ask the main-world hook for elements given listeners since last time.
+      win.dispatchEvent(new win.CustomEvent(`${secret}:flush`));
+      distiller ??= createDistiller(doc, layout);
+      return distiller.observe(req, owners);
+    },
+    element(id) {
+      return distiller?.element(id) ?? null;
+    },
+  };
+  g.__webserv = api;
+  return api;
+}

@@ -1,0 +1,73 @@
+/**
+ * The layout-dependent parts of the distiller, injected so that the same
+ * passes run in Chromium and, with a stand-in, under linkedom.
+ *
+ * @module
+ */
+
+/** The computed style properties the distiller reads, one lookup per element. */
+export interface StyleFacts {
+  /** `display`; `"none"` prunes the subtree. */
+  display: string;
+  /** `visibility`; anything but `"visible"` hides the element (not its children). */
+  visibility: string;
+  /** `opacity` as written by the browser, such as `"1"` or `"0"`. */
+  opacity: string;
+  /** `cursor`, inherited. */
+  cursor: string;
+  /** `pointer-events`, inherited. */
+  pointerEvents: string;
+  /** `position`, for viewport culling of fixed and sticky content. */
+  position: string;
+}
+
+/** A box in CSS pixels relative to the frame's viewport. */
+export interface Rect {
+  /** Left edge. */
+  x: number;
+  /** Top edge. */
+  y: number;
+  /** Width. */
+  w: number;
+  /** Height. */
+  h: number;
+}
+
+/** The frame's viewport and document scroll state. */
+export interface ViewportFacts {
+  /** Horizontal scroll offset. */
+  x: number;
+  /** Vertical scroll offset. */
+  y: number;
+  /** Viewport width. */
+  w: number;
+  /** Viewport height. */
+  h: number;
+  /** Scrollable width of the document. */
+  sw: number;
+  /** Scrollable height of the document. */
+  sh: number;
+}
+
+/** Bits of {@linkcode Layout.listened}. */
+export const LISTEN_CLICK = 1;
+/** Bits of {@linkcode Layout.listened}: a hover listener (mouseenter, mouseover). */
+export const LISTEN_HOVER = 2;
+
+/** What the distiller needs from a laid-out document. */
+export interface Layout {
+  /** Computed style facts of an element. */
+  style(el: Element): StyleFacts;
+  /** The element's border box. */
+  rect(el: Element): Rect;
+  /** The topmost element at a point, retargeted into `root`'s tree. */
+  hit(root: Document | ShadowRoot, x: number, y: number): Element | null;
+  /** Viewport and scroll state. */
+  viewport(): ViewportFacts;
+  /** Script-registered listeners on the element: {@linkcode LISTEN_CLICK} and {@linkcode LISTEN_HOVER} bits. */
+  listened(el: Element): number;
+  /** The focused element, through open shadow roots. */
+  focused(): Element | null;
+  /** Milliseconds since some fixed point, for timing. */
+  now(): number;
+}

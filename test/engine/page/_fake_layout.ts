@@ -1,0 +1,77 @@
+/**
+ * A stand-in {@linkcode Layout} for running the distiller under linkedom:
+ * styles come from inline `style` attributes, every element is a box 100
+ * wide starting 20 px below the one before it in document order and tall
+ * enough for its descendants; nothing is covered.
+ *
+ * @module
+ */
+import type { Layout, Rect, StyleFacts } from "../../../engine/page/layout.ts";
+
+/** Reads one declaration from an inline style attribute. */
+function inline(el: Element, property: string): string | undefined {
+  const style = el.getAttribute("style");
+  if (!style) return undefined;
+  for (const part of style.split(";")) {
+    const [key, value] = part.split(":");
+    if (key?.trim() === property && value !== undefined) return value.trim();
+  }
+  return undefined;
+}
+
+/** Options of {@linkcode fakeLayout}. */
+export interface FakeLayoutOptions {
+  /** Elements that have script-registered click listeners. */
+  clickListeners?: Set<Element>;
+  /** Viewport height; boxes are 20 px tall, one per element in document order. */
+  viewportHeight?: number;
+}
+
+/**
+ * Makes a layout stand-in for `doc`.
+ *
+ * @param doc the linkedom document
+ * @param options listeners and viewport
+ * @returns the layout
+ */
+export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layout {
+  const order = new Map<Element, number>();
+  const number = () => {
+    order.clear();
+    let i = 0;
+    for (const el of Array.from(doc.querySelectorAll("*"))) order.set(el, i++);
+  };
+  return {
+    style(el: Element): StyleFacts {
+      const parent = el.parentElement;
+      const inherited = (property: string, fallback: string): string => {
+        for (let e: Element | null = el; e; e = e.parentElement) {
+          const value = inline(e, property);
+          if (value !== undefined) return value;
+        }
+        return fallback;
+      };
+      void parent;
+      return {
+        display: el.hasAttribute("hidden") ? "none" : inline(el, "display") ?? "block",
+        visibility: inherited("visibility", "visible"),
+        opacity: inline(el, "opacity") ?? "1",
+        cursor: inherited("cursor", "auto"),
+        pointerEvents: inherited("pointer-events", "auto"),
+        position: inline(el, "position") ?? "static",
+      };
+    },
+    rect(el: Element): Rect {
+      if (!order.has(el)) number();
+      const width = inline(el, "width");
+      const w = width === "0" || width === "0px" ? 0 : 100;
+      const span = 1 + el.querySelectorAll("*").length;
+      return { x: 0, y: (order.get(el) ?? 0) * 20, w, h: w ? 20 * span : 0 };
+    },
+    hit: () => null,
+    viewport: () => ({ x: 0, y: 0, w: 800, h: options.viewportHeight ?? 600, sw: 800, sh: 4000 }),
+    listened: (el: Element) => options.clickListeners?.has(el) ? 1 : 0,
+    focused: () => doc.activeElement ?? null,
+    now: () => performance.now(),
+  };
+}

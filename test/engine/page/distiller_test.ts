@@ -1,0 +1,207 @@
+// The distiller's passes under linkedom, with a stand-in layout.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { parseHTML } from "linkedom";
+import { createDistiller } from "../../../engine/page/distiller.ts";
+import type { DistillRequest, WireElement, WireNode } from "../../../engine/observe/wire.ts";
+import { formatNodes } from "../../../engine/observe/format_observation.ts";
+import { fakeLayout, type FakeLayoutOptions } from "./_fake_layout.ts";
+
+const REQUEST: DistillRequest = {
+  nextId: 1,
+  mode: "page",
+  margin: 0,
+  summariseAfter: 20,
+  keepItems: 3,
+  maxText: 60,
+};
+
+function setup(html: string, options: FakeLayoutOptions = {}) {
+  const { document } = parseHTML(
+    `<!doctype html><html><head><title>T</title></head><body>${html}</body></html>`,
+  );
+  const distiller = createDistiller(document, fakeLayout(document, options));
+  return { document, distiller };
+}
+
+function elements(nodes: WireNode[], out: WireElement[] = []): WireElement[] {
+  for (const node of nodes) {
+    if (node.k !== "e") continue;
+    out.push(node);
+    if (node.c) elements(node.c, out);
+  }
+  return out;
+}
+
+function withIds(nodes: WireNode[]): WireElement[] {
+  return elements(nodes).filter((el) => el.id !== undefined);
+}
+
+Deno.test("createDistiller() gives ids to native controls and ARIA widgets", () => {
+  const { distiller } = setup(`
+    <a href="/a">Link</a><a>No href</a><button>Go</button><input placeholder="Search">
+    <select><option>One</option></select><textarea></textarea>
+    <div role="tab">Tab</div><div role="switch" aria-checked="true">Wifi</div>
+    <details><summary>More</summary><p>hidden body</p></details>`);
+  const result = distiller.observe(REQUEST);
+  const named = withIds(result.nodes).map((el) => `${el.role}:${el.name ?? ""}`);
+  assertEquals(named, [
+    "link:Link",
+    "button:Go",
+    "textbox:Search",
+    "combobox:",
+    "textbox:",
+    "tab:Tab",
+    "switch:Wifi",
+    "button:More",
+  ]);
+  const text = formatNodes(result.nodes).join("\n");
+  assertStringIncludes(text, "No href");
+  assert(!text.includes("hidden body"), "closed details content is not rendered");
+  assertStringIncludes(text, "checked");
+  assertStringIncludes(text, "collapsed");
+});
+
+Deno.test("createDistiller() vetoes hidden, disabled, aria-hidden, inert and zero-size elements", () => {
+  const { distiller } = setup(`
+    <button hidden>Hidden</button>
+    <button style="display:none">None</button>
+    <button style="visibility:hidden">Invisible</button>
+    <div style="opacity:0"><button>Faded</button></div>
+    <button style="width:0">Zero</button>
+    <div aria-hidden="true"><button>AriaHidden</button></div>
+    <div inert><button>Inert</button></div>
+    <button style="pointer-events:none">NoPointer</button>
+    <button disabled>Disabled</button>
+    <fieldset disabled><input placeholder="InFieldset"></fieldset>
+    <button>Visible</button>`);
+  const result = distiller.observe(REQUEST);
+  assertEquals(withIds(result.nodes).map((el) => el.name), ["Visible"]);
+  const disabled = elements(result.nodes).find((el) => el.name === "Disabled");
+  assertEquals(disabled?.states, ["disabled"]);
+  assertEquals(disabled?.id, undefined);
+});
+
+Deno.test("createDistiller() detects script listeners, on* attributes, tabindex and pointer cursors", () => {
+  const { document } = parseHTML(`<html><body>
+    <div id="l">Listened</div><div onclick="x()">Attr</div><span tabindex="0">Tab stop</span>
+    <span style="cursor:pointer">Pointer <b>inner</b></span><div>Plain</div>
+    <div contenteditable="true">Edit <b>me</b></div></body></html>`);
+  const listeners = new Set([document.getElementById("l")!]);
+  const distiller = createDistiller(document, fakeLayout(document, { clickListeners: listeners }));
+  const result = distiller.observe(REQUEST);
+  const lines = withIds(result.nodes).map((el) => `${el.role}:${el.name ?? el.value}:${el.cues}`);
+  assertEquals(lines, [
+    "clickable:Listened:listener",
+    "clickable:Attr:listener",
+    "clickable:Tab stop:focusable",
+    "clickable:Pointer inner:pointer",
+    "textbox:Edit me:editable",
+  ]);
+});
+
+Deno.test("createDistiller() keeps ids stable across observations and never reuses them", () => {
+  const { document, distiller } = setup(`<button id="a">A</button><button id="b">B</button>`);
+  const first = distiller.observe(REQUEST);
+  assertEquals(withIds(first.nodes).map((el) => el.id), [1, 2]);
+  assertEquals(first.nextId, 3);
+  document.getElementById("a")!.remove();
+  const c = document.createElement("button");
+  c.textContent = "C";
+  document.body.prepend(c);
+  const second = distiller.observe({ ...REQUEST, nextId: first.nextId });
+  const ids = withIds(second.nodes).map((el) => [el.name, el.id, el.isNew === true]);
+  assertEquals(ids, [["C", 3, true], ["B", 2, false]]);
+  assertEquals(distiller.element(2), document.getElementById("b"));
+  assertEquals(distiller.element(1), null);
+});
+
+Deno.test("createDistiller() names by precedence and masks passwords", () => {
+  const { distiller } = setup(`
+    <span id="lb">From labelledby</span>
+    <button aria-labelledby="lb" aria-label="aria" title="t">content</button>
+    <button aria-label="From aria" title="t">content</button>
+    <label for="f">From label</label><input id="f" title="t" placeholder="p">
+    <label>Wrapping <input id="w" placeholder="p"></label>
+    <img alt="From alt" src="x.png" tabindex="0">
+    <input title="From title" placeholder="p">
+    <input placeholder="From placeholder">
+    <button>  From   content </button>
+    <input type="submit" value="From value">
+    <input type="password" value="hunter2" aria-label="Pw">
+    <button><svg><title>From svg</title></svg></button>`);
+  const result = distiller.observe(REQUEST);
+  const names = withIds(result.nodes).map((el) => el.name);
+  assertEquals(names, [
+    "From labelledby",
+    "From aria",
+    "From label",
+    "Wrapping",
+    "From alt",
+    "From title",
+    "From placeholder",
+    "From content",
+    "From value",
+    "Pw",
+    "From svg",
+  ]);
+  const password = withIds(result.nodes).find((el) => el.name === "Pw");
+  assertEquals(password?.value, "•••••••");
+  const text = formatNodes(result.nodes).join("\n");
+  assert(!text.includes("hunter2"));
+  assertEquals(
+    text.match(/From label(?!l)/g)?.length,
+    1,
+    "label text is not repeated beside its control",
+  );
+});
+
+Deno.test("createDistiller() summarises long runs of similar siblings", () => {
+  const rows = Array.from(
+    { length: 200 },
+    (_, i) => `<li class="item"><a href="/${i}">Item ${i}</a></li>`,
+  );
+  const { distiller } = setup(`<ul>${rows.join("")}</ul>`, { viewportHeight: 100 });
+  const result = distiller.observe(REQUEST);
+  const ids = withIds(result.nodes);
+  // The first three are kept, plus those the (fake) viewport shows.
+  assert(ids.length < 20, `kept ${ids.length}`);
+  assertEquals(ids[0]?.name, "Item 0");
+  const text = formatNodes(result.nodes).join("\n");
+  assertStringIncludes(text, "more li.item");
+  assertStringIncludes(text, "actionable");
+});
+
+Deno.test("createDistiller() in viewport mode counts what lies below", () => {
+  const rows = Array.from({ length: 60 }, (_, i) => `<p><a href="/${i}">P${i}</a></p>`);
+  const { distiller } = setup(rows.join(""), { viewportHeight: 200 });
+  const result = distiller.observe({ ...REQUEST, mode: "viewport", summariseAfter: 0 });
+  const more = result.nodes.find((node) => node.k === "m" && node.why === "below");
+  assert(more && more.k === "m" && more.n > 0 && more.a > 0, JSON.stringify(result.nodes.at(-1)));
+  assert(withIds(result.nodes).length < 60);
+});
+
+Deno.test("createDistiller() writes nothing to the document", () => {
+  const { document, distiller } = setup(
+    `<button>A</button><input value="x"><div onclick="">B</div>`,
+  );
+  const before = document.documentElement.outerHTML;
+  distiller.observe(REQUEST);
+  distiller.observe(REQUEST);
+  assertEquals(document.documentElement.outerHTML, before);
+});
+
+Deno.test("formatNodes() joins short groups and lays tables out by rows", () => {
+  const { distiller } = setup(`
+    <main><h1>Cart</h1><ul><li><a href="/1">Shirt</a> $19.99</li><li><a href="/2">Hat</a> $5</li></ul>
+    <table><tr><th>Name</th><th>Price</th></tr><tr><td>Shirt</td><td>$19.99</td></tr></table></main>`);
+  const lines = formatNodes(distiller.observe(REQUEST).nodes, { showNew: false });
+  assertEquals(lines, [
+    "main",
+    '  heading "Cart"',
+    '  [1] link "Shirt" · $19.99',
+    '  [2] link "Hat" · $5',
+    "  table",
+    "    Name | Price",
+    "    Shirt | $19.99",
+  ]);
+});
