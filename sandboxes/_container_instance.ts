@@ -1,0 +1,148 @@
+/**
+ * An env served by a container (Incus or Docker), shared by both backends.
+ *
+ * The env's id and origin outlive its containers: a reset by re-copying
+ * launches a fresh container, points the gateway route at it, and removes the
+ * old one in the background; `destroy()` waits for those removals, so when it
+ * returns nothing of the env is left.
+ *
+ * @module
+ */
+import { InstanceGoneError } from "./errors.ts";
+import type { Gateway, GatewayRoute } from "./gateway.ts";
+import type { SocketDirectory } from "./_socket_directory.ts";
+import type { Instance, StateClient } from "./types.ts";
+
+/** One container and its socket folder. */
+export interface Container {
+  /** The container's name in the daemon. */
+  name: string;
+  /** Its socket folder on the host. */
+  directory: SocketDirectory;
+}
+
+/** What a backend does for its envs. */
+export interface ContainerBackend {
+  /** Launches a ready container of the seeded site. */
+  launch(seed: number): Promise<Container>;
+  /** Removes a container and its folder. */
+  remove(container: Container): Promise<void>;
+  /** Removes a container in the background; the promise never rejects. */
+  removeLater(container: Container): Promise<void>;
+  /** Throws {@linkcode InstanceGoneError} when the container is not running. */
+  probe(container: Container): Promise<void>;
+  /** When present, reset restores the container in place instead. */
+  restore?: (container: Container) => Promise<void>;
+  /** Called once when the env is destroyed. */
+  forget(instance: ContainerInstance): void;
+}
+
+/** An env served by a container. */
+export class ContainerInstance implements Instance {
+  /** The id in `env-<id>.localhost`. */
+  readonly id: string;
+  /** The origin the browser opens. */
+  readonly origin: string;
+  /** Privileged access to the site's state API. */
+  readonly state: StateClient;
+  #container: Container;
+  #seed: number;
+  #backend: ContainerBackend;
+  #route: GatewayRoute;
+  #destroyed = false;
+  #removals = new Set<Promise<void>>();
+
+  /**
+   * @param container the ready container
+   * @param seed the seed, for re-copies
+   * @param backend what launches and removes containers
+   * @param gateway the gateway to register with
+   */
+  constructor(
+    container: Container,
+    seed: number,
+    backend: ContainerBackend,
+    gateway: Gateway,
+  ) {
+    this.#container = container;
+    this.#seed = seed;
+    this.#backend = backend;
+    this.#route = gateway.add({ unix: container.directory.siteSocket });
+    this.id = this.#route.id;
+    this.origin = this.#route.origin;
+    this.state = {
+      fetch: (path, init) => this.#container.directory.state.fetch(path, init),
+    };
+  }
+
+  /** The name of the container serving this env now. */
+  get containerName(): string {
+    return this.#container.name;
+  }
+
+  /**
+   * Brings back the seeded state.
+   *
+   * @throws {InstanceGoneError} when the container died or was removed
+   */
+  async reset(): Promise<void> {
+    await this.check();
+    if (this.#backend.restore) {
+      await this.#backend.restore(this.#container);
+      return;
+    }
+    const next = await this.#backend.launch(this.#seed);
+    if (this.#destroyed) {
+      await this.#backend.remove(next);
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    const previous = this.#container;
+    this.#container = next;
+    this.#route.retarget({ unix: next.directory.siteSocket });
+    const removal = this.#backend.removeLater(previous);
+    this.#removals.add(removal);
+    removal.finally(() => this.#removals.delete(removal));
+  }
+
+  /**
+   * Checks that the container runs and its site answers.
+   *
+   * @throws {InstanceGoneError} when it does not
+   */
+  async check(): Promise<void> {
+    if (this.#destroyed) {
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    await this.#backend.probe(this.#container);
+    try {
+      const response = await this.state.fetch("/healthz", {
+        signal: AbortSignal.timeout(2_000),
+      });
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    } catch (error) {
+      throw new InstanceGoneError(
+        `Instance "env-${this.id}" does not answer: ${String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Removes the container and its socket folder; safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#route.remove();
+    this.#backend.forget(this);
+    try {
+      await this.#backend.remove(this.#container);
+    } finally {
+      await Promise.all(this.#removals);
+    }
+  }
+
+  /** Calls {@linkcode ContainerInstance.destroy}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.destroy();
+  }
+}

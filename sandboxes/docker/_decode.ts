@@ -1,0 +1,142 @@
+/**
+ * Narrows the JSON the Docker daemon sends. Everything from the daemon
+ * arrives as `unknown` and passes through here; nothing else casts it.
+ * See https://docs.docker.com/reference/api/engine/version/v1.41/.
+ *
+ * @module
+ */
+
+/** The parts of a listed container the sandbox reads. */
+export interface ContainerSummary {
+  id: string;
+  names: string[];
+  state: string;
+  labels: Record<string, string>;
+  sizeRw: number;
+}
+
+/** The parts of `GET /containers/ID/json` the sandbox reads. */
+export interface ContainerInspect {
+  id: string;
+  running: boolean;
+  status: string;
+  pid: number;
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError(`Cannot decode ${what}: expected an object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+function int(value: unknown): number {
+  return typeof value === "number" ? value : 0;
+}
+
+function strings(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value === null || value === undefined) return out;
+  for (const [key, v] of Object.entries(record(value, "labels"))) {
+    if (typeof v === "string") out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * Reads the daemon's error message out of an error body.
+ *
+ * @param value the parsed body, or `undefined` when it was not JSON
+ * @returns the message, or `""`
+ */
+export function decodeErrorMessage(value: unknown): string {
+  if (typeof value !== "object" || value === null) return "";
+  const body = record(value, "a Docker error");
+  return text(body["message"]) || text(body["error"]);
+}
+
+/**
+ * Decodes `GET /containers/json`.
+ *
+ * @param value the body
+ * @returns the containers
+ */
+export function decodeContainers(value: unknown): ContainerSummary[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError("Cannot decode the Docker containers: expected a list");
+  }
+  return value.map((item) => {
+    const c = record(item, "a Docker container");
+    return {
+      id: text(c["Id"]),
+      names: Array.isArray(c["Names"])
+        ? c["Names"].filter((n): n is string => typeof n === "string")
+          .map((n) => n.replace(/^\//, ""))
+        : [],
+      state: text(c["State"]),
+      labels: strings(c["Labels"]),
+      sizeRw: int(c["SizeRw"]),
+    };
+  });
+}
+
+/**
+ * Decodes `GET /containers/ID/json`.
+ *
+ * @param value the body
+ * @returns the container's id and state
+ */
+export function decodeInspect(value: unknown): ContainerInspect {
+  const c = record(value, "a Docker container");
+  const state = record(c["State"] ?? {}, "a Docker container state");
+  return {
+    id: text(c["Id"]),
+    running: state["Running"] === true,
+    status: text(state["Status"]),
+    pid: int(state["Pid"]),
+  };
+}
+
+/**
+ * Decodes the id out of `POST /containers/create` or `POST /commit`.
+ *
+ * @param value the body
+ * @returns the id
+ * @throws {TypeError} when there is none
+ */
+export function decodeId(value: unknown): string {
+  const id = text(record(value, "a Docker reply")["Id"]);
+  if (id === "") throw new TypeError("Cannot decode the Docker reply: no id");
+  return id;
+}
+
+/**
+ * Decodes the memory use out of `GET /containers/ID/stats?stream=false`.
+ *
+ * @param value the body
+ * @returns the memory use in bytes
+ */
+export function decodeMemoryUsage(value: unknown): number {
+  const stats = record(value, "Docker stats");
+  const memory = record(stats["memory_stats"] ?? {}, "memory stats");
+  return int(memory["usage"]);
+}
+
+/**
+ * Finds the first error in the JSON lines of a streamed reply, such as the
+ * progress of `POST /images/create`.
+ *
+ * @param lines the parsed lines
+ * @returns the error message, or `""`
+ */
+export function decodeStreamError(lines: unknown[]): string {
+  for (const line of lines) {
+    const message = decodeErrorMessage(line);
+    if (message !== "") return message;
+  }
+  return "";
+}

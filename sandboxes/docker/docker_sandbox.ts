@@ -1,0 +1,374 @@
+/**
+ * The Docker backend, over the Engine API: the same root filesystem as the
+ * Incus image, imported with `docker import`; a base container per seed runs
+ * once to seed the site's database and is committed as an image; every env is
+ * a container of that image on overlay2, with no network and its socket
+ * folder bind-mounted at `/run/ws`. Reset recreates the container; the origin
+ * stays the same.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { InstanceGoneError, SandboxError } from "../errors.ts";
+import type { Gateway } from "../gateway.ts";
+import {
+  type Container,
+  type ContainerBackend,
+  ContainerInstance,
+} from "../_container_instance.ts";
+import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { SocketDirectory } from "../_socket_directory.ts";
+import type { InstanceSpec, Sandbox } from "../types.ts";
+import { DockerClient } from "./client.ts";
+
+/** Options of {@linkcode DockerSandbox.open}. */
+export interface DockerSandboxOptions {
+  /** The gateway the instances are reached through. */
+  gateway: Gateway;
+  /** The image repository, such as `"webserv-demo"` (tag `latest` is used). */
+  image: string;
+  /**
+   * The Docker daemon.
+   *
+   * @default {a client of /var/run/docker.sock, closed by close()}
+   */
+  client?: DockerClient;
+  /**
+   * The prefix of every container name this backend creates and reaps.
+   *
+   * @default {"ws-"}
+   */
+  prefix?: string;
+  /**
+   * The host folder holding each container's socket folder.
+   *
+   * @default {"/run/webserv/docker"}
+   */
+  socketRoot?: string;
+  /**
+   * How long an env may take to answer after start, in milliseconds.
+   *
+   * @default {30_000}
+   */
+  readyTimeoutMs?: number;
+  /**
+   * How long the base container may take to seed its database.
+   *
+   * @default {900_000}
+   */
+  seedTimeoutMs?: number;
+}
+
+const OWNER = "webserv.owner";
+const ROLE = "webserv.role";
+
+/**
+ * Creates instances as Docker containers.
+ *
+ * @example Open the backend and create an env
+ * ```ts ignore
+ * import { Gateway } from "@webserv/webserv/sandboxes";
+ * import { DockerSandbox } from "@webserv/webserv/sandboxes/docker";
+ * await using gateway = new Gateway();
+ * await using sandbox = await DockerSandbox.open({ gateway, image: "webserv-demo" });
+ * await using env = await sandbox.create({ seed: 1 });
+ * console.log(env.origin);
+ * ```
+ */
+export class DockerSandbox implements Sandbox {
+  /** Always `"docker"`. */
+  readonly kind = "docker";
+  /** The Docker client in use. */
+  readonly client: DockerClient;
+  #options: DockerSandboxOptions;
+  #ownsClient: boolean;
+  #imageId: string;
+  #prefix: string;
+  #socketRoot: string;
+  #bases = new Map<number, Promise<string>>();
+  #instances = new Set<ContainerInstance>();
+  #removals = new Set<Promise<void>>();
+  #backend: ContainerBackend;
+
+  private constructor(
+    options: DockerSandboxOptions,
+    client: DockerClient,
+    imageId: string,
+  ) {
+    this.#options = options;
+    this.client = client;
+    this.#ownsClient = options.client === undefined;
+    this.#imageId = imageId;
+    this.#prefix = options.prefix ?? "ws-";
+    this.#socketRoot = options.socketRoot ?? "/run/webserv/docker";
+    this.#backend = {
+      launch: (seed) => this.#launch(seed),
+      remove: (container) => this.#remove(container),
+      removeLater: (container) => this.#removeLater(container),
+      probe: (container) => this.#probe(container.name),
+      forget: (instance) => this.#instances.delete(instance),
+    };
+  }
+
+  /**
+   * Connects to Docker, checks the image, and reaps what crashed runs left.
+   *
+   * @param options the gateway, image and tuning
+   * @returns the backend
+   * @throws {DaemonUnavailableError} when Docker does not answer
+   * @throws {SandboxError} when the image is missing
+   */
+  static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+    const client = options.client ?? new DockerClient();
+    try {
+      await client.ping();
+      let imageId: string;
+      try {
+        imageId = await client.imageId(`${options.image}:latest`);
+      } catch (error) {
+        if (error instanceof SandboxError && error.status === 404) {
+          throw new SandboxError(
+            `Docker has no image "${options.image}:latest": build it with "deno task image"`,
+            { status: 404, daemonMessage: error.daemonMessage, cause: error },
+          );
+        }
+        throw error;
+      }
+      const sandbox = new DockerSandbox(options, client, imageId);
+      await sandbox.reap();
+      return sandbox;
+    } catch (error) {
+      if (options.client === undefined) client.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Creates an env: a container of the seeded image, started and answering.
+   *
+   * @param spec the seed
+   * @returns the instance
+   * @throws {SandboxError} when Docker refuses, with its message
+   * @throws {SandboxTimeoutError} when the site does not answer in time
+   */
+  async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    const seed = spec.seed ?? 0;
+    const container = await this.#launch(seed);
+    const instance = new ContainerInstance(
+      container,
+      seed,
+      this.#backend,
+      this.#options.gateway,
+    );
+    this.#instances.add(instance);
+    return instance;
+  }
+
+  /** The names of the containers of the live envs. */
+  get containerNames(): string[] {
+    return [...this.#instances].map((i) => i.containerName);
+  }
+
+  /**
+   * Removes the envs whose owner process is gone (a crashed run), and socket
+   * folders with no container.
+   *
+   * @returns the names removed
+   */
+  async reap(): Promise<string[]> {
+    const removed: string[] = [];
+    const live = new Set<string>();
+    for (const container of await this.client.listContainers({ label: OWNER })) {
+      const name = container.names[0] ?? container.id;
+      if (!name.startsWith(this.#prefix)) continue;
+      live.add(name);
+      const owner = container.labels[OWNER] ?? "";
+      if (container.labels[ROLE] === "env" && ownerIsGone(owner)) {
+        await this.#remove({
+          name,
+          directory: new SocketDirectory(join(this.#socketRoot, name)),
+        });
+        live.delete(name);
+        removed.push(name);
+      }
+    }
+    try {
+      for await (const entry of Deno.readDir(this.#socketRoot)) {
+        if (!entry.name.startsWith(this.#prefix) || live.has(entry.name)) {
+          continue;
+        }
+        const path = join(this.#socketRoot, entry.name);
+        const { mtime } = await Deno.stat(path);
+        if (mtime && Date.now() - mtime.getTime() > 60_000) {
+          await Deno.remove(path, { recursive: true });
+          removed.push(path);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return removed;
+  }
+
+  /** Destroys every env, waits for background removals, closes the client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#instances].map((i) => i.destroy()));
+    await Promise.all(this.#removals);
+    if (this.#ownsClient) this.client.close();
+  }
+
+  /** Calls {@linkcode DockerSandbox.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #launch(seed: number): Promise<Container> {
+    const image = await this.#base(seed);
+    const name = `${this.#prefix}${randomName()}`;
+    const directory = new SocketDirectory(join(this.#socketRoot, name));
+    await directory.create();
+    const container = { name, directory };
+    try {
+      await this.client.createContainer({
+        name,
+        image,
+        labels: { [OWNER]: ownerTag(), [ROLE]: "env" },
+        binds: [`${directory.path}:/run/ws`],
+      });
+      await this.client.startContainer(name);
+      await directory.waitUntilReady({
+        timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
+        probe: () => this.#probe(name),
+      });
+      return container;
+    } catch (error) {
+      await this.#remove(container).catch(() => {});
+      throw error;
+    }
+  }
+
+  async #probe(name: string): Promise<void> {
+    let running: boolean;
+    let status: string;
+    try {
+      ({ running, status } = await this.client.inspectContainer(name));
+    } catch (error) {
+      if (error instanceof SandboxError && error.status === 404) {
+        throw new InstanceGoneError(
+          `Docker container "${name}" no longer exists`,
+          { status: 404, daemonMessage: error.daemonMessage, cause: error },
+        );
+      }
+      throw error;
+    }
+    if (!running) {
+      throw new InstanceGoneError(
+        `Docker container "${name}" is not running: its status is "${status}"`,
+      );
+    }
+  }
+
+  #base(seed: number): Promise<string> {
+    let base = this.#bases.get(seed);
+    if (!base) {
+      base = this.#makeBase(seed);
+      base.catch(() => this.#bases.delete(seed));
+      this.#bases.set(seed, base);
+    }
+    return base;
+  }
+
+  async #makeBase(seed: number): Promise<string> {
+    const id = this.#imageId.replace(/^sha256:/, "").slice(0, 12);
+    const tag = `seed-${seed}-${id}`;
+    const image = `${this.#options.image}:${tag}`;
+    const site = this.#options.image.replace(/^webserv-/, "")
+      .replace(/[^a-z0-9]/g, "");
+    const name = `${this.#prefix}base-${site}-${seed}-${id}`;
+    const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline) {
+      if (await this.client.hasImage(image)) return image;
+      const directory = new SocketDirectory(join(this.#socketRoot, name));
+      await directory.create();
+      try {
+        await this.client.createContainer({
+          name,
+          image: this.#imageId,
+          env: { WS_SEED: String(seed) },
+          labels: { [OWNER]: ownerTag(), [ROLE]: "base" },
+          binds: [`${directory.path}:/run/ws`],
+        });
+      } catch (error) {
+        if (!(error instanceof SandboxError) || error.status !== 409) {
+          throw error;
+        }
+        await this.#waitForOtherBase(name, image, deadline);
+        continue;
+      }
+      const container = { name, directory };
+      try {
+        await this.client.startContainer(name);
+        await directory.waitUntilReady({
+          timeoutMs: deadline - performance.now(),
+          probe: () => this.#probe(name),
+        });
+        await this.client.stopContainer(name);
+        await this.client.commit(name, this.#options.image, tag);
+      } finally {
+        await this.#remove(container);
+      }
+      return image;
+    }
+    throw new SandboxError(
+      `Docker base "${name}" was not seeded within ${timeoutMs} ms`,
+    );
+  }
+
+  async #waitForOtherBase(
+    name: string,
+    image: string,
+    deadline: number,
+  ): Promise<void> {
+    while (performance.now() < deadline) {
+      if (await this.client.hasImage(image)) return;
+      const base = (await this.client.listContainers({ label: OWNER })).find(
+        (c) => c.names.includes(name),
+      );
+      if (base === undefined) return;
+      if (ownerIsGone(base.labels[OWNER] ?? "")) {
+        await this.#remove({
+          name,
+          directory: new SocketDirectory(join(this.#socketRoot, name)),
+        });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async #remove(container: Container): Promise<void> {
+    try {
+      await this.client.removeContainer(container.name);
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    }
+    await container.directory.remove();
+    container.directory[Symbol.dispose]();
+  }
+
+  #removeLater(container: Container): Promise<void> {
+    const removal = this.#remove(container).catch((error) =>
+      console.warn(
+        `Could not remove Docker container "${container.name}": ${String(error)}`,
+      )
+    ).finally(() => this.#removals.delete(removal));
+    this.#removals.add(removal);
+    return removal;
+  }
+}
+
+function randomName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}

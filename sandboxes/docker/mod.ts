@@ -1,0 +1,16 @@
+/**
+ * The Docker backend: an Engine API client over the unix socket and a
+ * sandbox of containers with no network.
+ *
+ * @module
+ */
+export { DOCKER_SOCKET, DockerClient } from "./client.ts";
+export type {
+  ContainerInspect,
+  ContainerSummary,
+  CreateContainerOptions,
+  DockerClientOptions,
+} from "./client.ts";
+export { DockerSandbox } from "./docker_sandbox.ts";
+export type { DockerSandboxOptions } from "./docker_sandbox.ts";
+export { ContainerInstance } from "../_container_instance.ts";

@@ -1,0 +1,177 @@
+/**
+ * Narrows the JSON the Incus daemon sends. Everything from the daemon arrives
+ * as `unknown` and passes through here; nothing else casts it.
+ * See https://linuxcontainers.org/incus/docs/main/rest-api/ for the shapes.
+ *
+ * @module
+ */
+
+/** The envelope of every Incus response. */
+export interface Envelope {
+  type: "sync" | "async" | "error";
+  statusCode: number;
+  error: string;
+  errorCode: number;
+  operation: string;
+  metadata: unknown;
+}
+
+/** A background operation. */
+export interface Operation {
+  id: string;
+  status: string;
+  statusCode: number;
+  err: string;
+  metadata: unknown;
+}
+
+/** The parts of an instance the sandbox reads. */
+export interface InstanceSummary {
+  name: string;
+  status: string;
+  config: Record<string, string>;
+}
+
+/** The parts of an instance's state the sandbox reads. */
+export interface InstanceState {
+  status: string;
+  pid: number;
+  memoryUsage: number;
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError(`Cannot decode ${what}: expected an object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+function int(value: unknown): number {
+  return typeof value === "number" ? value : 0;
+}
+
+/**
+ * Decodes a response envelope.
+ *
+ * @param value the parsed JSON body
+ * @returns the envelope
+ * @throws {TypeError} when the body is not an Incus envelope
+ */
+export function decodeEnvelope(value: unknown): Envelope {
+  const body = record(value, "the Incus response");
+  const type = body["type"];
+  if (type !== "sync" && type !== "async" && type !== "error") {
+    throw new TypeError(
+      `Cannot decode the Incus response: unknown type "${String(type)}"`,
+    );
+  }
+  return {
+    type,
+    statusCode: int(body["status_code"]),
+    error: text(body["error"]),
+    errorCode: int(body["error_code"]),
+    operation: text(body["operation"]),
+    metadata: body["metadata"],
+  };
+}
+
+/**
+ * Decodes an operation.
+ *
+ * @param value an operation's JSON
+ * @returns the operation
+ */
+export function decodeOperation(value: unknown): Operation {
+  const op = record(value, "an Incus operation");
+  return {
+    id: text(op["id"]),
+    status: text(op["status"]),
+    statusCode: int(op["status_code"]),
+    err: text(op["err"]),
+    metadata: op["metadata"],
+  };
+}
+
+/**
+ * Decodes `GET /1.0/instances?recursion=1`.
+ *
+ * @param value the metadata
+ * @returns the instances
+ */
+export function decodeInstances(value: unknown): InstanceSummary[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError("Cannot decode the Incus instances: expected a list");
+  }
+  return value.map((item) => {
+    const instance = record(item, "an Incus instance");
+    const config: Record<string, string> = {};
+    for (
+      const [key, v] of Object.entries(
+        record(instance["config"] ?? {}, "config"),
+      )
+    ) {
+      if (typeof v === "string") config[key] = v;
+    }
+    return {
+      name: text(instance["name"]),
+      status: text(instance["status"]),
+      config,
+    };
+  });
+}
+
+/**
+ * Decodes `GET /1.0/instances/NAME/state`.
+ *
+ * @param value the metadata
+ * @returns the state
+ */
+export function decodeInstanceState(value: unknown): InstanceState {
+  const state = record(value, "an Incus instance state");
+  const memory = state["memory"] === undefined || state["memory"] === null
+    ? {}
+    : record(state["memory"], "memory");
+  return {
+    status: text(state["status"]),
+    pid: int(state["pid"]),
+    memoryUsage: int(memory["usage"]),
+  };
+}
+
+/**
+ * Decodes the fingerprint out of an alias or an image-import operation.
+ *
+ * @param value the alias (`target`) or the operation metadata (`fingerprint`)
+ * @returns the image fingerprint
+ * @throws {TypeError} when there is none
+ */
+export function decodeFingerprint(value: unknown): string {
+  const body = record(value, "an Incus image reference");
+  const fingerprint = text(body["target"]) || text(body["fingerprint"]);
+  if (fingerprint === "") {
+    throw new TypeError("Cannot decode the Incus image: no fingerprint");
+  }
+  return fingerprint;
+}
+
+/**
+ * Decodes the properties of `GET /1.0/images/FINGERPRINT`.
+ *
+ * @param value the metadata
+ * @returns the image's properties
+ */
+export function decodeImageProperties(value: unknown): Record<string, string> {
+  const image = record(value, "an Incus image");
+  const properties: Record<string, string> = {};
+  const raw = image["properties"];
+  if (raw !== undefined && raw !== null) {
+    for (const [key, v] of Object.entries(record(raw, "properties"))) {
+      if (typeof v === "string") properties[key] = v;
+    }
+  }
+  return properties;
+}

@@ -1,0 +1,360 @@
+/**
+ * A small client for the Incus REST API: over the local unix socket, or over
+ * HTTPS with a client certificate for a remote host or a cluster. Background
+ * operations are waited on with a timeout, and a refusal becomes a
+ * {@linkcode SandboxError} carrying the HTTP status and Incus's own message.
+ * See https://linuxcontainers.org/incus/docs/main/rest-api/.
+ *
+ * @module
+ */
+import { DaemonUnavailableError, SandboxError, SandboxTimeoutError } from "../errors.ts";
+import {
+  decodeEnvelope,
+  decodeFingerprint,
+  decodeImageProperties,
+  decodeInstances,
+  decodeInstanceState,
+  decodeOperation,
+  type InstanceState,
+  type InstanceSummary,
+  type Operation,
+} from "./_decode.ts";
+
+export type { InstanceState, InstanceSummary, Operation } from "./_decode.ts";
+
+/** The default path of the local Incus socket. */
+export const INCUS_SOCKET = "/var/lib/incus/unix.socket";
+
+/** Options of {@linkcode IncusClient}. */
+export interface IncusClientOptions {
+  /**
+   * The local unix socket, used when `url` is absent.
+   *
+   * @default {"/var/lib/incus/unix.socket"}
+   */
+  socket?: string;
+  /** The HTTPS address of a remote Incus, such as `https://10.0.0.2:8443`. */
+  url?: string;
+  /** The client certificate (PEM) the remote trusts. */
+  cert?: string;
+  /** The client certificate's private key (PEM). */
+  key?: string;
+  /** The remote's server certificate (PEM), trusted as a root. */
+  serverCert?: string;
+  /**
+   * The Incus project.
+   *
+   * @default {"default"}
+   */
+  project?: string;
+  /** A cluster member to place new instances on (`?target=`). */
+  target?: string;
+  /**
+   * How long one call, or one wait for an operation, may take.
+   *
+   * @default {60_000}
+   */
+  timeoutMs?: number;
+}
+
+/** Options of one {@linkcode IncusClient.request}. */
+export interface IncusRequestOptions {
+  /** A JSON body. */
+  json?: unknown;
+  /** A raw body, sent as `application/octet-stream`. */
+  body?: BodyInit;
+  /** Extra headers. */
+  headers?: Record<string, string>;
+  /** How long the call may take, in milliseconds. */
+  timeoutMs?: number;
+  /** Whether to add the placement `target` to the query. */
+  placed?: boolean;
+}
+
+/**
+ * A client for one Incus daemon.
+ *
+ * @example Ask the local daemon for its instances
+ * ```ts ignore
+ * import { IncusClient } from "@webserv/webserv/sandboxes/incus";
+ * using incus = new IncusClient();
+ * console.log(await incus.listInstances());
+ * ```
+ */
+export class IncusClient implements Disposable {
+  /** Where the daemon is, for messages. */
+  readonly endpoint: string;
+  #base: string;
+  #http: Deno.HttpClient;
+  #project: string;
+  #target: string | undefined;
+  #timeoutMs: number;
+
+  /**
+   * @param options where the daemon is and how to authenticate
+   * @throws {TypeError} when `url` is given without `cert` and `key`
+   */
+  constructor(options: IncusClientOptions = {}) {
+    this.#project = options.project ?? "default";
+    this.#target = options.target;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+    if (options.url !== undefined) {
+      if (options.cert === undefined || options.key === undefined) {
+        throw new TypeError(
+          `Cannot reach "${options.url}": a remote Incus needs a client certificate and key`,
+        );
+      }
+      this.#base = options.url.replace(/\/$/, "");
+      this.endpoint = this.#base;
+      this.#http = Deno.createHttpClient({
+        cert: options.cert,
+        key: options.key,
+        ...(options.serverCert === undefined ? {} : { caCerts: [options.serverCert] }),
+      });
+    } else {
+      const socket = options.socket ?? INCUS_SOCKET;
+      this.#base = "http://incus";
+      this.endpoint = socket;
+      this.#http = Deno.createHttpClient({
+        proxy: { transport: "unix", path: socket },
+      });
+    }
+  }
+
+  /**
+   * Calls the API and returns the response's metadata; for a background
+   * operation, waits for it and returns the operation's metadata.
+   *
+   * @param method the HTTP method
+   * @param path the path under the API, such as `/1.0/instances`
+   * @param options the body and the timeout
+   * @returns the metadata
+   * @throws {SandboxError} when Incus refuses, with its status and message
+   * @throws {SandboxTimeoutError} when the call or the operation takes too long
+   * @throws {DaemonUnavailableError} when the daemon cannot be reached
+   */
+  async request(
+    method: string,
+    path: string,
+    options: IncusRequestOptions = {},
+  ): Promise<unknown> {
+    const envelope = await this.#call(method, path, options);
+    if (envelope.type !== "async") return envelope.metadata;
+    const op = await this.wait(
+      decodeOperation(envelope.metadata).id,
+      options.timeoutMs,
+    );
+    return op.metadata;
+  }
+
+  /**
+   * Waits for a background operation to end.
+   *
+   * @param id the operation's id
+   * @param timeoutMs how long to wait
+   * @returns the finished operation
+   * @throws {SandboxError} when the operation failed, with Incus's message
+   * @throws {SandboxTimeoutError} when it does not end in time
+   */
+  async wait(
+    id: string,
+    timeoutMs: number = this.#timeoutMs,
+  ): Promise<Operation> {
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    const envelope = await this.#call(
+      "GET",
+      `/1.0/operations/${id}/wait?timeout=${seconds}`,
+      { timeoutMs: timeoutMs + 5_000 },
+    );
+    const op = decodeOperation(envelope.metadata);
+    if (op.status === "Running" || op.status === "Pending") {
+      throw new SandboxTimeoutError(
+        `Incus operation "${id}" did not finish within ${timeoutMs} ms`,
+      );
+    }
+    if (op.status !== "Success") {
+      throw new SandboxError(`Incus operation "${id}" failed: ${op.err}`, {
+        status: op.statusCode,
+        daemonMessage: op.err,
+      });
+    }
+    return op;
+  }
+
+  /**
+   * Lists the instances with their config.
+   *
+   * @returns the instances
+   */
+  async listInstances(): Promise<InstanceSummary[]> {
+    return decodeInstances(
+      await this.request("GET", "/1.0/instances?recursion=1"),
+    );
+  }
+
+  /**
+   * Reads an instance's state.
+   *
+   * @param name the instance
+   * @returns its status, init pid and memory use
+   */
+  async instanceState(name: string): Promise<InstanceState> {
+    return decodeInstanceState(
+      await this.request("GET", `/1.0/instances/${name}/state`),
+    );
+  }
+
+  /**
+   * Starts, stops or restarts an instance and waits for it.
+   *
+   * @param name the instance
+   * @param action `"start"`, `"stop"` or `"restart"`
+   * @param force whether to kill rather than ask
+   */
+  async changeState(
+    name: string,
+    action: "start" | "stop" | "restart",
+    force = false,
+  ): Promise<void> {
+    await this.request("PUT", `/1.0/instances/${name}/state`, {
+      json: { action, force, timeout: force ? -1 : 30 },
+    });
+  }
+
+  /**
+   * Resolves an image alias to its fingerprint.
+   *
+   * @param alias the alias
+   * @returns the fingerprint
+   */
+  async imageFingerprint(alias: string): Promise<string> {
+    return decodeFingerprint(
+      await this.request("GET", `/1.0/images/aliases/${alias}`),
+    );
+  }
+
+  /**
+   * Reads the properties of the image an alias points at.
+   *
+   * @param alias the alias
+   * @returns the properties, or `undefined` when the alias does not exist
+   */
+  async aliasedImageProperties(
+    alias: string,
+  ): Promise<Record<string, string> | undefined> {
+    try {
+      const fingerprint = await this.imageFingerprint(alias);
+      return decodeImageProperties(
+        await this.request("GET", `/1.0/images/${fingerprint}`),
+      );
+    } catch (error) {
+      if (error instanceof SandboxError && error.status === 404) {
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Imports a unified image tarball (`metadata.yaml` plus `rootfs/`) and
+   * points an alias at it.
+   *
+   * @param tarball the tarball's bytes
+   * @param alias the alias to create or move
+   * @returns the image's fingerprint
+   */
+  async importImage(
+    tarball: BodyInit,
+    alias: string,
+  ): Promise<string> {
+    const fingerprint = decodeFingerprint(
+      await this.request("POST", "/1.0/images", {
+        body: tarball,
+        timeoutMs: 300_000,
+      }),
+    );
+    let previous: string | undefined;
+    try {
+      previous = await this.imageFingerprint(alias);
+      await this.request("DELETE", `/1.0/images/aliases/${alias}`);
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    }
+    await this.request("POST", "/1.0/images/aliases", {
+      json: { name: alias, target: fingerprint },
+    });
+    if (previous !== undefined && previous !== fingerprint) {
+      // Instances copied from the old image keep their own volumes.
+      await this.request("DELETE", `/1.0/images/${previous}`);
+    }
+    return fingerprint;
+  }
+
+  /** Closes the HTTP client. */
+  close(): void {
+    this.#http.close();
+  }
+
+  /** Calls {@linkcode IncusClient.close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  async #call(
+    method: string,
+    path: string,
+    options: IncusRequestOptions,
+  ): Promise<ReturnType<typeof decodeEnvelope>> {
+    const url = new URL(this.#base + path);
+    if (this.#project !== "default") {
+      url.searchParams.set("project", this.#project);
+    }
+    if (options.placed && this.#target !== undefined) {
+      url.searchParams.set("target", this.#target);
+    }
+    const headers = new Headers(options.headers);
+    let body: BodyInit | undefined = options.body;
+    if (options.json !== undefined) {
+      headers.set("content-type", "application/json");
+      body = JSON.stringify(options.json);
+    } else if (body !== undefined) {
+      headers.set("content-type", "application/octet-stream");
+    }
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        client: this.#http,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      if (error instanceof DOMException && error.name === "TimeoutError") {
+        throw new SandboxTimeoutError(
+          `Incus did not answer "${method} ${path}" within ${timeoutMs} ms`,
+          { cause: error },
+        );
+      }
+      throw new DaemonUnavailableError(
+        `Cannot reach Incus at "${this.endpoint}": install it with "apt-get install -t bookworm-backports incus" and start incusd (see .ci/daemons.sh)`,
+        { cause: error },
+      );
+    }
+    const raw: unknown = await response.json().catch(() => ({
+      type: "error",
+      error: `HTTP ${response.status} with a body that is not JSON`,
+      error_code: response.status,
+    }));
+    const envelope = decodeEnvelope(raw);
+    if (envelope.type === "error" || !response.ok) {
+      const status = envelope.errorCode || response.status;
+      throw new SandboxError(
+        `Incus refused "${method} ${path}": ${envelope.error}`,
+        { status, daemonMessage: envelope.error },
+      );
+    }
+    return envelope;
+  }
+}

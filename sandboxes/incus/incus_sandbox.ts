@@ -1,0 +1,494 @@
+/**
+ * The production backend: Incus system containers, each a copy-on-write copy
+ * of a seeded snapshot.
+ *
+ * Invariants:
+ * - one base instance per image, pool and seed is created from the image,
+ *   started once so the site seeds its database, stopped, and snapshotted as
+ *   `seeded`; it never runs again, and every env is a copy of that snapshot
+ *   (`source.type: copy`, `instance_only`), which on btrfs or ZFS shares every
+ *   block it does not write;
+ * - an env's sockets live in a host folder bind-mounted at `/run/ws` (a disk
+ *   device), so the gateway reaches it with no network at all;
+ * - every env carries `user.webserv.owner`, so a later run reaps the envs of a
+ *   crashed one and leaves a running one's alone.
+ *
+ * Reset re-copies the snapshot into a new container, points the gateway at
+ * it, and deletes the old container in the background (the origin stays the
+ * same); `reset: "restore"` instead stops the container and restores a
+ * snapshot taken at creation. The benchmark compares the two.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { InstanceGoneError, SandboxError } from "../errors.ts";
+import type { Gateway } from "../gateway.ts";
+import {
+  type Container,
+  type ContainerBackend,
+  ContainerInstance,
+} from "../_container_instance.ts";
+import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { SocketDirectory } from "../_socket_directory.ts";
+import type { InstanceSpec, Sandbox } from "../types.ts";
+import { IncusClient } from "./client.ts";
+import { decodeInstances } from "./_decode.ts";
+
+/** Options of {@linkcode IncusSandbox.open}. */
+export interface IncusSandboxOptions {
+  /** The gateway the instances are reached through. */
+  gateway: Gateway;
+  /** The image alias, such as `"webserv-demo"` (see `deno task image`). */
+  image: string;
+  /** The storage pool; btrfs or ZFS for copy-on-write copies. */
+  pool: string;
+  /**
+   * The Incus daemon.
+   *
+   * @default {a client of the local unix socket, closed by close()}
+   */
+  client?: IncusClient;
+  /**
+   * The prefix of every instance name this backend creates and reaps.
+   *
+   * @default {"ws-"}
+   */
+  prefix?: string;
+  /**
+   * The host folder holding each instance's socket folder.
+   *
+   * @default {"/run/webserv/incus"}
+   */
+  socketRoot?: string;
+  /**
+   * How reset brings back the seeded state.
+   *
+   * @default {"recopy"}
+   */
+  reset?: "recopy" | "restore";
+  /**
+   * How long an env may take to answer after start, in milliseconds.
+   *
+   * @default {30_000}
+   */
+  readyTimeoutMs?: number;
+  /**
+   * How long the base instance may take to seed its database.
+   *
+   * @default {900_000}
+   */
+  seedTimeoutMs?: number;
+  /** Extra instance config for every env, such as `limits.memory`. */
+  config?: Record<string, string>;
+}
+
+/**
+ * Creates instances as copy-on-write Incus containers.
+ *
+ * @example Open the backend and create an env
+ * ```ts ignore
+ * import { Gateway } from "@webserv/webserv/sandboxes";
+ * import { IncusSandbox } from "@webserv/webserv/sandboxes/incus";
+ * await using gateway = new Gateway();
+ * await using sandbox = await IncusSandbox.open({
+ *   gateway,
+ *   image: "webserv-demo",
+ *   pool: "webserv-btrfs",
+ * });
+ * await using env = await sandbox.create({ seed: 1 });
+ * console.log(env.origin);
+ * ```
+ */
+export class IncusSandbox implements Sandbox {
+  /** Always `"incus"`. */
+  readonly kind = "incus";
+  /** The Incus client in use. */
+  readonly client: IncusClient;
+  #options: IncusSandboxOptions;
+  #ownsClient: boolean;
+  #fingerprint: string;
+  #prefix: string;
+  #socketRoot: string;
+  #bases = new Map<number, Promise<string>>();
+  #instances = new Set<ContainerInstance>();
+  #removals = new Set<Promise<void>>();
+  #backend: ContainerBackend;
+
+  private constructor(
+    options: IncusSandboxOptions,
+    client: IncusClient,
+    fingerprint: string,
+  ) {
+    this.#options = options;
+    this.client = client;
+    this.#ownsClient = options.client === undefined;
+    this.#fingerprint = fingerprint;
+    this.#prefix = options.prefix ?? "ws-";
+    this.#socketRoot = options.socketRoot ?? "/run/webserv/incus";
+    this.#backend = {
+      launch: (seed) => this.#launch(seed),
+      remove: (container) => this.#remove(container),
+      removeLater: (container) => this.#removeLater(container),
+      probe: (container) => this.#probe(container.name),
+      forget: (instance) => this.#instances.delete(instance),
+      ...(options.reset === "restore"
+        ? { restore: (container: Container) => this.#restore(container) }
+        : {}),
+    };
+  }
+
+  /**
+   * Connects to Incus, checks the image, and reaps what crashed runs left.
+   *
+   * @param options the gateway, image, pool and tuning
+   * @returns the backend
+   * @throws {DaemonUnavailableError} when Incus does not answer
+   * @throws {SandboxError} when the image is missing
+   */
+  static async open(options: IncusSandboxOptions): Promise<IncusSandbox> {
+    const client = options.client ?? new IncusClient();
+    try {
+      let fingerprint: string;
+      try {
+        fingerprint = await client.imageFingerprint(options.image);
+      } catch (error) {
+        if (error instanceof SandboxError && error.status === 404) {
+          throw new SandboxError(
+            `Incus has no image "${options.image}": build it with "deno task image"`,
+            { status: 404, daemonMessage: error.daemonMessage, cause: error },
+          );
+        }
+        throw error;
+      }
+      const sandbox = new IncusSandbox(options, client, fingerprint);
+      await sandbox.reap();
+      return sandbox;
+    } catch (error) {
+      if (options.client === undefined) client.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Creates an env: a copy of the seeded snapshot, started and answering.
+   *
+   * @param spec the seed
+   * @returns the instance
+   * @throws {SandboxError} when Incus refuses, with its message
+   * @throws {SandboxTimeoutError} when the site does not answer in time
+   */
+  async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    const seed = spec.seed ?? 0;
+    const container = await this.#launch(seed);
+    const instance = new ContainerInstance(
+      container,
+      seed,
+      this.#backend,
+      this.#options.gateway,
+    );
+    this.#instances.add(instance);
+    return instance;
+  }
+
+  /** How reset brings back the seeded state. */
+  get resetMode(): "recopy" | "restore" {
+    return this.#options.reset ?? "recopy";
+  }
+
+  /** The names of the containers of the live envs. */
+  get containerNames(): string[] {
+    return [...this.#instances].map((i) => i.containerName);
+  }
+
+  /**
+   * Removes the envs whose owner process is gone (a crashed run), and socket
+   * folders with no instance.
+   *
+   * @returns the names removed
+   */
+  async reap(): Promise<string[]> {
+    const removed: string[] = [];
+    const live = new Set<string>();
+    for (const instance of await this.client.listInstances()) {
+      if (!instance.name.startsWith(this.#prefix)) continue;
+      live.add(instance.name);
+      const owner = instance.config["user.webserv.owner"] ?? "";
+      if (
+        instance.config["user.webserv.role"] === "env" && owner !== "" &&
+        ownerIsGone(owner)
+      ) {
+        await this.#remove({
+          name: instance.name,
+          directory: new SocketDirectory(join(this.#socketRoot, instance.name)),
+        });
+        live.delete(instance.name);
+        removed.push(instance.name);
+      }
+    }
+    try {
+      for await (const entry of Deno.readDir(this.#socketRoot)) {
+        if (!entry.name.startsWith(this.#prefix) || live.has(entry.name)) {
+          continue;
+        }
+        const path = join(this.#socketRoot, entry.name);
+        // A folder younger than a minute may belong to a launch under way.
+        const { mtime } = await Deno.stat(path);
+        if (mtime && Date.now() - mtime.getTime() > 60_000) {
+          await Deno.remove(path, { recursive: true });
+          removed.push(path);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+    return removed;
+  }
+
+  /** Destroys every env, waits for background removals, closes the client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#instances].map((i) => i.destroy()));
+    await Promise.all(this.#removals);
+    if (this.#ownsClient) this.client.close();
+  }
+
+  /** Calls {@linkcode IncusSandbox.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #launch(seed: number): Promise<Container> {
+    const base = await this.#base(seed);
+    const name = `${this.#prefix}${randomName()}`;
+    const directory = new SocketDirectory(join(this.#socketRoot, name));
+    await directory.create();
+    const container = { name, directory };
+    try {
+      await this.client.request("POST", "/1.0/instances", {
+        placed: true,
+        json: {
+          name,
+          type: "container",
+          profiles: [],
+          source: { type: "copy", source: base, instance_only: true },
+          config: {
+            ...this.#options.config,
+            "user.webserv.owner": ownerTag(),
+            "user.webserv.role": "env",
+          },
+          devices: {
+            ws: { type: "disk", source: directory.path, path: "/run/ws" },
+          },
+        },
+      });
+      if (this.#options.reset === "restore") {
+        await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {
+          json: { name: "pristine" },
+        });
+      }
+      await this.#start(container);
+      return container;
+    } catch (error) {
+      await this.#remove(container).catch(() => {});
+      throw error;
+    }
+  }
+
+  async #start(container: Container): Promise<void> {
+    await container.directory.clear();
+    await this.client.changeState(container.name, "start");
+    await container.directory.waitUntilReady({
+      timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
+      probe: () => this.#probe(container.name),
+    });
+  }
+
+  async #restore(container: Container): Promise<void> {
+    await this.client.changeState(container.name, "stop", true);
+    await this.client.request("PUT", `/1.0/instances/${container.name}`, {
+      json: { restore: "pristine" },
+    });
+    await this.#start(container);
+  }
+
+  /** Throws InstanceGoneError when the container is not running. */
+  async #probe(name: string): Promise<void> {
+    let status: string;
+    try {
+      status = await this.#status(name);
+    } catch (error) {
+      if (error instanceof SandboxError && error.status === 404) {
+        throw new InstanceGoneError(
+          `Incus instance "${name}" no longer exists`,
+          { status: 404, daemonMessage: error.daemonMessage, cause: error },
+        );
+      }
+      throw error;
+    }
+    if (status !== "Running") {
+      throw new InstanceGoneError(
+        `Incus instance "${name}" is not running: its status is "${status}"`,
+      );
+    }
+  }
+
+  /** The instance's status; the state call fails while init is dying. */
+  async #status(name: string): Promise<string> {
+    for (let attempt = 0;; attempt++) {
+      try {
+        return (await this.client.instanceState(name)).status;
+      } catch (error) {
+        if (
+          !(error instanceof SandboxError) || error.status === 404 ||
+          attempt >= 2
+        ) {
+          const metadata = await this.client.request(
+            "GET",
+            `/1.0/instances/${name}`,
+          );
+          const [instance] = decodeInstances([metadata]);
+          return instance?.status ?? "Unknown";
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }
+
+  #base(seed: number): Promise<string> {
+    let base = this.#bases.get(seed);
+    if (!base) {
+      base = this.#makeBase(seed);
+      base.catch(() => this.#bases.delete(seed));
+      this.#bases.set(seed, base);
+    }
+    return base;
+  }
+
+  async #makeBase(seed: number): Promise<string> {
+    const site = this.#options.image.replace(/^webserv-/, "")
+      .replace(/[^a-z0-9]/g, "");
+    const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
+    const name = `${this.#prefix}base-${site}-${seed}-${pool}-${this.#fingerprint.slice(0, 12)}`;
+    const snapshot = `${name}/seeded`;
+    const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline) {
+      if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) {
+        return snapshot;
+      }
+      const directory = new SocketDirectory(join(this.#socketRoot, name));
+      await directory.create();
+      try {
+        await this.client.request("POST", "/1.0/instances", {
+          placed: true,
+          json: {
+            name,
+            type: "container",
+            profiles: [],
+            source: { type: "image", fingerprint: this.#fingerprint },
+            config: {
+              "environment.WS_SEED": String(seed),
+              "user.webserv.owner": ownerTag(),
+              "user.webserv.role": "base",
+            },
+            devices: {
+              root: { type: "disk", path: "/", pool: this.#options.pool },
+              ws: { type: "disk", source: directory.path, path: "/run/ws" },
+            },
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof SandboxError) || error.status !== 409) {
+          throw error;
+        }
+        // Another run is making this base: wait for its snapshot, unless
+        // that run died half way.
+        await this.#waitForOtherBase(name, deadline);
+        continue;
+      }
+      try {
+        await this.#start({ name, directory });
+        await this.client.changeState(name, "stop", true);
+        await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {
+          json: { name: "seeded" },
+        });
+      } catch (error) {
+        await this.#remove({ name, directory }).catch(() => {});
+        throw error;
+      }
+      await directory.remove();
+      directory[Symbol.dispose]();
+      return snapshot;
+    }
+    throw new SandboxError(
+      `Incus base "${name}" was not seeded within ${timeoutMs} ms`,
+    );
+  }
+
+  async #waitForOtherBase(name: string, deadline: number): Promise<void> {
+    while (performance.now() < deadline) {
+      if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) return;
+      const owner = (await this.client.listInstances()).find((i) => i.name === name)
+        ?.config["user.webserv.owner"];
+      if (owner === undefined) return;
+      if (ownerIsGone(owner)) {
+        await this.#remove({
+          name,
+          directory: new SocketDirectory(join(this.#socketRoot, name)),
+        });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async #exists(path: string): Promise<boolean> {
+    try {
+      await this.client.request("GET", path);
+      return true;
+    } catch (error) {
+      if (error instanceof SandboxError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  /** Stops and deletes a container and removes its socket folder. */
+  async #remove(container: Container): Promise<void> {
+    try {
+      await this.client.changeState(container.name, "stop", true);
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      // 404: already gone; 400: already stopped. Under heavy load the stop
+      // hook can time out inside Incus although the container did stop.
+      if (error.status !== 404 && error.status !== 400) {
+        const status = await this.#status(container.name);
+        if (status !== "Stopped") {
+          await this.client.changeState(container.name, "stop", true);
+        }
+      }
+    }
+    try {
+      await this.client.request("DELETE", `/1.0/instances/${container.name}`);
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    }
+    await container.directory.remove();
+    container.directory[Symbol.dispose]();
+  }
+
+  #removeLater(container: Container): Promise<void> {
+    const removal = this.#remove(container).catch((error) =>
+      logBestEffort(`remove Incus instance "${container.name}"`, error)
+    ).finally(() => this.#removals.delete(removal));
+    this.#removals.add(removal);
+    return removal;
+  }
+}
+
+function randomName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}
+
+function logBestEffort(what: string, error: unknown): void {
+  console.warn(`Could not ${what}: ${String(error)}`);
+}

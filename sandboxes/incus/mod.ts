@@ -1,0 +1,17 @@
+/**
+ * The Incus backend: a REST client (unix socket or HTTPS with a client
+ * certificate) and a sandbox of copy-on-write containers.
+ *
+ * @module
+ */
+export { INCUS_SOCKET, IncusClient } from "./client.ts";
+export type {
+  IncusClientOptions,
+  IncusRequestOptions,
+  InstanceState,
+  InstanceSummary,
+  Operation,
+} from "./client.ts";
+export { IncusSandbox } from "./incus_sandbox.ts";
+export { ContainerInstance } from "../_container_instance.ts";
+export type { IncusSandboxOptions } from "./incus_sandbox.ts";
