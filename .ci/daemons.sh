@@ -61,7 +61,11 @@ fi
 # --- incusd -------------------------------------------------------------------
 if ! answers "$INCUS_SOCKET" /1.0; then
   log "starting incusd"
-  setsid /usr/libexec/incus/incusd --group root >>"$LOGS/incusd.log" 2>&1 </dev/null &
+  # incusd refreshes its instance-type list from an image server at start and
+  # daily; a loopback proxy that refuses makes that fail without leaving the
+  # machine (only loopback traffic is allowed here).
+  HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= \
+    setsid /usr/libexec/incus/incusd --group root >>"$LOGS/incusd.log" 2>&1 </dev/null &
   wait_for incusd "$INCUS_SOCKET" /1.0 "$LOGS/incusd.log"
 fi
 incus admin waitready --timeout 60

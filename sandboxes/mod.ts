@@ -25,5 +25,7 @@ export {
 export type { SandboxErrorOptions } from "./errors.ts";
 export { Gateway } from "./gateway.ts";
 export type { GatewayOptions, GatewayRoute, GatewayTarget } from "./gateway.ts";
+export { WarmPool } from "./warm_pool.ts";
+export type { InstanceFactory, WarmPoolOptions } from "./warm_pool.ts";
 export { FixtureSandbox } from "./fixture/fixture_sandbox.ts";
 export type { FixtureSandboxOptions } from "./fixture/fixture_sandbox.ts";

@@ -4,6 +4,7 @@ import { InstanceGoneError } from "../../../sandboxes/errors.ts";
 import { ownerTag } from "../../../sandboxes/_owner.ts";
 import type { IncusClient } from "../../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
+import { WarmPool } from "../../../sandboxes/warm_pool.ts";
 import { conformance } from "../_conformance.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
@@ -114,4 +115,27 @@ Deno.test("IncusSandbox.open() throws SandboxError naming the task when the imag
     IncusSandbox.open({ gateway, image: "webserv-nothere", pool: POOL })
   );
   assert(String(error).includes("deno task image"), String(error));
+});
+
+Deno.test("WarmPool.acquire() replaces an Incus env when its init was killed while idle", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+  });
+  await using pool = new WarmPool(sandbox, { size: 2 });
+  await pool.filled();
+  const victim = pool.idle[0];
+  assert(victim);
+  const { pid } = await sandbox.client.instanceState(victim.containerName);
+  Deno.kill(pid, "SIGKILL");
+  await using a = await pool.acquire();
+  await using b = await pool.acquire();
+  assertEquals(pool.replaced, 1);
+  for (const instance of [a, b]) {
+    const page = await gateway.request(instance.origin, "/");
+    assertEquals(page.status, 200);
+    await page.body?.cancel();
+  }
 });
