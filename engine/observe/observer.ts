@@ -174,7 +174,7 @@ export class Observer {
   #sessions = new WeakMap<CdpSession, SessionState>();
   /** id → frame id and session, for the ids handed out so far. */
   #where = new Map<number, { frameId: string; state: SessionState }>();
-  #previous = new WeakMap<Page, Map<number, string>>();
+  #previous = new WeakMap<Page, { url: string; lines: Map<number, string> }>();
   #hookSource: string;
   #isolatedSource: string;
 
@@ -267,7 +267,9 @@ export class Observer {
     }
     const lines = new Map<number, string>();
     for (const el of elements) lines.set(el.id, describeLine(el));
-    const before = this.#previous.get(page);
+    // A new document starts afresh: no `*new` marks, everything added.
+    const previous = this.#previous.get(page);
+    const before = previous && previous.url === result.url ? previous.lines : undefined;
     const diff: ObservationDiff = { added: [], removed: [], changed: [] };
     if (before) {
       for (const [id, line] of lines) {
@@ -279,7 +281,7 @@ export class Observer {
     } else {
       diff.added.push(...lines.keys());
     }
-    if (mode !== "viewport") this.#previous.set(page, lines);
+    if (mode !== "viewport") this.#previous.set(page, { url: result.url, lines });
 
     const { scroll } = result;
     const url = result.url.length > 200 ? `${result.url.slice(0, 199)}…` : result.url;

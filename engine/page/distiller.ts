@@ -609,12 +609,15 @@ function describeNode(pass: Pass, node: DNode): void {
   if (!role) role = node.sig & S_EDITABLE ? "textbox" : "clickable";
   node.role = role;
   let name = node.proxy ? fold(node.el.textContent ?? "") : nameFromAttributes(target, tag);
-  if (!name && (NAME_FROM_CONTENT.has(role) || node.sig & (S_POINTER | S_LISTENER | S_ONATTR))) {
+  const fromContent = NAME_FROM_CONTENT.has(role) ||
+    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR)) !== 0;
+  if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
     name = fold(parts.join(" "));
-    if (name) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   }
+  // The element's own text is its label: do not repeat it below the line.
+  if (fromContent) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (name) node.name = clip(name, req.maxText);
   const value = node.sig & S_EDITABLE && !node.proxy
     ? fold(node.el.textContent ?? "")

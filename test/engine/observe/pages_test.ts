@@ -1,0 +1,168 @@
+// The fixture page suite in real Chromium: every must-see element gets an
+// id, nothing marked must-not-see does. One browser for the whole file.
+import { assert, assertEquals, assertGreater, assertStringIncludes } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { type Observation, Observer } from "../../../engine/observe/observer.ts";
+import { FIXTURE_PAGES, type FixturePage, servePages } from "../../../fixtures/pages/mod.ts";
+
+/** Names of the must-see elements of a page, from its markup. */
+function expectedNames(page: FixturePage): string[] {
+  const sources = [page.html, ...Object.values(page.extra ?? {})].join("\n");
+  const names: string[] = [];
+  for (const match of sources.matchAll(/data-expect="see" data-name="([^"]+)"/g)) {
+    names.push(match[1]!);
+  }
+  for (const match of sources.matchAll(/dataset\.name = "([^"]+)"/g)) names.push(match[1]!);
+  return names;
+}
+
+/** What each id's element says about itself: its data-name and whether it sits under a must-not-see mark. */
+async function marks(observer: Observer, observation: Observation) {
+  const out: { id: number; name: string | null; hidden: boolean }[] = [];
+  for (const el of observation.elements) {
+    const handle = await observer.resolve(el.id);
+    assert(handle, `id ${el.id} does not resolve`);
+    const { result } = await handle.session.send("Runtime.callFunctionOn", {
+      objectId: handle.objectId,
+      functionDeclaration: `function() {
+        let hidden = false;
+        for (let n = this; n; n = n.parentElement || (n.getRootNode() && n.getRootNode().host) || null) {
+          if (n.dataset && n.dataset.expect === "hide") hidden = true;
+        }
+        return { name: this.dataset ? this.dataset.name || null : null, hidden };
+      }`,
+      returnByValue: true,
+    });
+    const value = result.value as { name: string | null; hidden: boolean };
+    out.push({ id: el.id, ...value });
+  }
+  return out;
+}
+
+async function open(observer: Observer, page: Page, url: string): Promise<void> {
+  const loaded = page.session.waitForEvent("Page.loadEventFired");
+  await page.session.send("Page.navigate", { url });
+  await loaded;
+  // Let zero-delay timers of the page run (late listeners, custom elements).
+  await page.session.send("Runtime.evaluate", {
+    expression: "new Promise((resolve) => setTimeout(resolve, 20))",
+    awaitPromise: true,
+  });
+  void observer;
+}
+
+Deno.test("Observer sees every must-see element and no must-not-see one on the fixture pages", async (t) => {
+  await using server = servePages();
+  await using browser = await Browser.launch();
+  const context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  for (const fixture of FIXTURE_PAGES) {
+    await t.step(fixture.path, async () => {
+      await open(observer, page, server.url(fixture.path));
+      const observation = await observer.observe(page);
+      const found = await marks(observer, observation);
+      const expected = expectedNames(fixture);
+      const seen = new Set(found.map((m) => m.name).filter((n): n is string => n !== null));
+      const missing = expected.filter((name) => !seen.has(name));
+      const falseIds = found.filter((m) => m.hidden).map((m) => m.id);
+      const context = `\n--- observation of ${fixture.path} ---\n${observation.text}\n`;
+      assertEquals(missing, [], `must-see elements without an id${context}`);
+      assertEquals(falseIds, [], `ids on must-not-see elements${context}`);
+      for (const name of expected) {
+        const el = observation.elements.find((e) =>
+          found.find((m) => m.id === e.id)?.name === name
+        );
+        assert(el, name);
+      }
+    });
+  }
+  await t.step("the page's DOM is identical before and after observing", async () => {
+    for (
+      const path of ["/native-controls", "/shadow-dom", "/hostile-globals", "/click-listeners"]
+    ) {
+      await open(observer, page, server.url(path));
+      const html = async () => {
+        const { result } = await page.session.send("Runtime.evaluate", {
+          expression: "document.documentElement.outerHTML",
+          returnByValue: true,
+        });
+        return result.value as string;
+      };
+      const before = await html();
+      await observer.observe(page);
+      await observer.observe(page, { mode: "viewport" });
+      assertEquals(await html(), before, path);
+    }
+  });
+  await t.step("page scripts see native-looking functions", async () => {
+    await open(observer, page, server.url("/click-listeners"));
+    const { result } = await page.session.send("Runtime.evaluate", {
+      expression: `[EventTarget.prototype.addEventListener.toString(),
+        Function.prototype.toString.toString(), EventTarget.prototype.addEventListener.length,
+        EventTarget.prototype.addEventListener.name, typeof globalThis.__webserv,
+        Object.getOwnPropertyDescriptor(HTMLElement.prototype, "onclick").set.toString()].join("|")`,
+      returnByValue: true,
+    });
+    assertEquals(
+      result.value,
+      "function addEventListener() { [native code] }|function toString() { [native code] }|2|addEventListener|undefined|function set onclick() { [native code] }",
+    );
+  });
+  await t.step("ids are stable across observations and never reused after navigation", async () => {
+    await open(observer, page, server.url("/native-controls"));
+    const first = await observer.observe(page);
+    const second = await observer.observe(page);
+    assertEquals(second.elements.map((e) => e.id), first.elements.map((e) => e.id));
+    assert(second.elements.every((e) => !e.isNew));
+    await open(observer, page, server.url("/native-controls"));
+    const third = await observer.observe(page);
+    const old = new Set(first.elements.map((e) => e.id));
+    assert(third.elements.every((e) => !old.has(e.id)), "ids after navigation are fresh");
+  });
+  await t.step("diff mode lists added, changed and removed elements", async () => {
+    await open(observer, page, server.url("/vetoes"));
+    const before = await observer.observe(page);
+    await page.session.send("Runtime.evaluate", {
+      expression: `document.querySelector("button[disabled]").disabled = false;
+        const b = document.createElement("button"); b.textContent = "Fresh"; document.body.append(b);
+        document.querySelector("button").remove();`,
+    });
+    const after = await observer.observe(page, { mode: "diff" });
+    assertEquals(after.diff.removed, [before.elements[0]!.id]);
+    assertEquals(after.diff.added.length, 2);
+    assertStringIncludes(after.text, "+ [");
+    assertStringIncludes(after.text, 'button "Fresh"');
+    assertStringIncludes(after.text, "- [");
+  });
+  await t.step("viewport mode lists what is in view and counts the rest", async () => {
+    await open(observer, page, server.url("/offscreen"));
+    const whole = await observer.observe(page);
+    const view = await observer.observe(page, { mode: "viewport", margin: 0 });
+    assertEquals(whole.elements.length, 2);
+    assertEquals(view.elements.map((e) => e.role + e.name), ["buttonTop"]);
+    assertStringIncludes(view.text, "below the viewport (1 actionable)");
+    assert(view.elements[0]!.inViewport);
+  });
+  await t.step("the big table is summarised and rows in view stay listed", async () => {
+    await open(observer, page, server.url("/table-2000"));
+    const observation = await observer.observe(page);
+    assertStringIncludes(observation.text, "more tr");
+    assertGreater(observation.elements.length, 5);
+    assert(observation.text.length < 4000, `${observation.text.length} characters`);
+    await page.session.send("Runtime.evaluate", { expression: "window.scrollTo(0, 20000)" });
+    const scrolled = await observer.observe(page);
+    const names = scrolled.elements.map((e) => e.name);
+    assert(names.some((name) => Number(name.slice(5)) > 400), names.join(","));
+  });
+  await t.step("resolve() returns undefined for a removed element", async () => {
+    await open(observer, page, server.url("/anchors"));
+    const observation = await observer.observe(page);
+    const id = observation.elements[0]!.id;
+    assert(await observer.resolve(id));
+    await page.session.send("Runtime.evaluate", { expression: "document.body.innerHTML = ''" });
+    assertEquals(await observer.resolve(id), undefined);
+  });
+  await context.close();
+});
