@@ -21,3 +21,4 @@ export * from "./engine/cdp/mod.ts";
 export * from "./engine/browser/mod.ts";
 export * from "./engine/settle/mod.ts";
 export * from "./engine/observe/mod.ts";
+export * from "./engine/act/mod.ts";

@@ -251,24 +251,33 @@ export class Browser implements ContextHost, AsyncDisposable {
       : targetInfo.type === "iframe"
       ? "iframe"
       : undefined;
+    let resumed = false;
+    const resume = () => {
+      if (resumed || !event.waitingForDebugger) return;
+      resumed = true;
+      bestEffort("resuming a target", session.send("Runtime.runIfWaitingForDebugger"));
+    };
     try {
       if (kind && context) {
         // Children (out-of-process iframes, workers) attach paused too.
         session.on("Target.attachedToTarget", (child) => this.#onAttached(child));
-        await session.send("Target.setAutoAttach", AUTO_ATTACH);
-        await session.send("Page.enable");
-        for (const initializer of context.initializers) {
-          try {
-            await initializer({ kind, session });
-          } catch (error) {
-            logFailure(`initializer on "${targetInfo.url}"`, error);
-          }
-        }
+        // Send every setup command, then resume without waiting for answers:
+        // a paused popup's renderer answers nothing until it runs. A session
+        // processes commands in order, so they all apply before any script.
+        const setup = [
+          session.send("Target.setAutoAttach", AUTO_ATTACH),
+          session.send("Page.enable"),
+          ...context.initializers.map((initializer) =>
+            initializer({ kind, session }).catch((error) =>
+              logFailure(`initializer on "${targetInfo.url}"`, error)
+            )
+          ),
+        ];
+        resume();
+        await Promise.all(setup);
       }
     } finally {
-      if (event.waitingForDebugger) {
-        bestEffort("resuming a target", session.send("Runtime.runIfWaitingForDebugger"));
-      }
+      resume();
     }
     if (!context || session.closeReason !== undefined) return;
     if (kind === "page") {

@@ -18,6 +18,9 @@ export interface AttachedTarget {
 /**
  * Prepares a target before its first script runs (the browser attaches every
  * target paused). Install document-start scripts and enable domains here.
+ * The commands it sends before its first `await` are sent before the target
+ * resumes (a paused popup answers nothing until it runs, so the target is not
+ * kept paused until the initializer settles).
  */
 export type TargetInitializer = (target: AttachedTarget) => Promise<void>;
 

@@ -10,8 +10,8 @@
  * 2. no short timer and no animation frame is pending;
  * 3. nothing at all happened (request, response, navigation, timer fired,
  *    DOM mutation) for the quiet window; and
- * 4. a render barrier (two animation frames, in an isolated world) started
- *    after the last activity has passed with no new activity.
+ * 4. a render barrier (two animation frames of the page, in an isolated
+ *    world) started after the last activity has passed with no new activity.
  * The wait is driven by events: it wakes on every change, at the end of the
  * quiet window, and when a pending item's grace period ends; never on a
  * fixed sleep. It gives up at the cap and says what was still pending.
@@ -50,6 +50,11 @@ export interface SettleOptions {
    * @default {the time of the call}
    */
   since?: number;
+  /**
+   * Stops waiting when aborted (say, a dialog blocks the page); the result
+   * is then unsettled with `"aborted"` pending.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of a {@linkcode Settler}. */
@@ -213,7 +218,15 @@ export class Settler {
       );
     }
     let failures = 0;
+    const signal = options.signal;
+    const wake = () => this.#notify();
+    signal?.addEventListener("abort", wake);
+    const aborted = new Promise<false>((resolve) => {
+      if (signal?.aborted) resolve(false);
+      signal?.addEventListener("abort", () => resolve(false));
+    });
     const finish = (settled: boolean, pending: string[]): SettleResult => {
+      signal?.removeEventListener("abort", wake);
       if (activity.lastNavigation >= since) waited.add("navigation");
       if (activity.lastMutation > since) waited.add("dom");
       return {
@@ -225,6 +238,7 @@ export class Settler {
     };
     while (true) {
       if (page.closed) return finish(true, []);
+      if (signal?.aborted) return finish(false, ["aborted"]);
       const now = performance.now();
       const busy: Busy[] = [];
       activity.busy(now, busy);
@@ -243,9 +257,11 @@ export class Settler {
         await this.#change(next);
         continue;
       }
-      // Idle: run the render barrier while the quiet window runs out.
-      const trackers = this.#trackersOf(page);
-      const barrier = Promise.all(trackers.map((tracker) => tracker.barrier(deadline - now)));
+      // Idle: run the render barrier while the quiet window runs out. Only on
+      // the page's own session: an out-of-process iframe scrolled out of view
+      // is throttled and renders no frames.
+      const root = this.#trackers.get(page.session);
+      const barrier = Promise.all(root ? [root.barrier(deadline - now)] : []);
       if (now < last + quietMs) {
         await this.#change(Math.min(deadline, last + quietMs));
         if (activity.lastActivity > last) {
@@ -253,7 +269,11 @@ export class Settler {
           continue;
         }
       }
-      const passed = (await barrier).every(Boolean);
+      const passed = await Promise.race([
+        barrier.then((results) => results.every(Boolean)),
+        aborted,
+      ]);
+      if (signal?.aborted) continue;
       if (activity.lastActivity > last) continue;
       if (!passed && ++failures < BARRIER_TRIES) continue;
       if (performance.now() < last + quietMs) continue;
@@ -294,15 +314,6 @@ export class Settler {
       session.send("Runtime.addBinding", { name: this.#binding }),
       session.send("Page.addScriptToEvaluateOnNewDocument", { source }),
     ]);
-  }
-
-  /** The trackers of a page's own session and of its frames' sessions. */
-  #trackersOf(page: Page): SessionTracker[] {
-    const out: SessionTracker[] = [];
-    for (const tracker of this.#trackers.values()) {
-      if (tracker.activity === this.#activities.get(page.session)) out.push(tracker);
-    }
-    return out;
   }
 
   #notify(): void {

@@ -1,0 +1,270 @@
+/**
+ * Functions run on an element with `Runtime.callFunctionOn` (`this` is the
+ * element). They use only DOM APIs and run in whichever world the element's
+ * handle lives in; the observer hands out handles from its isolated world,
+ * so page scripts neither see these calls nor can fake their answers.
+ *
+ * Every function returns plain JSON; expected outcomes are values, not
+ * exceptions.
+ *
+ * @module
+ */
+
+/** Shared helpers, inlined into each function. */
+const HELPERS = `
+  const visible = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 &&
+      (typeof e.checkVisibility !== "function" || e.checkVisibility({ visibilityProperty: true }));
+  };
+  const proxyOf = (e) => {
+    if (visible(e) || !e.labels) return e;
+    for (const label of e.labels) if (visible(label)) return label;
+    return e;
+  };
+  const within = (node, root) => {
+    for (let n = node; n; n = n.parentNode || n.host) if (n === root) return true;
+    return false;
+  };
+  const describe = (e) => {
+    let out = e.localName;
+    if (e.id) out += "#" + e.id;
+    else if (typeof e.className === "string" && e.className.trim()) out += "." + e.className.trim().split(/\\s+/)[0];
+    const text = (e.innerText || e.textContent || "").replace(/\\s+/g, " ").trim();
+    if (text) out += ' "' + (text.length > 40 ? text.slice(0, 39) + "…" : text) + '"';
+    return out;
+  };
+`;
+
+/** What an element is, for choosing how to act on it. */
+export interface ElementFacts {
+  /** `stale` when detached, `hidden` without a visible box (or label), `disabled`, or `ok`. */
+  state: "stale" | "hidden" | "disabled" | "ok";
+  /** The element's local name. */
+  tag: string;
+  /** The `type` attribute, lowercased. */
+  type: string;
+  /** The `role` attribute. */
+  role: string;
+  /** Whether it takes typed text (and is not read-only). */
+  editable: boolean;
+  /** Whether it is read-only. */
+  readonly: boolean;
+  /** Checked state of a checkbox, radio, switch or a label of one; `null` otherwise. */
+  checked: boolean | null;
+  /** The described element. */
+  name: string;
+}
+
+/** Facts about the element; see {@linkcode ElementFacts}. */
+export const FACTS = `function () {
+  ${HELPERS}
+  const el = this;
+  if (!el || !el.isConnected) return { state: "stale", tag: "", type: "", role: "", editable: false, readonly: false, checked: null, name: "" };
+  const tag = el.localName;
+  const type = (el.getAttribute("type") || "").toLowerCase();
+  const role = (el.getAttribute("role") || "").trim().split(/\\s+/)[0] || "";
+  const control = tag === "label" && el.control ? el.control : el;
+  const disabled = control.matches(":disabled") || el.closest('[aria-disabled="true"]') !== null;
+  const readonly = el.readOnly === true || el.getAttribute("aria-readonly") === "true";
+  const textual = tag === "textarea" ||
+    (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|range|color|hidden)$/.test(type)) ||
+    el.isContentEditable;
+  let checked = null;
+  const ctype = (control.getAttribute("type") || "").toLowerCase();
+  if (control.localName === "input" && (ctype === "checkbox" || ctype === "radio")) checked = control.checked;
+  else if (el.hasAttribute("aria-checked")) checked = el.getAttribute("aria-checked") === "true";
+  else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) checked = false;
+  const shown = visible(proxyOf(el));
+  return {
+    state: !shown ? "hidden" : disabled ? "disabled" : "ok",
+    tag, type, role,
+    editable: textual && !readonly,
+    readonly,
+    checked,
+    name: describe(el),
+  };
+}`;
+
+/** Where to press, after scrolling the element into view. */
+export type PointResult =
+  | {
+    ok: true;
+    /** The point, in the element's frame viewport. */
+    x: number;
+    y: number;
+    /** The document element's box, to map frame coordinates to the page's. */
+    docX: number;
+    docY: number;
+  }
+  | { ok: false; reason: "not-visible" | "covered"; cover?: string };
+
+/**
+ * Scrolls the element (or the visible label of a hidden input) into view when
+ * it is not fully in view, then hit-tests points across its visible box
+ * (shadow roots pierced) until one lands on it, a descendant, or its label.
+ */
+export const POINT = `function () {
+  ${HELPERS}
+  const target = this;
+  const el = proxyOf(target);
+  const doc = el.ownerDocument;
+  const html = doc.documentElement;
+  const vw = html.clientWidth || innerWidth;
+  const vh = html.clientHeight || innerHeight;
+  let r = el.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > vh || r.right > vw) {
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    r = el.getBoundingClientRect();
+  }
+  const x0 = Math.max(r.left, 0), x1 = Math.min(r.right, vw);
+  const y0 = Math.max(r.top, 0), y1 = Math.min(r.bottom, vh);
+  if (x1 - x0 < 1 || y1 - y0 < 1) return { ok: false, reason: "not-visible" };
+  const accepts = (hit) => {
+    if (!hit) return false;
+    if (within(hit, el) || within(hit, target)) return true;
+    const label = hit.closest ? hit.closest("label") : null;
+    if (label && (label.control === target || label === el)) return true;
+    if (target.localName === "label" && target.control && within(hit, target.control)) return true;
+    return false;
+  };
+  const hitAt = (x, y) => {
+    let hit = doc.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  const spots = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75], [0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5]];
+  let cover;
+  for (const [fx, fy] of spots) {
+    const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
+    const hit = hitAt(x, y);
+    if (accepts(hit)) {
+      const box = html.getBoundingClientRect();
+      return { ok: true, x, y, docX: box.left, docY: box.top };
+    }
+    if (cover === undefined && hit) cover = describe(hit);
+  }
+  return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
+}`;
+
+/** The document element of the element's document (for its CDP box). */
+export const DOCUMENT_ELEMENT = `function () { return this.ownerDocument.documentElement; }`;
+
+/** Focuses the element (or the focusable it labels); returns whether it has focus. */
+export const FOCUS = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  const active = () => {
+    let a = el.ownerDocument.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    return a;
+  };
+  if (active() !== el && !el.contains(active())) el.focus({ preventScroll: true });
+  const now = active();
+  return now === el || el.contains(now);
+}`;
+
+/** Whether the focused editable holds any text. */
+export const HAS_TEXT = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  if ("value" in el && typeof el.value === "string") return el.value.length > 0;
+  return (el.textContent || "").length > 0;
+}`;
+
+/** Puts the caret at the end of an editable. */
+export const CARET_TO_END = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  if (typeof el.setSelectionRange === "function" && typeof el.value === "string") {
+    try { el.setSelectionRange(el.value.length, el.value.length); return; } catch {}
+  }
+  if (el.isContentEditable) {
+    const selection = el.ownerDocument.getSelection();
+    const range = el.ownerDocument.createRange();
+    range.selectNodeContents(el);
+    range.collapse(false);
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+}`;
+
+/** Outcome of choosing an option. */
+export type SelectResult =
+  | { kind: "done"; chosen: string }
+  | { kind: "not-found"; options: string[] }
+  | { kind: "not-select" };
+
+/**
+ * Chooses an option of a native `<select>` by label or value, as the browser
+ * does when a person picks one: it sets the selection and fires `input` and
+ * `change`. Headless Chromium cannot open a native select's popup, so real
+ * input cannot do this.
+ */
+export const SELECT_NATIVE = `function (wanted, by) {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  if (el.localName !== "select") return { kind: "not-select" };
+  const fold = (s) => (s || "").replace(/\\s+/g, " ").trim();
+  const options = Array.from(el.options).filter((o) => !o.disabled);
+  const key = (o) => by === "value" ? o.value : fold(o.label || o.text);
+  let option = options.find((o) => key(o) === wanted) ||
+    options.find((o) => key(o).toLowerCase() === fold(wanted).toLowerCase());
+  if (!option) return { kind: "not-found", options: options.slice(0, 20).map(key) };
+  if (!option.selected || el.value !== option.value) {
+    option.selected = true;
+    el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+  return { kind: "done", chosen: key(option) };
+}`;
+
+/**
+ * Finds an ARIA option by label or value: inside the element when it is a
+ * listbox, else in the listbox it controls or owns, else any visible option
+ * of the document. Returns the option element, or the labels seen.
+ */
+export const FIND_OPTION = `function (wanted, by) {
+  ${HELPERS}
+  const doc = this.ownerDocument;
+  const fold = (s) => (s || "").replace(/\\s+/g, " ").trim();
+  const scopes = [];
+  if ((this.getAttribute("role") || "") === "listbox") scopes.push(this);
+  for (const attr of ["aria-controls", "aria-owns"]) {
+    for (const id of (this.getAttribute(attr) || "").split(/\\s+/)) {
+      const scope = id && doc.getElementById(id);
+      if (scope) scopes.push(scope);
+    }
+  }
+  if (scopes.length === 0) scopes.push(doc);
+  const options = [];
+  for (const scope of scopes) {
+    for (const o of scope.querySelectorAll('[role="option"]')) if (visible(o)) options.push(o);
+  }
+  const key = (o) => by === "value"
+    ? (o.getAttribute("data-value") ?? o.getAttribute("value") ?? fold(o.textContent))
+    : fold(o.getAttribute("aria-label") || o.textContent);
+  const match = options.find((o) => key(o) === wanted) ||
+    options.find((o) => key(o).toLowerCase() === fold(wanted).toLowerCase());
+  return match || options.slice(0, 20).map(key);
+}`;
+
+/** Scrolls the element into view, centred. */
+export const SCROLL_INTO_VIEW = `function () {
+  const el = this;
+  if (!el.isConnected) return false;
+  el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+  return true;
+}`;
+
+/** The element as a file input: itself, or the control of a label. */
+export const FILE_INPUT = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  return el.localName === "input" && (el.type || "").toLowerCase() === "file" ? el : null;
+}`;
+
+/** The viewport size of the element's (or the page's) document. */
+export const VIEWPORT = `function () {
+  const html = (this && this.ownerDocument ? this.ownerDocument : document).documentElement;
+  return { width: html.clientWidth || innerWidth, height: html.clientHeight || innerHeight };
+}`;
