@@ -70,15 +70,22 @@ export class SocketDirectory implements Disposable {
     const deadline = performance.now() + options.timeoutMs;
     let nextProbe = performance.now() + 1_000;
     let last: unknown;
+    // A connection made just as the server starts listening can hang for
+    // seconds (seen with Deno's unix-socket client), so each attempt gets a
+    // short timeout that grows when the machine is slow to answer.
+    let attemptMs = 250;
     while (performance.now() < deadline) {
       try {
         const response = await this.state.fetch("/healthz", {
-          signal: AbortSignal.timeout(2_000),
+          signal: AbortSignal.timeout(attemptMs),
         });
         await response.body?.cancel();
         if (response.ok) return;
       } catch (error) {
         last = error;
+        if (error instanceof DOMException && error.name === "TimeoutError") {
+          attemptMs = Math.min(attemptMs * 2, 2_000);
+        }
       }
       if (options.probe && performance.now() > nextProbe) {
         await options.probe();

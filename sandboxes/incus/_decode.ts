@@ -175,3 +175,17 @@ export function decodeImageProperties(value: unknown): Record<string, string> {
   }
   return properties;
 }
+
+/**
+ * Decodes the bytes in use out of `GET /1.0/storage-pools/NAME/resources`.
+ *
+ * @param value the metadata
+ * @returns the bytes used and the pool's size
+ */
+export function decodePoolSpace(
+  value: unknown,
+): { used: number; total: number } {
+  const resources = record(value, "Incus pool resources");
+  const space = record(resources["space"] ?? {}, "pool space");
+  return { used: int(space["used"]), total: int(space["total"]) };
+}

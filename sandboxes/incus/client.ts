@@ -15,6 +15,7 @@ import {
   decodeInstances,
   decodeInstanceState,
   decodeOperation,
+  decodePoolSpace,
   type InstanceState,
   type InstanceSummary,
   type Operation,
@@ -218,7 +219,22 @@ export class IncusClient implements Disposable {
   ): Promise<void> {
     await this.request("PUT", `/1.0/instances/${name}/state`, {
       json: { action, force, timeout: force ? -1 : 30 },
+      // A forced stop takes about a second; waiting longer only delays the
+      // caller's recovery when Incus's stop hook hangs under load.
+      ...(force ? { timeoutMs: Math.min(this.#timeoutMs, 20_000) } : {}),
     });
+  }
+
+  /**
+   * Reads how much of a storage pool is in use.
+   *
+   * @param pool the pool's name
+   * @returns bytes used and the pool's size
+   */
+  async poolSpace(pool: string): Promise<{ used: number; total: number }> {
+    return decodePoolSpace(
+      await this.request("GET", `/1.0/storage-pools/${pool}/resources`),
+    );
   }
 
   /**

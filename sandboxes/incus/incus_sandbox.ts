@@ -246,7 +246,15 @@ export class IncusSandbox implements Sandbox {
 
   /** Destroys every env, waits for background removals, closes the client. */
   async close(): Promise<void> {
-    await Promise.all([...this.#instances].map((i) => i.destroy()));
+    // A few at a time: a hundred concurrent stops overload the daemon.
+    const instances = [...this.#instances];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = instances.shift(); i; i = instances.shift()) {
+          await i.destroy();
+        }
+      }),
+    );
     await Promise.all(this.#removals);
     if (this.#ownsClient) this.client.close();
   }
@@ -458,7 +466,7 @@ export class IncusSandbox implements Sandbox {
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       // 404: already gone; 400: already stopped. Under heavy load the stop
-      // hook can time out inside Incus although the container did stop.
+      // hook can hang inside Incus although the container did stop.
       if (error.status !== 404 && error.status !== 400) {
         const status = await this.#status(container.name);
         if (status !== "Stopped") {
@@ -466,10 +474,17 @@ export class IncusSandbox implements Sandbox {
         }
       }
     }
-    try {
-      await this.client.request("DELETE", `/1.0/instances/${container.name}`);
-    } catch (error) {
-      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    for (let attempt = 0;; attempt++) {
+      try {
+        await this.client.request("DELETE", `/1.0/instances/${container.name}`);
+        break;
+      } catch (error) {
+        if (!(error instanceof SandboxError)) throw error;
+        if (error.status === 404) break;
+        // A stop operation that timed out may still hold the instance.
+        if (attempt >= 20) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     }
     await container.directory.remove();
     container.directory[Symbol.dispose]();
