@@ -1,0 +1,37 @@
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import { Actor } from "../../../engine/act/actor.ts";
+import { ActionError } from "../../../engine/act/errors.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import { Settler } from "../../../engine/settle/settler.ts";
+import { serveSpa } from "../../../fixtures/spa/mod.ts";
+
+Deno.test("Actor.act() acts on observation ids when the observer is the resolver", async () => {
+  await using server = serveSpa();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const settler = Settler.install(context);
+  const observer = Observer.attach(context);
+  const page = await context.newPage(`${server.origin}/act/controls`);
+  const actor = new Actor(context, { resolver: observer, settler });
+  const { elements } = await observer.observe(page);
+  const find = (role: string, name: string) => {
+    const element = elements.find((e) => e.role === role && e.name === name);
+    assert(element, `no ${role} "${name}" in the observation`);
+    return element.id;
+  };
+  await actor.act({ action: "click", id: find("button", "Click me") });
+  await actor.act({ action: "type", id: find("textbox", "Name"), text: "Ada" });
+  await actor.act({ action: "select", id: find("combobox", "Pick a fruit"), option: "Cherry" });
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression: "[window.__log.map((entry) => Object.keys(entry)[0]), window.__name]",
+    returnByValue: true,
+  });
+  assertEquals(result.value, [["click", "fruit"], "Ada"]);
+  const remove = find("button", "Remove me");
+  await page.session.send("Runtime.evaluate", {
+    expression: `document.querySelector("#remove").remove()`,
+  });
+  const error = await assertRejects(() => actor.act({ action: "click", id: remove }), ActionError);
+  assertEquals(error.code, "stale-id");
+});
