@@ -8,7 +8,9 @@ import type { WireElement, WireMore, WireNode } from "./wire.ts";
 /** Longest line of plain text kept, in characters. */
 const MAX_TEXT_LINE = 400;
 /** Longest line made by joining a group's parts. */
-const MAX_JOINED = 140;
+const MAX_JOINED = 200;
+/** Marks a frame placeholder line: `<indent>\u0001<slot>`; the driver splices the child frame in. */
+export const FRAME_MARK = "\u0001";
 
 function quote(text: string): string {
   return `"${text.replace(/"/g, "'")}"`;
@@ -67,7 +69,7 @@ function inline(node: WireNode): string {
     case "m":
       return describeMore(node);
     case "f":
-      return "iframe";
+      return `${FRAME_MARK}${node.slot}`;
     case "e": {
       if (node.role === "row") return node.c ? node.c.map(inline).join(" | ") : "";
       const cell = node.role === "cell" || node.role === "columnheader" ||
@@ -83,11 +85,42 @@ function inline(node: WireNode): string {
   }
 }
 
-/** Whether a node fits on a line of its own with no structure below it. */
+/** Roles whose content always gets lines of its own. */
+const BLOCKS = new Set([
+  "table",
+  "grid",
+  "treegrid",
+  "list",
+  "form",
+  "navigation",
+  "main",
+  "banner",
+  "contentinfo",
+  "complementary",
+  "dialog",
+  "alertdialog",
+  "menu",
+  "menubar",
+  "listbox",
+  "tree",
+  "tablist",
+  "tabpanel",
+  "region",
+  "search",
+  "row",
+  "iframe",
+]);
+
+/**
+ * Whether a node can be joined into its parent's line: plain text, an
+ * element without children, or a small element whose children are all such
+ * (a heading around a link). A group of groups never joins.
+ */
 function isLeaf(node: WireNode): boolean {
   if (node.k !== "e") return node.k !== "f";
-  // A group of groups never joins: each inner group keeps its own line.
-  return !node.c;
+  if (!node.c) return true;
+  if (BLOCKS.has(node.role)) return false;
+  return node.c.every((kid) => kid.k === "t" || kid.k === "e" && !kid.c);
 }
 
 const TRANSPARENT = new Set(["", "list", "listitem", "group", "cell"]);
@@ -99,6 +132,10 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
       out.push(pad + inline(node));
       continue;
     }
+    if (node.role === "iframe" && !node.c) {
+      out.push(pad + describeElement(node, markNew));
+      continue;
+    }
     if (node.role === "row") {
       const line = inline(node);
       if (line) out.push(pad + line);
@@ -106,7 +143,8 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
     }
     const unnamed = node.id === undefined && !node.name && !node.states;
     if (TRANSPARENT.has(node.role) && unnamed) {
-      if (node.c && node.c.every(isLeaf)) {
+      // Items of a list keep a line each; other wrappers join when short.
+      if (node.role !== "list" && node.c && node.c.every(isLeaf)) {
         const joined = node.c.map(inline).filter(Boolean).join(" · ");
         if (joined.length <= MAX_JOINED) {
           if (joined) out.push(pad + joined);
@@ -121,7 +159,7 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
       out.push(pad + head);
       continue;
     }
-    if (node.c.every(isLeaf)) {
+    if (!BLOCKS.has(node.role) && node.c.every(isLeaf)) {
       const joined = node.c.map(inline).filter(Boolean).join(" · ");
       if (head.length + joined.length <= MAX_JOINED) {
         out.push(pad + (joined ? `${head} · ${joined}` : head));

@@ -12,7 +12,7 @@ import { ProtocolError } from "../cdp/errors.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
 import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } from "./wire.ts";
 import { bestEffort } from "../_log.ts";
-import { describeElement, formatNodes } from "./format_observation.ts";
+import { describeElement, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 
 /** The name of the isolated world the distiller runs in. */
@@ -53,6 +53,13 @@ export interface ObserveOptions {
    * @default {100}
    */
   maxText?: number;
+  /**
+   * Whether to return the distilled tree in {@linkcode Observation.tree}
+   * (the text and the element facts are always returned).
+   *
+   * @default {false}
+   */
+  tree?: boolean;
 }
 
 /** One element with an id, as structured facts. */
@@ -93,8 +100,11 @@ export interface ObservationDiff {
 export interface Observation {
   /** The compact text for the agent. */
   text: string;
-  /** The distilled tree, frames stitched in (iframes become `role: "iframe"` elements). */
-  tree: WireNode[];
+  /**
+   * The distilled tree, frames stitched in (iframes become `role: "iframe"`
+   * elements), when asked for; boxes in it are relative to their own frame.
+   */
+  tree?: WireNode[];
   /** Every element with an id, in document order. */
   elements: ObservedElement[];
   /** Changes since the previous observation of the page. */
@@ -105,8 +115,11 @@ export interface Observation {
   title: string;
   /** The top-level document's scroll state. */
   scroll: DistillResult["scroll"];
-  /** Milliseconds: the whole observation, and the part spent in pages. */
-  timing: { totalMs: number; pageMs: number };
+  /**
+   * Milliseconds: the whole observation, the part spent distilling in pages,
+   * and the top frame's distiller passes.
+   */
+  timing: { totalMs: number; pageMs: number; passes: Record<string, number> };
 }
 
 /** Where an element with an id lives, as CDP handles the actions engine can use. */
@@ -139,8 +152,9 @@ interface FrameInfo {
   state: SessionState;
 }
 
+// One JSON string crosses faster than the same value as a protocol object tree.
 const OBSERVE_FUNCTION =
-  "function(req, ...owners) { return globalThis.__webserv.observe(req, ...owners); }";
+  "function(req, ...owners) { return JSON.stringify(globalThis.__webserv.observe(req, ...owners)); }";
 const ELEMENT_FUNCTION = "function(id) { return globalThis.__webserv.element(id); }";
 
 function randomSecret(): string {
@@ -221,6 +235,7 @@ export class Observer {
       summariseAfter: options.summariseAfter ?? 20,
       keepItems: options.keepItems ?? 5,
       maxText: options.maxText ?? 100,
+      tree: options.tree ?? false,
     };
     let pageMs = 0;
     const sessions = [page.session, ...page.frameSessions];
@@ -232,42 +247,65 @@ export class Observer {
     if (!main) throw new ProtocolError(`Cannot observe "${page.targetId}": it has no main frame`);
     const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
 
+    const elements: ObservedElement[] = [];
     let top: DistillResult | undefined;
+    // Frames are distilled one after another, parents first, because each
+    // hands out ids from the counter the previous one left.
     const observeFrame = async (
       frame: FrameInfo,
       depth: number,
-    ): Promise<WireNode[] | undefined> => {
+      dx: number,
+      dy: number,
+    ): Promise<{ lines: string[]; nodes: WireNode[] } | undefined> => {
       const kids = children(frame.frameId);
       const result = await this.#distill(frame, kids, req, depth === 0);
       if (!result) return undefined;
       pageMs += result.ms;
       req.nextId = result.nextId;
       if (depth === 0) top = result;
-      const nodes = result.nodes;
-      markFrame(nodes, frame.frameId);
-      const slots = new Map<number, WireNode[]>();
-      for (let i = 0; i < kids.length; i++) {
-        if (depth > 8) break;
-        const sub = await observeFrame(kids[i]!, depth + 1);
-        if (sub) slots.set(i, sub);
+      for (const el of result.elements) {
+        const { inView, box, ...rest } = el;
+        elements.push({
+          ...rest,
+          box: [box[0] + dx, box[1] + dy, box[2], box[3]],
+          frame: frame.frameId,
+          inViewport: inView,
+        });
+        this.#where.set(el.id, { frameId: frame.frameId, state: frame.state });
       }
-      return stitch(nodes, slots);
+      const nodes = result.nodes ?? [];
+      markFrame(nodes, frame.frameId);
+      const lines: string[] = [];
+      const slots = new Map<number, WireNode[]>();
+      for (const line of result.lines) {
+        const at = line.indexOf(FRAME_MARK);
+        if (at === -1) {
+          lines.push(line);
+          continue;
+        }
+        const pad = line.slice(0, at);
+        const slot = Number(line.slice(at + 1));
+        const info = result.frames.find((f) => f.slot === slot);
+        lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}`);
+        const child = kids[slot];
+        if (!child || !info || depth > 8) continue;
+        const sub = await observeFrame(child, depth + 1, dx + info.box[0], dy + info.box[1]);
+        if (!sub) continue;
+        for (const subLine of sub.lines) lines.push(`${pad}  ${subLine}`);
+        slots.set(slot, sub.nodes);
+      }
+      return { lines, nodes: stitch(nodes, slots) };
     };
-    const tree = await observeFrame(main, 0) ?? [];
+    const observed = await observeFrame(main, 0, 0, 0);
     this.#nextId = req.nextId;
     const result = top as DistillResult | undefined;
-    if (!result) {
+    if (!observed || !result) {
       throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
     }
 
-    const elements = collectElements(tree);
-    for (const el of elements) {
-      const state = frames.find((f) => f.frameId === el.frame)?.state;
-      if (state) this.#where.set(el.id, { frameId: el.frame, state });
-    }
     const lines = new Map<number, string>();
     for (const el of elements) lines.set(el.id, describeLine(el));
-    // A new document starts afresh: no `*new` marks, everything added.
+    // A new document starts afresh: everything is added.
     const previous = this.#previous.get(page);
     const before = previous && previous.url === result.url ? previous.lines : undefined;
     const diff: ObservationDiff = { added: [], removed: [], changed: [] };
@@ -296,18 +334,23 @@ export class Observer {
       for (const id of diff.removed) body.push(`- ${before.get(id)}`);
       if (!body.length) body.push("(no changes)");
     } else {
-      body = formatNodes(tree, { showNew: before !== undefined });
+      body = observed.lines;
     }
-    return {
+    const observation: Observation = {
       text: [header, ...body].join("\n"),
-      tree,
       elements,
       diff,
       url: result.url,
       title: result.title,
       scroll,
-      timing: { totalMs: Math.round((performance.now() - started) * 10) / 10, pageMs },
+      timing: {
+        totalMs: Math.round((performance.now() - started) * 10) / 10,
+        pageMs,
+        passes: result.passes,
+      },
     };
+    if (req.tree) observation.tree = observed.nodes;
+    return observation;
   }
 
   /**
@@ -344,6 +387,17 @@ export class Observer {
       executionContextId: contextId,
       objectId: result.objectId,
     };
+  }
+
+  /**
+   * Whether an observation by this observer ever showed `id`, so a caller
+   * can tell an id that was never given out from one whose element is gone.
+   *
+   * @param id the element id
+   * @returns whether the id was given out
+   */
+  known(id: number): boolean {
+    return this.#where.has(id);
   }
 
   #state(session: CdpSession): SessionState {
@@ -483,7 +537,10 @@ export class Observer {
           const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
           throw new ProtocolError(`Distiller failed in frame "${frame.frameId}": ${text}`);
         }
-        return result.value as DistillResult;
+        if (typeof result.value !== "string") {
+          throw new ProtocolError(`Distiller gave no answer in frame "${frame.frameId}"`);
+        }
+        return JSON.parse(result.value) as DistillResult;
       } catch (error) {
         if (frame.state.session.closeReason !== undefined && !required) return undefined;
         if (!isContextGone(error) || attempt >= 3) {
@@ -536,46 +593,12 @@ function stitch(nodes: WireNode[], slots: Map<number, WireNode[]>): WireNode[] {
       const sub = slots.get(node.slot);
       const out: WireElement = { k: "e", role: "iframe" };
       if (node.name) out.name = node.name;
-      if (sub) {
-        shift(sub, node.box[0], node.box[1]);
-        if (sub.length) out.c = sub;
-      }
+      if (sub?.length) out.c = sub;
       return out;
     }
     if (node.k === "e" && node.c) return { ...node, c: stitch(node.c, slots) };
     return node;
   });
-}
-
-function shift(nodes: WireNode[], dx: number, dy: number): void {
-  for (const node of nodes) {
-    if (node.k !== "e") continue;
-    if (node.box) node.box = [node.box[0] + dx, node.box[1] + dy, node.box[2], node.box[3]];
-    if (node.c) shift(node.c, dx, dy);
-  }
-}
-
-function collectElements(nodes: WireNode[], out: ObservedElement[] = []): ObservedElement[] {
-  for (const node of nodes) {
-    if (node.k !== "e") continue;
-    if (node.id !== undefined) {
-      const el: ObservedElement = {
-        id: node.id,
-        role: node.role,
-        name: node.name ?? "",
-        states: node.states ?? [],
-        cues: node.cues ?? [],
-        box: node.box ?? [0, 0, 0, 0],
-        frame: node.frame ?? "",
-        inViewport: node.inView === true,
-        isNew: node.isNew === true,
-      };
-      if (node.value !== undefined) el.value = node.value;
-      out.push(el);
-    }
-    if (node.c) collectElements(node.c, out);
-  }
-  return out;
 }
 
 function describeLine(el: ObservedElement): string {

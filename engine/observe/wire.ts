@@ -22,6 +22,30 @@ export interface DistillRequest {
   keepItems: number;
   /** Longest name or value kept, in characters. */
   maxText: number;
+  /** Whether to return the tree as well as the lines and elements. */
+  tree: boolean;
+}
+
+/** The facts of one element with an id, as one frame's distiller reports them. */
+export interface WireFacts {
+  /** The id. */
+  id: number;
+  /** The role. */
+  role: string;
+  /** The accessible name. */
+  name: string;
+  /** The value, if any. */
+  value?: string;
+  /** States. */
+  states: string[];
+  /** Cues. */
+  cues: string[];
+  /** The border box in the frame's viewport. */
+  box: WireBox;
+  /** Whether the box intersects the frame's viewport. */
+  inView: boolean;
+  /** Whether the id was handed out by this observation. */
+  isNew: boolean;
 }
 
 /** A node of the distilled tree. */
@@ -99,10 +123,18 @@ export interface DistillResult {
   url: string;
   /** Scroll offsets and sizes of the frame's document. */
   scroll: { x: number; y: number; width: number; height: number; vw: number; vh: number };
-  /** The distilled tree under the document. */
-  nodes: WireNode[];
+  /** The observation text of this frame; child frames are placeholder lines (see `FRAME_MARK`). */
+  lines: string[];
+  /** Every element with an id, in document order. */
+  elements: WireFacts[];
+  /** The content box of each child frame, by slot. */
+  frames: { slot: number; box: WireBox; name?: string }[];
+  /** The distilled tree, when the request asked for it. */
+  nodes?: WireNode[];
   /** The next free id after this observation. */
   nextId: number;
   /** Milliseconds spent in the page. */
   ms: number;
+  /** Milliseconds per pass, by pass name. */
+  passes: Record<string, number>;
 }

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect } from "./layout.ts";
+import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect, type StyleFacts } from "./layout.ts";
 import {
   clip,
   fold,
@@ -43,10 +43,12 @@ import type {
   DistillResult,
   WireBox,
   WireElement,
+  WireFacts,
   WireFrame,
   WireMore,
   WireNode,
 } from "../observe/wire.ts";
+import { formatNodes } from "../observe/format_observation.ts";
 
 // Interactivity signals.
 const S_NATIVE = 1;
@@ -61,10 +63,8 @@ const S_PROXY = 256;
 const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
 
 // Inherited and own flags.
-const F_HIDDEN = 1;
 const F_ARIA_HIDDEN = 2;
 const F_INERT = 4;
-const F_NO_POINTER = 8;
 
 const SKIP_TAGS = new Set([
   "script",
@@ -129,10 +129,24 @@ interface DNode {
   cues?: string[];
   /** The hidden input a label stands in for. */
   proxy?: Element;
+  /** Whether the element is disabled, as `vet` found. */
+  disabled?: boolean;
   /** Name of an svg icon or alt of an image, read into an ancestor's name. */
   ownText?: string;
   /** Option labels of a select. */
   options?: string[];
+  /** The element's computed style, read lazily. */
+  style: StyleFacts;
+  /** Whether an ancestor or the element has `opacity: 0`. */
+  faded: boolean;
+  /** Whether the element is invisible (visibility or opacity), once asked. */
+  hidden?: boolean;
+}
+
+/** Whether the element itself is not painted: `visibility` other than visible, or faded out. */
+function isHidden(node: DNode): boolean {
+  node.hidden ??= node.faded || node.style.visibility !== "visible";
+  return node.hidden;
 }
 
 interface DFrame {
@@ -198,6 +212,7 @@ export interface Distiller {
 export function createDistiller(doc: Document, layout: Layout): Distiller {
   const ids = new WeakMap<Element, number>();
   const byId = new Map<number, WeakRef<Element>>();
+  let observed = false;
 
   function observe(req: DistillRequest, owners: readonly Element[] = []): DistillResult {
     const start = layout.now();
@@ -223,17 +238,35 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
         inside: req.mode === "page",
       })
       : null;
+    const passes: Record<string, number> = {};
+    let mark = start;
+    const lap = (name: string) => {
+      const now = layout.now();
+      passes[name] = Math.round((now - mark) * 10) / 10;
+      mark = now;
+    };
+    lap("collect");
     let nextId = req.nextId;
     if (top) {
       vet(pass, doc);
+      lap("vet");
       nextId = assign(pass, ids, byId, nextId);
       describe(pass);
+      lap("describe");
     }
     const nodes: WireNode[] = [];
     if (pass.above.n) nodes.push(pass.above);
     if (top) nodes.push(...emit(pass, top, owners));
     if (pass.below.n) nodes.push(pass.below);
-    return {
+    lap("emit");
+    // `*new` marks only once this document has been observed before.
+    const lines = formatNodes(nodes, { showNew: observed });
+    observed = true;
+    const elements: WireFacts[] = [];
+    const frames: DistillResult["frames"] = [];
+    facts(nodes, elements, frames);
+    lap("format");
+    const result: DistillResult = {
       title: fold(doc.title ?? ""),
       url: doc.URL ?? "",
       scroll: {
@@ -244,10 +277,15 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
         vw: Math.round(vp.w),
         vh: Math.round(vp.h),
       },
-      nodes,
+      lines,
+      elements,
+      frames,
       nextId,
       ms: Math.round((layout.now() - start) * 10) / 10,
+      passes,
     };
+    if (req.tree) result.nodes = nodes;
+    return result;
   }
 
   function element(id: number): Element | null {
@@ -303,44 +341,56 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       }
     }
   }
-  let flags = inh.flags & ~(F_HIDDEN | F_NO_POINTER);
+  // Style reads are the walk's main cost: read what every element needs
+  // (display, opacity), the inherited ones only where they decide something
+  // (visibility for text and candidates, pointer-events in vet), and the
+  // cursor only outside candidates.
+  let flags = inh.flags;
   const faded = inh.faded || style.opacity === "0";
-  if (style.visibility !== "visible" || faded) flags |= F_HIDDEN;
-  if (style.pointerEvents === "none") flags |= F_NO_POINTER;
-  if (el.getAttribute("aria-hidden") === "true") flags |= F_ARIA_HIDDEN;
-  if (el.hasAttribute("inert")) flags |= F_INERT;
-  const role = roleOf(el, tag);
+  const attributed = el.hasAttributes();
+  let role: string;
   let sig = 0;
-  if (isNativeControl(el, tag)) sig |= S_NATIVE;
-  if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
-  if (isEditableHost(el)) sig |= S_EDITABLE;
-  const tabindex = el.getAttribute("tabindex");
-  if (tabindex !== null && Number(tabindex) >= 0 && tag !== "iframe") sig |= S_TABINDEX;
-  for (const name of ON_ATTRS) {
-    if (el.hasAttribute(name)) {
-      sig |= S_ONATTR;
-      break;
+  if (attributed) {
+    if (el.getAttribute("aria-hidden") === "true") flags |= F_ARIA_HIDDEN;
+    if (el.hasAttribute("inert")) flags |= F_INERT;
+    role = roleOf(el, tag);
+    if (isNativeControl(el, tag)) sig |= S_NATIVE;
+    if (isEditableHost(el)) sig |= S_EDITABLE;
+    const tabindex = el.getAttribute("tabindex");
+    if (tabindex !== null && Number(tabindex) >= 0 && tag !== "iframe") sig |= S_TABINDEX;
+    for (const name of ON_ATTRS) {
+      if (el.hasAttribute(name)) {
+        sig |= S_ONATTR;
+        break;
+      }
     }
+  } else {
+    role = roleOf(el, tag);
+    if (isNativeControl(el, tag)) sig |= S_NATIVE;
   }
+  if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
   const listened = layout.listened(el);
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
-  const pointer = style.cursor === "pointer";
-  if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
+  let pointer = inh.pointer;
+  if (!inh.inCandidate || sig & STRONG) {
+    pointer = style.cursor === "pointer";
+    if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
+  }
   if (tag === "body" || tag === "html") sig = 0;
   if (!(sig & STRONG) && inh.inCandidate) sig = 0;
-  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0 };
+  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style, faded };
   if (sig) pass.candidates.push(node);
   if (tag === "label") pass.labels.set(el, node);
   if (
-    tag === "input" && flags & F_HIDDEN &&
+    tag === "input" && isHidden(node) &&
     /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase())
   ) {
     pass.proxies.push(node);
   }
   if (LEAF_TAGS.has(tag)) {
     if (tag === "iframe" || tag === "frame") {
-      if (!(flags & F_HIDDEN)) node.kids.push({ k: "f", el });
+      if (!isHidden(node)) node.kids.push({ k: "f", el });
     } else if (tag === "svg") {
       node.ownText = svgName(el);
     } else if (tag === "img") {
@@ -373,19 +423,33 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
 
 function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
   if (kid.nodeType === 3) {
-    if (node.flags & F_HIDDEN) return;
     const text = fold((kid as Text).data);
-    if (text) node.kids.push(text);
+    if (text && !isHidden(node)) node.kids.push(text);
   } else if (kid.nodeType === 1) {
     const child = collect(pass, kid as Element, next);
     if (child) node.kids.push(child);
   }
 }
 
-function signature(el: Element): string {
+/** Tag and first class; siblings are similar when these match. */
+function label(el: Element): string {
   const cls = el.getAttribute("class");
   const first = cls ? cls.trim().split(/\s+/)[0] : "";
   return first ? `${el.localName}.${first}` : el.localName;
+}
+
+/**
+ * What makes siblings "similar": the same label and the same labels of their
+ * first few children, so rows of one template match and sections of
+ * different content do not.
+ */
+function signature(el: Element): string {
+  let sig = label(el);
+  let n = 0;
+  for (let child = el.firstElementChild; child && n < 8; child = child.nextElementSibling, n++) {
+    sig += ` ${label(child)}`;
+  }
+  return sig;
 }
 
 /**
@@ -405,11 +469,11 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
   // Runs of equal signatures, by element index.
   const skip = new Set<number>();
   const runs: { from: number; to: number; sig: string }[] = [];
+  const sigs = elements.map(signature);
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
-    const prev = signature(elements[i - 1]!);
-    if (i < elements.length && signature(elements[i]!) === prev) continue;
-    if (i - from > req.summariseAfter) runs.push({ from, to: i, sig: prev });
+    if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
+    if (i - from > req.summariseAfter) runs.push({ from, to: i, sig: label(elements[from]!) });
     from = i;
   }
   const mores = new Map<number, WireMore>();
@@ -500,7 +564,7 @@ function vet(pass: Pass, doc: Document): void {
   for (const proxy of pass.proxies) {
     const labels = (proxy.el as HTMLInputElement).labels;
     const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;
-    if (label && !(label.flags & F_HIDDEN)) {
+    if (label && !isHidden(label)) {
       label.proxy = proxy.el;
       label.role = proxy.role;
       label.sig |= S_PROXY;
@@ -509,15 +573,16 @@ function vet(pass: Pass, doc: Document): void {
   }
   for (const node of pass.candidates) {
     const { el, flags } = node;
-    if (flags & (F_ARIA_HIDDEN | F_INERT | F_HIDDEN)) continue;
+    if (flags & (F_ARIA_HIDDEN | F_INERT) || isHidden(node)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = isDisabled(el, node.tag);
+    node.disabled = disabled;
     const r = layout.rect(el);
     node.rect = r;
     if (r.w < 2 || r.h < 2) continue;
     if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
-    if (disabled || flags & F_NO_POINTER) {
+    if (disabled || node.style.pointerEvents === "none") {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
@@ -601,7 +666,7 @@ function contentText(node: DNode, out: string[]): void {
   }
 }
 
-function describeNode(pass: Pass, node: DNode): void {
+function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const { req } = pass;
   const target = node.proxy ?? node.el;
   const tag = node.proxy ? "input" : node.tag;
@@ -625,8 +690,8 @@ function describeNode(pass: Pass, node: DNode): void {
   if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
   if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (tag === "select") node.options = optionsOf(target, req.maxText);
-  const states = statesOf(target, tag, role);
-  if (pass.layout.focused() === target) states.push("focused");
+  const states = statesOf(target, tag, role, node.disabled);
+  if (focused === target) states.push("focused");
   if (states.length) node.states = states;
   const cues: string[] = [];
   if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
@@ -640,7 +705,8 @@ function describeNode(pass: Pass, node: DNode): void {
 }
 
 function describe(pass: Pass): void {
-  for (const node of pass.candidates) if (node.keep) describeNode(pass, node);
+  const focused = pass.layout.focused();
+  for (const node of pass.candidates) if (node.keep) describeNode(pass, node, focused);
 }
 
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
@@ -683,7 +749,7 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
 function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
   const { req } = pass;
   const line = node.keep > 0 ||
-    (STRUCTURE_ROLES.has(node.role) && !(node.flags & (F_ARIA_HIDDEN | F_HIDDEN)));
+    (STRUCTURE_ROLES.has(node.role) && !(node.flags & F_ARIA_HIDDEN) && !isHidden(node));
   const name = node.keep ? node.name : line ? structureName(node, req) : undefined;
   const kids: WireNode[] = [];
   const quiet = node.tag === "label" && labelledKept(pass, node.el);
@@ -730,6 +796,34 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
   }
   if (kids.length) out.c = kids;
   return [out];
+}
+
+/** Flattens the facts of elements with ids, and the frames, out of the tree. */
+function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult["frames"]): void {
+  for (const node of nodes) {
+    if (node.k === "f") {
+      const frame: DistillResult["frames"][number] = { slot: node.slot, box: node.box };
+      if (node.name) frame.name = node.name;
+      frames.push(frame);
+      continue;
+    }
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) {
+      const el: WireFacts = {
+        id: node.id,
+        role: node.role,
+        name: node.name ?? "",
+        states: node.states ?? [],
+        cues: node.cues ?? [],
+        box: node.box ?? [0, 0, 0, 0],
+        inView: node.inView === true,
+        isNew: node.isNew === true,
+      };
+      if (node.value !== undefined) el.value = node.value;
+      out.push(el);
+    }
+    if (node.c) facts(node.c, out, frames);
+  }
 }
 
 /** Whether the label's control got a line (and so took the label's text as its name). */

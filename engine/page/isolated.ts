@@ -55,15 +55,8 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   const perf = win.performance;
   const layout: Layout = {
     style(el) {
-      const s = getStyle(el);
-      return {
-        display: s.display,
-        visibility: s.visibility,
-        opacity: s.opacity,
-        cursor: s.cursor,
-        pointerEvents: s.pointerEvents,
-        position: s.position,
-      };
+      // The live declaration: the distiller reads only the properties it needs.
+      return getStyle(el);
     },
     rect(el): Rect {
       const r = el.getBoundingClientRect();

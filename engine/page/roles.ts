@@ -401,9 +401,15 @@ export function valueOf(el: Element, tag: string, role: string): string | undefi
  * @param el the element
  * @param tag its lowercase local name
  * @param role its role
+ * @param disabled whether it is disabled, when the caller knows already
  * @returns the states, in a fixed order
  */
-export function statesOf(el: Element, tag: string, role: string): string[] {
+export function statesOf(
+  el: Element,
+  tag: string,
+  role: string,
+  disabled = isDisabled(el, tag),
+): string[] {
   const states: string[] = [];
   const input = el as HTMLInputElement;
   if (tag === "input" && (input.type === "checkbox" || input.type === "radio")) {
@@ -429,7 +435,7 @@ export function statesOf(el: Element, tag: string, role: string): string[] {
   }
   const pressed = el.getAttribute("aria-pressed");
   if (pressed === "true") states.push("pressed");
-  if (isDisabled(el, tag)) states.push("disabled");
+  if (disabled) states.push("disabled");
   if (
     (tag === "input" || tag === "select" || tag === "textarea") && el.hasAttribute("required") ||
     el.getAttribute("aria-required") === "true"

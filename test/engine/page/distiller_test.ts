@@ -13,6 +13,7 @@ const REQUEST: DistillRequest = {
   summariseAfter: 20,
   keepItems: 3,
   maxText: 60,
+  tree: true,
 };
 
 function setup(html: string, options: FakeLayoutOptions = {}) {
@@ -43,7 +44,7 @@ Deno.test("createDistiller() gives ids to native controls and ARIA widgets", () 
     <div role="tab">Tab</div><div role="switch" aria-checked="true">Wifi</div>
     <details><summary>More</summary><p>hidden body</p></details>`);
   const result = distiller.observe(REQUEST);
-  const named = withIds(result.nodes).map((el) => `${el.role}:${el.name ?? ""}`);
+  const named = withIds(result.nodes!).map((el) => `${el.role}:${el.name ?? ""}`);
   assertEquals(named, [
     "link:Link",
     "button:Go",
@@ -54,7 +55,7 @@ Deno.test("createDistiller() gives ids to native controls and ARIA widgets", () 
     "switch:Wifi",
     "button:More",
   ]);
-  const text = formatNodes(result.nodes).join("\n");
+  const text = formatNodes(result.nodes!).join("\n");
   assertStringIncludes(text, "No href");
   assert(!text.includes("hidden body"), "closed details content is not rendered");
   assertStringIncludes(text, "checked");
@@ -75,8 +76,8 @@ Deno.test("createDistiller() vetoes hidden, disabled, aria-hidden, inert and zer
     <fieldset disabled><input placeholder="InFieldset"></fieldset>
     <button>Visible</button>`);
   const result = distiller.observe(REQUEST);
-  assertEquals(withIds(result.nodes).map((el) => el.name), ["Visible"]);
-  const disabled = elements(result.nodes).find((el) => el.name === "Disabled");
+  assertEquals(withIds(result.nodes!).map((el) => el.name), ["Visible"]);
+  const disabled = elements(result.nodes!).find((el) => el.name === "Disabled");
   assertEquals(disabled?.states, ["disabled"]);
   assertEquals(disabled?.id, undefined);
 });
@@ -89,7 +90,7 @@ Deno.test("createDistiller() detects script listeners, on* attributes, tabindex 
   const listeners = new Set([document.getElementById("l")!]);
   const distiller = createDistiller(document, fakeLayout(document, { clickListeners: listeners }));
   const result = distiller.observe(REQUEST);
-  const lines = withIds(result.nodes).map((el) => `${el.role}:${el.name ?? el.value}:${el.cues}`);
+  const lines = withIds(result.nodes!).map((el) => `${el.role}:${el.name ?? el.value}:${el.cues}`);
   assertEquals(lines, [
     "clickable:Listened:listener",
     "clickable:Attr:listener",
@@ -102,14 +103,14 @@ Deno.test("createDistiller() detects script listeners, on* attributes, tabindex 
 Deno.test("createDistiller() keeps ids stable across observations and never reuses them", () => {
   const { document, distiller } = setup(`<button id="a">A</button><button id="b">B</button>`);
   const first = distiller.observe(REQUEST);
-  assertEquals(withIds(first.nodes).map((el) => el.id), [1, 2]);
+  assertEquals(withIds(first.nodes!).map((el) => el.id), [1, 2]);
   assertEquals(first.nextId, 3);
   document.getElementById("a")!.remove();
   const c = document.createElement("button");
   c.textContent = "C";
   document.body.prepend(c);
   const second = distiller.observe({ ...REQUEST, nextId: first.nextId });
-  const ids = withIds(second.nodes).map((el) => [el.name, el.id, el.isNew === true]);
+  const ids = withIds(second.nodes!).map((el) => [el.name, el.id, el.isNew === true]);
   assertEquals(ids, [["C", 3, true], ["B", 2, false]]);
   assertEquals(distiller.element(2), document.getElementById("b"));
   assertEquals(distiller.element(1), null);
@@ -130,7 +131,7 @@ Deno.test("createDistiller() names by precedence and masks passwords", () => {
     <input type="password" value="hunter2" aria-label="Pw">
     <button><svg><title>From svg</title></svg></button>`);
   const result = distiller.observe(REQUEST);
-  const names = withIds(result.nodes).map((el) => el.name);
+  const names = withIds(result.nodes!).map((el) => el.name);
   assertEquals(names, [
     "From labelledby",
     "From aria",
@@ -144,9 +145,9 @@ Deno.test("createDistiller() names by precedence and masks passwords", () => {
     "Pw",
     "From svg",
   ]);
-  const password = withIds(result.nodes).find((el) => el.name === "Pw");
+  const password = withIds(result.nodes!).find((el) => el.name === "Pw");
   assertEquals(password?.value, "•••••••");
-  const text = formatNodes(result.nodes).join("\n");
+  const text = formatNodes(result.nodes!).join("\n");
   assert(!text.includes("hunter2"));
   assertEquals(
     text.match(/From label(?!l)/g)?.length,
@@ -162,11 +163,11 @@ Deno.test("createDistiller() summarises long runs of similar siblings", () => {
   );
   const { distiller } = setup(`<ul>${rows.join("")}</ul>`, { viewportHeight: 100 });
   const result = distiller.observe(REQUEST);
-  const ids = withIds(result.nodes);
+  const ids = withIds(result.nodes!);
   // The first three are kept, plus those the (fake) viewport shows.
   assert(ids.length < 20, `kept ${ids.length}`);
   assertEquals(ids[0]?.name, "Item 0");
-  const text = formatNodes(result.nodes).join("\n");
+  const text = formatNodes(result.nodes!).join("\n");
   assertStringIncludes(text, "more li.item");
   assertStringIncludes(text, "actionable");
 });
@@ -175,9 +176,9 @@ Deno.test("createDistiller() in viewport mode counts what lies below", () => {
   const rows = Array.from({ length: 60 }, (_, i) => `<p><a href="/${i}">P${i}</a></p>`);
   const { distiller } = setup(rows.join(""), { viewportHeight: 200 });
   const result = distiller.observe({ ...REQUEST, mode: "viewport", summariseAfter: 0 });
-  const more = result.nodes.find((node) => node.k === "m" && node.why === "below");
-  assert(more && more.k === "m" && more.n > 0 && more.a > 0, JSON.stringify(result.nodes.at(-1)));
-  assert(withIds(result.nodes).length < 60);
+  const more = result.nodes!.find((node) => node.k === "m" && node.why === "below");
+  assert(more && more.k === "m" && more.n > 0 && more.a > 0, JSON.stringify(result.nodes!.at(-1)));
+  assert(withIds(result.nodes!).length < 60);
 });
 
 Deno.test("createDistiller() writes nothing to the document", () => {
@@ -194,7 +195,7 @@ Deno.test("formatNodes() joins short groups and lays tables out by rows", () => 
   const { distiller } = setup(`
     <main><h1>Cart</h1><ul><li><a href="/1">Shirt</a> $19.99</li><li><a href="/2">Hat</a> $5</li></ul>
     <table><tr><th>Name</th><th>Price</th></tr><tr><td>Shirt</td><td>$19.99</td></tr></table></main>`);
-  const lines = formatNodes(distiller.observe(REQUEST).nodes, { showNew: false });
+  const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
   assertEquals(lines, [
     "main",
     '  heading "Cart"',
