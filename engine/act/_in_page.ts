@@ -26,6 +26,30 @@ const HELPERS = `
     for (let n = node; n; n = n.parentNode || n.host) if (n === root) return true;
     return false;
   };
+  const deepHit = (doc, x, y) => {
+    let hit = doc.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  // Walks up same-origin frame owners from the document holding a point,
+  // checking that each owner iframe receives the point in its parent.
+  // Returns the covering element's description, or null when clear.
+  const ancestorsCover = (frame, x, y) => {
+    for (let owner = frame; owner; ) {
+      const r = owner.getBoundingClientRect();
+      const cs = owner.ownerDocument.defaultView.getComputedStyle(owner);
+      x += r.left + owner.clientLeft + (parseFloat(cs.paddingLeft) || 0);
+      y += r.top + owner.clientTop + (parseFloat(cs.paddingTop) || 0);
+      const hit = deepHit(owner.ownerDocument, x, y);
+      if (hit !== owner) return hit ? describe(hit) : "the edge of the page";
+      owner = owner.ownerDocument.defaultView.frameElement;
+    }
+    return null;
+  };
   const describe = (e) => {
     let out = e.localName;
     if (e.id) out += "#" + e.id;
@@ -102,7 +126,9 @@ export type PointResult =
 /**
  * Scrolls the element (or the visible label of a hidden input) into view when
  * it is not fully in view, then hit-tests points across its visible box
- * (shadow roots pierced) until one lands on it, a descendant, or its label.
+ * (shadow roots pierced) until one lands on it, a descendant, or its label,
+ * and also lands on each same-origin frame owner up the chain (so content of
+ * a parent page over the iframe counts as a cover).
  */
 export const POINT = `function () {
   ${HELPERS}
@@ -128,23 +154,21 @@ export const POINT = `function () {
     if (target.localName === "label" && target.control && within(hit, target.control)) return true;
     return false;
   };
-  const hitAt = (x, y) => {
-    let hit = doc.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
+  const hitAt = (x, y) => deepHit(doc, x, y);
+  const frame = doc.defaultView ? doc.defaultView.frameElement : null;
   const spots = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75], [0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5]];
   let cover;
   for (const [fx, fy] of spots) {
     const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
     const hit = hitAt(x, y);
     if (accepts(hit)) {
-      const box = html.getBoundingClientRect();
-      return { ok: true, x, y, docX: box.left, docY: box.top };
+      const over = frame ? ancestorsCover(frame, x, y) : null;
+      if (over === null) {
+        const box = html.getBoundingClientRect();
+        return { ok: true, x, y, docX: box.left, docY: box.top };
+      }
+      if (cover === undefined) cover = over;
+      continue;
     }
     if (cover === undefined && hit) cover = describe(hit);
   }
@@ -267,4 +291,14 @@ export const FILE_INPUT = `function () {
 export const VIEWPORT = `function () {
   const html = (this && this.ownerDocument ? this.ownerDocument : document).documentElement;
   return { width: html.clientWidth || innerWidth, height: html.clientHeight || innerHeight };
+}`;
+
+/**
+ * Called on an out-of-process iframe's owner element with a point in that
+ * frame's viewport: whether the owner (and each same-origin owner above it)
+ * receives the point in its parent. Returns the cover's description, or null.
+ */
+export const OWNER_COVER = `function (x, y) {
+  ${HELPERS}
+  return ancestorsCover(this, x, y);
 }`;

@@ -40,6 +40,7 @@ import {
   FIND_OPTION,
   FOCUS,
   HAS_TEXT,
+  OWNER_COVER,
   POINT,
   type PointResult,
   SCROLL_INTO_VIEW,
@@ -601,6 +602,23 @@ export class Actor {
       const { backendNodeId } = await parent.send("DOM.getFrameOwner", { frameId }, {
         timeoutMs: this.#timeoutMs,
       });
+      const owner = await parent.send("DOM.resolveNode", { backendNodeId }, {
+        timeoutMs: this.#timeoutMs,
+      });
+      if (owner.object.objectId) {
+        const ownerRef = { session: parent, objectId: owner.object.objectId };
+        try {
+          const cover = await this.#call<string | null>(ownerRef, OWNER_COVER, [x, y]);
+          if (cover !== null) {
+            throw new ActionError("covered", `Element ${id} is covered by ${cover}`, { id, cover });
+          }
+        } finally {
+          bestEffort(
+            "releasing a handle",
+            parent.send("Runtime.releaseObject", { objectId: owner.object.objectId }),
+          );
+        }
+      }
       const { model } = await parent.send("DOM.getBoxModel", { backendNodeId }, {
         timeoutMs: this.#timeoutMs,
       });
@@ -631,16 +649,24 @@ export class Actor {
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
     for (let clickCount = 1; clickCount <= (kind === "dblclick" ? 2 : 1); clickCount++) {
       const base = { x, y, button, clickCount, modifiers: mask };
-      await session.send(
-        "Input.dispatchMouseEvent",
-        { type: "mousePressed", buttons, ...base },
-        options,
-      );
-      await session.send(
-        "Input.dispatchMouseEvent",
-        { type: "mouseReleased", buttons: 0, ...base },
-        options,
-      );
+      const release = () =>
+        session.send(
+          "Input.dispatchMouseEvent",
+          { type: "mouseReleased", buttons: 0, ...base },
+          options,
+        );
+      try {
+        await session.send(
+          "Input.dispatchMouseEvent",
+          { type: "mousePressed", buttons, ...base },
+          options,
+        );
+      } catch (error) {
+        // Never leave the button held down: the next action would drag.
+        bestEffort("releasing the mouse button", release());
+        throw error;
+      }
+      await release();
     }
   }
 
@@ -860,7 +886,11 @@ export class Actor {
 
   async #upload(id: number, files: string[]): Promise<void> {
     const ref = await this.#element(id);
-    await this.#ready(ref, id, { allowDisabled: false });
+    // File inputs are often hidden behind a styled label: no visibility check.
+    const facts = await this.#call<ElementFacts>(ref, FACTS);
+    if (facts.state === "stale") {
+      throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
+    }
     const input = await this.#callForElement(ref, FILE_INPUT);
     if (!input) {
       throw new ActionError("not-editable", `Element ${id} is not a file input`, { id });

@@ -40,6 +40,7 @@ const IDS: Record<number, string> = {
   29: "#prompt",
   30: "#remove",
   31: "#fancy-label",
+  32: "#busy",
 };
 
 async function evaluate(page: Page, expression: string): Promise<unknown> {
@@ -112,6 +113,18 @@ Deno.test("Actor", async (t) => {
       ]);
     },
   );
+
+  await t.step("Actor.act() names the parent's cover when an iframe is covered", async () => {
+    const context = await browser.newContext();
+    await using _ = context;
+    const page = await context.newPage(`${server.origin}/act/covered-frames`);
+    const resolver = new SelectorResolver(page, { 1: "#same >> #inner", 2: "cross >> #cross-btn" });
+    const actor = new Actor(context, { resolver });
+    const same = await rejectsWith(actor.act({ action: "click", id: 1 }), "covered");
+    assertEquals(same.cover, 'div#same-cover "Loading"');
+    const cross = await rejectsWith(actor.act({ action: "click", id: 2 }), "covered");
+    assertEquals(cross.cover, 'div#cross-cover "Please wait"');
+  });
 
   await t.step(
     "Actor.act() throws typed errors and stays usable when targets are bad",
@@ -325,6 +338,25 @@ Deno.test("Actor", async (t) => {
     assertEquals(answered.dialog, undefined);
     assertEquals(await log(page), [{ alerted: true }, { confirmed: true }, { prompted: "Ada" }]);
   });
+
+  await t.step(
+    "Actor.act() throws a timeout and stays usable when the page is busy too long",
+    async () => {
+      const context = await browser.newContext();
+      await using _ = context;
+      const settler = Settler.install(context);
+      const page = await context.newPage(`${server.origin}/act/controls`);
+      const actor = new Actor(context, {
+        resolver: new SelectorResolver(page, IDS),
+        settler,
+        timeoutMs: 300,
+      });
+      await rejectsWith(actor.act({ action: "click", id: 32 }), "timeout", "did not answer");
+      const fast = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
+      await fast.act({ action: "click", id: 1 });
+      assertEquals((await log(page)).map((entry) => Object.keys(entry)[0]), ["busy", "click"]);
+    },
+  );
 
   await t.step("Actor.act() ends the episode when the agent stops", async () => {
     const { context, actor } = await open();
