@@ -28,6 +28,16 @@ Deno.test("Actor.act() acts on observation ids when the observer is the resolver
     returnByValue: true,
   });
   assertEquals(result.value, [["click", "fruit"], "Ada"]);
+  const disguise = await page.session.send("Runtime.evaluate", {
+    expression: `[setTimeout, addEventListener, Function.prototype.toString].map(String).join()`,
+    returnByValue: true,
+  });
+  assertEquals(
+    disguise.result.value,
+    "function setTimeout() { [native code] },function addEventListener() { [native code] }," +
+      "function toString() { [native code] }",
+    "both main-world hooks stay disguised together",
+  );
   const remove = find("button", "Remove me");
   await page.session.send("Runtime.evaluate", {
     expression: `document.querySelector("#remove").remove()`,
