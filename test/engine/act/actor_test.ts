@@ -41,6 +41,7 @@ const IDS: Record<number, string> = {
   30: "#remove",
   31: "#fancy-label",
   32: "#busy",
+  33: "#guard",
 };
 
 async function evaluate(page: Page, expression: string): Promise<unknown> {
@@ -337,6 +338,12 @@ Deno.test("Actor", async (t) => {
     const answered = await actor.act({ action: "dialog", accept: true, text: "Ada" });
     assertEquals(answered.dialog, undefined);
     assertEquals(await log(page), [{ alerted: true }, { confirmed: true }, { prompted: "Ada" }]);
+    await actor.act({ action: "click", id: 33 });
+    const left = await actor.act({ action: "goto", url: "/act/second" });
+    assertEquals(left.answeredDialogs.map((dialog) => [dialog.type, dialog.answered]), [
+      ["beforeunload", "accepted"],
+    ]);
+    assertEquals(await evaluate(page, "document.title"), "Second");
   });
 
   await t.step(
