@@ -36,12 +36,14 @@ export class SocketDirectory implements Disposable {
     this.siteSocket = join(path, "site.sock");
     this.stateSocket = join(path, "state.sock");
     // No idle connections: a restarted instance listens on a new socket.
+    // The URL's host is "localhost": Deno resolves it even through a unix
+    // proxy, and any other name would be a DNS query leaving the machine.
     this.#http = Deno.createHttpClient({
       proxy: { transport: "unix", path: this.stateSocket },
       poolMaxIdlePerHost: 0,
     });
     this.state = {
-      fetch: (path, init) => fetch(`http://state${path}`, { ...init, client: this.#http }),
+      fetch: (path, init) => fetch(`http://localhost${path}`, { ...init, client: this.#http }),
     };
   }
 
@@ -70,9 +72,8 @@ export class SocketDirectory implements Disposable {
     const deadline = performance.now() + options.timeoutMs;
     let nextProbe = performance.now() + 1_000;
     let last: unknown;
-    // A connection made just as the server starts listening can hang for
-    // seconds (seen with Deno's unix-socket client), so each attempt gets a
-    // short timeout that grows when the machine is slow to answer.
+    // Each attempt gets a short timeout that grows when the machine is slow
+    // to answer, so one stuck connection does not hold up readiness.
     let attemptMs = 250;
     while (performance.now() < deadline) {
       try {

@@ -222,14 +222,18 @@ export class Gateway implements AsyncDisposable {
     }
     if ("handler" in entry.target) return await entry.target.handler(request);
     const url = new URL(request.url);
+    // The URL names "localhost" for a unix socket: Deno resolves the URL's
+    // host even when a unix proxy carries the request, and any other name
+    // would be a DNS query leaving the machine. The Host header keeps the
+    // env's origin.
     const upstream = "unix" in entry.target
-      ? `${url.protocol}//${host}${url.pathname}${url.search}`
+      ? `http://localhost${url.pathname}${url.search}`
       : `http://${
         entry.target.hostname ?? "127.0.0.1"
       }:${entry.target.port}${url.pathname}${url.search}`;
     try {
       if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        return await relayWebSocket(request, upstream, entry.client);
+        return await relayWebSocket(request, upstream, host, entry.client);
       }
       const headers = withoutHopByHop(request.headers);
       headers.set("host", host);
@@ -271,12 +275,14 @@ function clientFor(target: GatewayTarget): Deno.HttpClient {
 async function relayWebSocket(
   request: Request,
   upstreamUrl: string,
+  host: string,
   client: Deno.HttpClient,
 ): Promise<Response> {
   const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
     .split(",").map((p) => p.trim()).filter((p) => p !== "");
   const upstream = new WebSocket(upstreamUrl.replace(/^http/, "ws"), {
     protocols,
+    headers: { host },
     client,
   });
   upstream.binaryType = "arraybuffer";

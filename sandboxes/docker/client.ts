@@ -78,7 +78,8 @@ export class DockerClient implements Disposable {
   /** @param options where the daemon is */
   constructor(options: DockerClientOptions = {}) {
     this.endpoint = options.socket ?? DOCKER_SOCKET;
-    this.#prefix = `http://docker/${options.apiVersion ?? "v1.41"}`;
+    // "localhost": Deno resolves the URL's host even through a unix proxy.
+    this.#prefix = `http://localhost/${options.apiVersion ?? "v1.41"}`;
     this.#timeoutMs = options.timeoutMs ?? 60_000;
     this.#http = Deno.createHttpClient({
       proxy: { transport: "unix", path: this.endpoint },

@@ -114,7 +114,8 @@ export class IncusClient implements Disposable {
       });
     } else {
       const socket = options.socket ?? INCUS_SOCKET;
-      this.#base = "http://incus";
+      // "localhost": Deno resolves the URL's host even through a unix proxy.
+      this.#base = "http://localhost";
       this.endpoint = socket;
       this.#http = Deno.createHttpClient({
         proxy: { transport: "unix", path: socket },

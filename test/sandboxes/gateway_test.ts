@@ -118,10 +118,11 @@ Deno.test("Gateway.add() passes WebSockets through when the client upgrades", as
   await using upstream = await unixUpstream(echo);
   await using gateway = new Gateway();
   const route = gateway.add({ unix: upstream.path });
-  const client = Deno.createHttpClient({
-    proxy: { transport: "tcp", hostname: "127.0.0.1", port: gateway.port },
-  });
-  const socket = new WebSocket(`ws://${new URL(route.origin).host}/ws`, {
+  // Connect to 127.0.0.1 with the env's Host header: resolving the env's
+  // name from Deno would be a DNS query (Chromium resolves it to loopback).
+  const client = Deno.createHttpClient({ allowHost: true });
+  const socket = new WebSocket(`ws://127.0.0.1:${gateway.port}/ws`, {
+    headers: { host: new URL(route.origin).host },
     client,
   });
   const reply = await new Promise<string>((resolve, reject) => {
