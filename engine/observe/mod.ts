@@ -5,11 +5,13 @@
  */
 export * from "./observer.ts";
 export * from "./format_observation.ts";
+export * from "./set_of_marks.ts";
 export type {
   DistillRequest,
   DistillResult,
   WireBox,
   WireElement,
+  WireFacts,
   WireFrame,
   WireMore,
   WireNode,

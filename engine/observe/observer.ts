@@ -14,6 +14,8 @@ import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } fr
 import { bestEffort } from "../_log.ts";
 import { describeElement, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
+import { decodePng, encodePng } from "./_png.ts";
+import { drawMarks, type Mark } from "./set_of_marks.ts";
 
 /** The name of the isolated world the distiller runs in. */
 export const WORLD_NAME = "__webserv_observer";
@@ -134,6 +136,18 @@ export interface ElementHandle {
   executionContextId: number;
   /** A remote object of the element in the isolated world, in object group {@linkcode OBJECT_GROUP}. */
   objectId: string;
+}
+
+/** A set-of-marks screenshot. */
+export interface SetOfMarks {
+  /** The PNG file's bytes. */
+  png: Uint8Array;
+  /** The marks drawn, boxes in CSS pixels of the viewport. */
+  marks: Mark[];
+  /** Image width in device pixels. */
+  width: number;
+  /** Image height in device pixels. */
+  height: number;
 }
 
 /** The object group remote objects from this module belong to. */
@@ -387,6 +401,34 @@ export class Observer {
       executionContextId: contextId,
       objectId: result.objectId,
     };
+  }
+
+  /**
+   * Takes a set-of-marks screenshot: the viewport as PNG with a numbered box
+   * for each element id in view. The boxes are drawn onto the decoded
+   * screenshot in Deno; nothing is added to the page.
+   *
+   * @param page the page
+   * @param observation an observation of the page to mark; a fresh viewport observation when omitted
+   * @returns the PNG and the marks drawn
+   * @throws {TargetClosedError} when the page closes meanwhile
+   */
+  async setOfMarks(page: Page, observation?: Observation): Promise<SetOfMarks> {
+    const observed = observation ?? await this.observe(page, { mode: "viewport", margin: 0 });
+    const [shot, metrics] = await Promise.all([
+      page.session.send("Page.captureScreenshot", { format: "png" }),
+      page.session.send("Page.getLayoutMetrics"),
+    ]);
+    const binary = atob(shot.data);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    const image = await decodePng(bytes);
+    const scale = image.width / Math.max(1, metrics.cssLayoutViewport.clientWidth);
+    const marks: Mark[] = observed.elements
+      .filter((el) => el.inViewport)
+      .map((el) => ({ id: el.id, box: el.box }));
+    drawMarks(image, marks, scale);
+    return { png: await encodePng(image), marks, width: image.width, height: image.height };
   }
 
   /**

@@ -4,6 +4,7 @@ import { assert, assertEquals, assertGreater, assertStringIncludes } from "@std/
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { type Observation, Observer } from "../../../engine/observe/observer.ts";
+import { decodePng } from "../../../engine/observe/_png.ts";
 import { FIXTURE_PAGES, type FixturePage, servePages } from "../../../fixtures/pages/mod.ts";
 
 /** Names of the must-see elements of a page, from its markup. */
@@ -156,6 +157,30 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     const names = scrolled.elements.map((e) => e.name);
     assert(names.some((name) => Number(name.slice(5)) > 400), names.join(","));
   });
+  await t.step(
+    "setOfMarks() draws a numbered box per id in view and leaves the page alone",
+    async () => {
+      await open(observer, page, server.url("/native-controls"));
+      const { result: before } = await page.session.send("Runtime.evaluate", {
+        expression: "document.documentElement.outerHTML",
+        returnByValue: true,
+      });
+      const shot = await observer.setOfMarks(page);
+      assertGreater(shot.marks.length, 5);
+      const image = await decodePng(shot.png);
+      assertEquals([image.width, image.height], [shot.width, shot.height]);
+      // The top-left corner of the first box now carries a mark colour, not white.
+      const [x, y] = shot.marks[0]!.box;
+      const scale = image.width / 800;
+      const at = (Math.round((y + 1) * scale) * image.width + Math.round((x + 1) * scale)) * 4;
+      assert(image.data.slice(at, at + 3).some((v) => v < 200), "the box is drawn");
+      const { result: after } = await page.session.send("Runtime.evaluate", {
+        expression: "document.documentElement.outerHTML",
+        returnByValue: true,
+      });
+      assertEquals(after.value, before.value);
+    },
+  );
   await t.step("resolve() returns undefined for a removed element", async () => {
     await open(observer, page, server.url("/anchors"));
     const observation = await observer.observe(page);
