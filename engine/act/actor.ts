@@ -714,7 +714,8 @@ export class Actor {
       const why = facts.readonly ? "is read-only" : "does not take text";
       throw new ActionError("not-editable", `Element ${id} (${facts.name}) ${why}`, { id });
     }
-    // Focus the way a person does: click it, unless it already has focus.
+    // Focus the way a person does, with a click; focus() only if that did not.
+    await this.#mouse(await this.#point(ref, id), "click", "left", []);
     const focused = await this.#call<boolean>(ref, FOCUS);
     if (!focused) {
       throw new ActionError("not-editable", `Element ${id} (${facts.name}) cannot take focus`, {
