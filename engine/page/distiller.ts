@@ -65,6 +65,17 @@ const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
 // Inherited and own flags.
 const F_ARIA_HIDDEN = 2;
 const F_INERT = 4;
+const F_ARIA_DISABLED = 8;
+const F_IN_DISABLED_FIELDSET = 16;
+const FORM_TAGS = new Set([
+  "button",
+  "input",
+  "select",
+  "textarea",
+  "option",
+  "optgroup",
+  "fieldset",
+]);
 
 const SKIP_TAGS = new Set([
   "script",
@@ -137,15 +148,17 @@ interface DNode {
   options?: string[];
   /** The element's computed style, read lazily. */
   style: StyleFacts;
-  /** Whether an ancestor or the element has `opacity: 0`. */
-  faded: boolean;
-  /** Whether the element is invisible (visibility or opacity), once asked. */
+  /** Whether the element's own `visibility` hides it, once asked. */
   hidden?: boolean;
 }
 
-/** Whether the element itself is not painted: `visibility` other than visible, or faded out. */
+/**
+ * Whether the element's text is not painted: `visibility` other than
+ * visible. (Candidates get the full `checkVisibility` test in `vet`, which
+ * also sees `opacity: 0` on ancestors.)
+ */
 function isHidden(node: DNode): boolean {
-  node.hidden ??= node.faded || node.style.visibility !== "visible";
+  node.hidden ??= node.style.visibility !== "visible";
   return node.hidden;
 }
 
@@ -159,7 +172,6 @@ type DKid = DNode | string | WireMore | DFrame;
 interface Inherited {
   flags: number;
   pointer: boolean;
-  faded: boolean;
   inCandidate: boolean;
   inside: boolean;
 }
@@ -233,7 +245,6 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       ? collect(pass, root, {
         flags: 0,
         pointer: false,
-        faded: false,
         inCandidate: false,
         inside: req.mode === "page",
       })
@@ -341,18 +352,18 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       }
     }
   }
-  // Style reads are the walk's main cost: read what every element needs
-  // (display, opacity), the inherited ones only where they decide something
-  // (visibility for text and candidates, pointer-events in vet), and the
-  // cursor only outside candidates.
+  // Style reads are the walk's main cost: every element needs `display`;
+  // `visibility` is read only where text or a line depends on it,
+  // `pointer-events` only in vet, and `cursor` only outside candidates.
   let flags = inh.flags;
-  const faded = inh.faded || style.opacity === "0";
   const attributed = el.hasAttributes();
   let role: string;
   let sig = 0;
   if (attributed) {
     if (el.getAttribute("aria-hidden") === "true") flags |= F_ARIA_HIDDEN;
     if (el.hasAttribute("inert")) flags |= F_INERT;
+    if (el.getAttribute("aria-disabled") === "true") flags |= F_ARIA_DISABLED;
+    if (tag === "fieldset" && el.hasAttribute("disabled")) flags |= F_IN_DISABLED_FIELDSET;
     role = roleOf(el, tag);
     if (isNativeControl(el, tag)) sig |= S_NATIVE;
     if (isEditableHost(el)) sig |= S_EDITABLE;
@@ -379,12 +390,20 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   if (tag === "body" || tag === "html") sig = 0;
   if (!(sig & STRONG) && inh.inCandidate) sig = 0;
-  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style, faded };
+  if (tag === "legend" && inh.flags & F_IN_DISABLED_FIELDSET) {
+    // The first legend of a disabled fieldset stays enabled (HTML 4.10.19).
+    const fieldset = el.parentElement;
+    if (fieldset?.localName === "fieldset" && fieldset.querySelector("legend") === el) {
+      flags &= ~F_IN_DISABLED_FIELDSET;
+    }
+  }
+  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style };
   if (sig) pass.candidates.push(node);
   if (tag === "label") pass.labels.set(el, node);
   if (
-    tag === "input" && isHidden(node) &&
-    /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase())
+    tag === "input" &&
+    /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) &&
+    !layout.visible(el)
   ) {
     pass.proxies.push(node);
   }
@@ -401,7 +420,6 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   const next: Inherited = {
     flags,
     pointer,
-    faded,
     inCandidate: inh.inCandidate || sig !== 0,
     inside,
   };
@@ -564,7 +582,7 @@ function vet(pass: Pass, doc: Document): void {
   for (const proxy of pass.proxies) {
     const labels = (proxy.el as HTMLInputElement).labels;
     const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;
-    if (label && !isHidden(label)) {
+    if (label && layout.visible(label.el)) {
       label.proxy = proxy.el;
       label.role = proxy.role;
       label.sig |= S_PROXY;
@@ -573,9 +591,14 @@ function vet(pass: Pass, doc: Document): void {
   }
   for (const node of pass.candidates) {
     const { el, flags } = node;
-    if (flags & (F_ARIA_HIDDEN | F_INERT) || isHidden(node)) continue;
+    if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
+    if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
     if (modal && !composedContains(modal, el)) continue;
-    const disabled = isDisabled(el, node.tag);
+    const disabled = node.proxy
+      ? isDisabled(node.proxy, "input")
+      : (flags & F_ARIA_DISABLED) !== 0 ||
+        FORM_TAGS.has(node.tag) &&
+          (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
     node.disabled = disabled;
     const r = layout.rect(el);
     node.rect = r;

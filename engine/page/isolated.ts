@@ -62,6 +62,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       const r = el.getBoundingClientRect();
       return { x: r.x, y: r.y, w: r.width, h: r.height };
     },
+    visible(el) {
+      return el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+    },
     hit(root, x, y) {
       return root.elementFromPoint(x, y);
     },

@@ -60,6 +60,11 @@ export interface Layout {
   style(el: Element): StyleFacts;
   /** The element's border box. */
   rect(el: Element): Rect;
+  /**
+   * Whether the element is painted: rendered, not `visibility: hidden` and
+   * not inside `opacity: 0` (the browser's `checkVisibility()` with both options).
+   */
+  visible(el: Element): boolean;
   /** The topmost element at a point, retargeted into `root`'s tree. */
   hit(root: Document | ShadowRoot, x: number, y: number): Element | null;
   /** Viewport and scroll state. */

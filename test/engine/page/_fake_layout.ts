@@ -68,6 +68,17 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
       const span = 1 + el.querySelectorAll("*").length;
       return { x: 0, y: (order.get(el) ?? 0) * 20, w, h: w ? 20 * span : 0 };
     },
+    visible(el: Element): boolean {
+      for (let e: Element | null = el; e; e = e.parentElement) {
+        if (e.hasAttribute("hidden") || inline(e, "display") === "none") return false;
+        if (inline(e, "opacity") === "0") return false;
+      }
+      for (let e: Element | null = el; e; e = e.parentElement) {
+        const visibility = inline(e, "visibility");
+        if (visibility !== undefined) return visibility === "visible";
+      }
+      return true;
+    },
     hit: () => null,
     viewport: () => ({ x: 0, y: 0, w: 800, h: options.viewportHeight ?? 600, sw: 800, sh: 4000 }),
     listened: (el: Element) => options.clickListeners?.has(el) ? 1 : 0,
