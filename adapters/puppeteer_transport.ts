@@ -88,7 +88,7 @@ const SESSION_NOT_FOUND = -32001;
  *   puppeteer with `defaultViewport: null` (and a `targetFilter` if puppeteer
  *   should leave the engine's pages alone entirely);
  * - closing is heard through puppeteer's `CDPSessionEvent.Disconnected`, a
- *   runtime event its public typings omit (present since puppeteer 19);
+ *   runtime event its public typings omit (the constructor checks it is there);
  * - `close()` detaches the transport's browser session, which disposes the
  *   contexts the engine created, but leaves puppeteer connected.
  *

@@ -158,11 +158,12 @@ export function transportContract(harness: TransportHarness): void {
     const connection = new Connection(env.transport, { timeoutMs: 10_000 });
     const version = await connection.send("Browser.getVersion");
     assertMatch(version.product, /Chrome/);
-    const page = await openPage(connection, "data:text/html,<title>Flat</title>");
+    const page = await openPage(connection);
     const { result } = await page.send("Runtime.evaluate", { expression: "6 * 7" });
     assertStrictEquals(result.value, 42);
+    // The answer came from this page: its main frame's id is its target id.
     const { frameTree } = await page.send("Page.getFrameTree");
-    assertEquals(frameTree.frame.url, "data:text/html,<title>Flat</title>");
+    assertEquals(frameTree.frame.id, page.targetInfo?.targetId);
     connection.close();
   });
 
