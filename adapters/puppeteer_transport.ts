@@ -66,8 +66,8 @@ const SESSION_NOT_FOUND = -32001;
  *
  * The transport drives its own DevTools session attached to the browser
  * target (what `browser.target().createCDPSession()` makes), not puppeteer's
- * root session, so the engine's auto-attach, target discovery and contexts do
- * not disturb puppeteer's and the reverse. Commands without a `sessionId` go
+ * root session, so the engine's auto-attach, target discovery and contexts
+ * stay apart from puppeteer's. Commands without a `sessionId` go
  * to that browser session; flat commands go to
  * `session.connection().session(sessionId)`, the `CDPSession` puppeteer's
  * `Connection` creates for every attached target. Events are heard on every
@@ -84,7 +84,7 @@ const SESSION_NOT_FOUND = -32001;
  *   own calls); a command the browser never answers stays in puppeteer's
  *   registry until the session or connection closes;
  * - puppeteer also attaches every new page on its own root session, runs its
- *   own setup there, and applies its `defaultViewport` to it: connect
+ *   own setup there, and applies its `defaultViewport` to the page: connect
  *   puppeteer with `defaultViewport: null` (and a `targetFilter` if puppeteer
  *   should leave the engine's pages alone entirely);
  * - closing is heard through puppeteer's `CDPSessionEvent.Disconnected`, a
