@@ -38,9 +38,11 @@ export interface SettleOptions {
    */
   capMs?: number;
   /**
-   * How long nothing at all must happen, in milliseconds.
+   * How long nothing at all must happen, in milliseconds. It covers only
+   * the gaps no signal reports (a response's body being parsed before the
+   * page renders it): the SPA suite has no early return even at 20 ms.
    *
-   * @default {50}
+   * @default {40}
    */
   quietMs?: number;
   /**
@@ -68,7 +70,7 @@ export interface SettlerOptions {
   /**
    * Default quiet window of every settle, in milliseconds.
    *
-   * @default {50}
+   * @default {40}
    */
   quietMs?: number;
   /**
@@ -126,7 +128,7 @@ interface Resolved {
 function resolve(options: SettlerOptions): Resolved {
   const resolved = {
     capMs: options.capMs ?? 10_000,
-    quietMs: options.quietMs ?? 50,
+    quietMs: options.quietMs ?? 40,
     timerMs: options.timerMs ?? 1_000,
     chainMs: options.chainMs ?? 1_000,
     longPollMs: options.longPollMs ?? 3_000,
