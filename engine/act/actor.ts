@@ -165,6 +165,8 @@ export class Actor {
   #stopped: string | undefined;
 
   /**
+   * Creates an actor over the tabs of a context.
+   *
    * @param context the context whose pages are the tabs; pages opened later join
    * @param options the resolver, settler, dialog policy and limits
    * @throws {RangeError} when `timeoutMs` is not positive

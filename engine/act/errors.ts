@@ -66,6 +66,8 @@ export class ActionError extends Error {
   readonly cover: string | undefined;
 
   /**
+   * Creates an action error.
+   *
    * @param code why the action failed
    * @param message what happened, in sentence case, for people and agents
    * @param options the element id, the cover and the cause
