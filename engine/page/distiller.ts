@@ -146,8 +146,8 @@ interface DNode {
   ownText?: string;
   /** Option labels of a select. */
   options?: string[];
-  /** The element's computed style, read lazily. */
-  style: StyleFacts;
+  /** The element's computed style, kept only while its children are walked. */
+  style?: StyleFacts | undefined;
   /** Whether the element's own `visibility` hides it, once asked. */
   hidden?: boolean;
 }
@@ -158,7 +158,7 @@ interface DNode {
  * also sees `opacity: 0` on ancestors.)
  */
 function isHidden(node: DNode): boolean {
-  node.hidden ??= node.style.visibility !== "visible";
+  node.hidden ??= node.style ? node.style.visibility !== "visible" : false;
   return node.hidden;
 }
 
@@ -398,6 +398,8 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     }
   }
   const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style };
+  // Structure lines need to know later whether they are painted.
+  if (STRUCTURE_ROLES.has(role)) isHidden(node);
   if (sig) pass.candidates.push(node);
   if (tag === "label") pass.labels.set(el, node);
   if (
@@ -415,6 +417,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     } else if (tag === "img") {
       node.ownText = fold(el.getAttribute("alt") ?? "");
     }
+    node.style = undefined;
     return node;
   }
   const next: Inherited = {
@@ -436,6 +439,8 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       collectKid(pass, node, kid, next);
     }
   }
+  // Holding thousands of live style declarations makes the walk slower.
+  node.style = undefined;
   return node;
 }
 
@@ -605,7 +610,7 @@ function vet(pass: Pass, doc: Document): void {
     if (r.w < 2 || r.h < 2) continue;
     if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
-    if (disabled || node.style.pointerEvents === "none") {
+    if (disabled || layout.style(el).pointerEvents === "none") {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
