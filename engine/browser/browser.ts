@@ -205,9 +205,12 @@ export class Browser implements ContextHost, AsyncDisposable {
 
   /** @internal */
   async _newPage(context: BrowserContext, url: string): Promise<Page> {
+    // A window of its own: a background tab in a shared window answers no
+    // input or screenshot until it is brought to the front.
     const { targetId } = await this.connection.send("Target.createTarget", {
       url: "about:blank",
       browserContextId: context.id,
+      newWindow: true,
     });
     const page = this.#pages.get(targetId) ?? await new Promise<Page>((resolve, reject) => {
       this.#pageWaiters.set(targetId, { resolve, reject });

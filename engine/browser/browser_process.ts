@@ -74,6 +74,10 @@ export const DEFAULT_FLAGS: readonly string[] = [
   "--disable-breakpad",
   "--disable-crash-reporter",
   "--disable-dev-shm-usage",
+  // Many envs share one browser: keep background pages running full speed.
+  "--disable-renderer-backgrounding",
+  "--disable-background-timer-throttling",
+  "--disable-backgrounding-occluded-windows",
   "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,InterestFeedContentSuggestions",
   "--no-first-run",
   "--no-default-browser-check",

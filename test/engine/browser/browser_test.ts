@@ -170,6 +170,23 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
     await context.close();
   });
 
+  await t.step(
+    "every page of a context answers input and screenshots, not just the front one",
+    async () => {
+      const context = await browser.newContext();
+      const pages: Page[] = [];
+      for (let i = 0; i < 4; i++) pages.push(await context.newPage(server.url("/")));
+      for (const page of pages) {
+        await page.session.send("Input.dispatchMouseEvent", { type: "mouseMoved", x: 5, y: 5 }, {
+          timeoutMs: 5000,
+        });
+        const { data } = await page.session.send("Page.captureScreenshot", {}, { timeoutMs: 5000 });
+        assertGreater(data.length, 100);
+      }
+      await context.close();
+    },
+  );
+
   await t.step("initializers run before the page's first script", async () => {
     const context = await browser.newContext();
     context.addInitializer(async ({ session }) => {
