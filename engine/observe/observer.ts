@@ -155,6 +155,8 @@ export const OBJECT_GROUP = "webserv-observer";
 
 interface SessionState {
   session: CdpSession;
+  /** Frames attached in the target, counted from `Page.frameAttached` and `Page.frameDetached`. */
+  frameCount: number;
   /** frame id → our isolated world's execution context id. */
   worlds: Map<string, number>;
   ready: Promise<void>;
@@ -256,7 +258,13 @@ export class Observer {
     const states = await Promise.all(
       sessions.map((s) => this.#prepare(s).then(() => this.#state(s))),
     );
-    const frames = await this.#frames(states);
+    // A page with one frame and no out-of-process children needs no frame
+    // tree: its one world belongs to the main frame, whose id is the target's.
+    const only = states.length === 1 ? states[0]! : undefined;
+    const frames = only && only.worlds.size === 1 && only.worlds.has(page.targetId) &&
+        only.frameCount === 1
+      ? [{ frameId: page.targetId, parentId: undefined, state: only }]
+      : await this.#frames(states);
     const main = frames.find((f) => f.state.session === page.session && f.parentId === undefined);
     if (!main) throw new ProtocolError(`Cannot observe "${page.targetId}": it has no main frame`);
     const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
@@ -486,7 +494,12 @@ export class Observer {
         session.send("Runtime.enable"),
       ]);
     })();
-    this.#sessions.set(session, { session, worlds, ready });
+    const state: SessionState = { session, worlds, ready, frameCount: 1 };
+    session.on("Page.frameAttached", () => state.frameCount++);
+    session.on("Page.frameDetached", ({ reason }) => {
+      if (reason !== "swap") state.frameCount--;
+    });
+    this.#sessions.set(session, state);
     return ready;
   }
 

@@ -142,6 +142,8 @@ interface DNode {
   proxy?: Element;
   /** Whether the element is disabled, as `vet` found. */
   disabled?: boolean;
+  /** Whether `pointer-events: none` applies to a candidate. */
+  noPointer?: boolean;
   /** Name of an svg icon or alt of an image, read into an ancestor's name. */
   ownText?: string;
   /** Option labels of a select. */
@@ -398,6 +400,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     }
   }
   const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style };
+  if (sig && style.pointerEvents === "none") node.noPointer = true;
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
   if (sig) pass.candidates.push(node);
@@ -610,7 +613,7 @@ function vet(pass: Pass, doc: Document): void {
     if (r.w < 2 || r.h < 2) continue;
     if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
-    if (disabled || layout.style(el).pointerEvents === "none") {
+    if (disabled || node.noPointer) {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;

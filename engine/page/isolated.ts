@@ -43,7 +43,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   const g = globalThis as unknown as { __webserv?: IsolatedApi };
   if (g.__webserv && g.__webserv.version === version) return g.__webserv;
   const win = globalThis as unknown as Window & typeof globalThis;
-  const doc = win.document;
+  // Read `document` on every use: a window can outlive its first document
+  // (the initial about:blank of a popup is replaced in the same window).
+  const currentDocument = (): Document => win.document;
   const listened = new WeakMap<Element, number>();
   const record = (bit: number) => (event: Event): void => {
     const target = event.composedPath()[0];
@@ -69,6 +71,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       return root.elementFromPoint(x, y);
     },
     viewport() {
+      const doc = currentDocument();
       const scroller = doc.scrollingElement ?? doc.documentElement;
       const html = doc.documentElement;
       return {
@@ -84,7 +87,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       return listened.get(el) ?? 0;
     },
     focused() {
-      let el = doc.activeElement;
+      let el = currentDocument().activeElement;
       while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
       return el;
     },
@@ -93,12 +96,17 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     },
   };
   let distiller: Distiller | undefined;
+  let distilled: Document | undefined;
   const api: IsolatedApi = {
     version,
     observe(req, ...owners) {
       // Ask the main-world hook for elements given listeners since last time.
       win.dispatchEvent(new win.CustomEvent(`${secret}:flush`));
-      distiller ??= createDistiller(doc, layout);
+      const doc = currentDocument();
+      if (!distiller || distilled !== doc) {
+        distiller = createDistiller(doc, layout);
+        distilled = doc;
+      }
       return distiller.observe(req, owners);
     },
     element(id) {

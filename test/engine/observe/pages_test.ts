@@ -181,6 +181,48 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
       assertEquals(after.value, before.value);
     },
   );
+  await t.step("frames added after an observation are observed next time", async () => {
+    await open(observer, page, server.url("/anchors"));
+    const before = await observer.observe(page);
+    assert(!before.text.includes("Cross link"));
+    await page.session.send("Runtime.evaluate", {
+      expression: `new Promise((resolve) => {
+        const frame = document.createElement("iframe");
+        frame.src = ${JSON.stringify(server.otherOrigin + "/frames/cross")};
+        frame.onload = () => setTimeout(resolve, 50);
+        document.body.append(frame);
+      })`,
+      awaitPromise: true,
+    });
+    const after = await observer.observe(page);
+    assertStringIncludes(after.text, 'link "Cross link"');
+    const cross = after.elements.find((el) => el.name === "Cross link");
+    assert(cross && cross.frame !== page.targetId, "the element reports its own frame");
+    assert(await observer.resolve(cross.id), "ids in an out-of-process frame resolve");
+  });
+  await t.step("popups opened by the page are observed with fresh ids", async () => {
+    await open(observer, page, server.url("/anchors"));
+    const first = await observer.observe(page);
+    const popup = new Promise<Page>((resolve) => page.on("popup", resolve));
+    await page.session.send("Runtime.evaluate", {
+      expression: `window.open(${JSON.stringify(server.url("/native-controls"))})`,
+      userGesture: true,
+    });
+    const tab = await popup;
+    for (let i = 0; i < 100; i++) {
+      const { result } = await tab.session.send("Runtime.evaluate", {
+        expression: "location.pathname + ' ' + document.readyState",
+        returnByValue: true,
+      }).catch(() => ({ result: { value: "" } }));
+      if (result.value === "/native-controls complete") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const observed = await observer.observe(tab);
+    assertGreater(observed.elements.length, 10);
+    const seen = new Set(first.elements.map((el) => el.id));
+    assert(observed.elements.every((el) => !seen.has(el.id)), "ids are unique across tabs");
+    await tab.close();
+  });
   await t.step("resolve() returns undefined for a removed element", async () => {
     await open(observer, page, server.url("/anchors"));
     const observation = await observer.observe(page);
