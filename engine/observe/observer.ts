@@ -285,15 +285,21 @@ export class Observer {
       pageMs += result.ms;
       req.nextId = result.nextId;
       if (depth === 0) top = result;
-      for (const el of result.elements) {
-        const { inView, box, ...rest } = el;
-        elements.push({
-          ...rest,
-          box: [box[0] + dx, box[1] + dy, box[2], box[3]],
+      for (const [id, role, name, value, states, cues, x, y, w, h, flags] of result.elements) {
+        const el: ObservedElement = {
+          id,
+          role,
+          name,
+          states: states ? states.split(" ") : [],
+          cues: cues ? cues.split(" ") : [],
+          box: [x + dx, y + dy, w, h],
           frame: frame.frameId,
-          inViewport: inView,
-        });
-        this.#where.set(el.id, { frameId: frame.frameId, state: frame.state });
+          inViewport: (flags & 1) !== 0,
+          isNew: (flags & 2) !== 0,
+        };
+        if (value !== null) el.value = value;
+        elements.push(el);
+        this.#where.set(id, { frameId: frame.frameId, state: frame.state });
       }
       const nodes = result.nodes ?? [];
       markFrame(nodes, frame.frameId);

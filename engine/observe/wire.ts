@@ -26,27 +26,25 @@ export interface DistillRequest {
   tree: boolean;
 }
 
-/** The facts of one element with an id, as one frame's distiller reports them. */
-export interface WireFacts {
-  /** The id. */
-  id: number;
-  /** The role. */
-  role: string;
-  /** The accessible name. */
-  name: string;
-  /** The value, if any. */
-  value?: string;
-  /** States. */
-  states: string[];
-  /** Cues. */
-  cues: string[];
-  /** The border box in the frame's viewport. */
-  box: WireBox;
-  /** Whether the box intersects the frame's viewport. */
-  inView: boolean;
-  /** Whether the id was handed out by this observation. */
-  isNew: boolean;
-}
+/**
+ * The facts of one element with an id, as one frame's distiller reports
+ * them: a tuple, because thousands cross per observation. States and cues
+ * are space-separated; `flags` has bit 1 for "in the viewport" and bit 2 for
+ * "new in this observation".
+ */
+export type WireFacts = [
+  id: number,
+  role: string,
+  name: string,
+  value: string | null,
+  states: string,
+  cues: string,
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  flags: number,
+];
 
 /** A node of the distilled tree. */
 export type WireNode = WireElement | WireText | WireMore | WireFrame;

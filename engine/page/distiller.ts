@@ -105,7 +105,7 @@ const LEAF_TAGS = new Set([
   "progress",
   "meter",
 ]);
-const ON_ATTRS = [
+const ON_ATTRS = new Set([
   "onclick",
   "onmousedown",
   "onmouseup",
@@ -114,7 +114,7 @@ const ON_ATTRS = [
   "ontouchstart",
   "onkeydown",
   "ondblclick",
-];
+]);
 /** Cheap selector for counting what looks actionable in left-out content. */
 const ACTIONABLE_SELECTOR =
   "a[href],button,input:not([type=hidden]),select,textarea,summary,[role=button],[role=link]," +
@@ -362,21 +362,37 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   let role: string;
   let sig = 0;
   if (attributed) {
-    if (el.getAttribute("aria-hidden") === "true") flags |= F_ARIA_HIDDEN;
-    if (el.hasAttribute("inert")) flags |= F_INERT;
-    if (el.getAttribute("aria-disabled") === "true") flags |= F_ARIA_DISABLED;
-    if (tag === "fieldset" && el.hasAttribute("disabled")) flags |= F_IN_DISABLED_FIELDSET;
-    role = roleOf(el, tag);
-    if (isNativeControl(el, tag)) sig |= S_NATIVE;
-    if (isEditableHost(el)) sig |= S_EDITABLE;
-    const tabindex = el.getAttribute("tabindex");
-    if (tabindex !== null && Number(tabindex) >= 0 && tag !== "iframe") sig |= S_TABINDEX;
-    for (const name of ON_ATTRS) {
-      if (el.hasAttribute(name)) {
-        sig |= S_ONATTR;
-        break;
+    // One pass over the attribute names instead of a lookup per attribute.
+    const names = el.getAttributeNames();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      switch (name) {
+        case "aria-hidden":
+          if (el.getAttribute(name) === "true") flags |= F_ARIA_HIDDEN;
+          break;
+        case "inert":
+          flags |= F_INERT;
+          break;
+        case "aria-disabled":
+          if (el.getAttribute(name) === "true") flags |= F_ARIA_DISABLED;
+          break;
+        case "disabled":
+          if (tag === "fieldset") flags |= F_IN_DISABLED_FIELDSET;
+          break;
+        case "contenteditable":
+          if (isEditableHost(el)) sig |= S_EDITABLE;
+          break;
+        case "tabindex": {
+          const tabindex = Number(el.getAttribute(name));
+          if (tabindex >= 0 && tag !== "iframe") sig |= S_TABINDEX;
+          break;
+        }
+        default:
+          if (name.charCodeAt(0) === 111 && ON_ATTRS.has(name)) sig |= S_ONATTR; // "o"
       }
     }
+    role = roleOf(el, tag);
+    if (isNativeControl(el, tag)) sig |= S_NATIVE;
   } else {
     role = roleOf(el, tag);
     if (isNativeControl(el, tag)) sig |= S_NATIVE;
@@ -764,7 +780,8 @@ function box(r: Rect): WireBox {
 
 /** Names structure lines (headings, landmarks, cells) from attributes or content. */
 function structureName(node: DNode, req: DistillRequest): string | undefined {
-  const attr = nameFromAttributes(node.el, node.tag) || node.ownText || "";
+  const named = node.el.hasAttributes() || node.tag === "fieldset" || node.tag === "table";
+  const attr = (named ? nameFromAttributes(node.el, node.tag) : "") || node.ownText || "";
   if (attr) return clip(attr, req.maxText);
   if (!NAME_FROM_CONTENT.has(node.role)) return undefined;
   const hasLines = node.kids.some((kid) => typeof kid !== "string" && !("k" in kid) && kid.keep);
@@ -840,18 +857,20 @@ function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult["frame
     }
     if (node.k !== "e") continue;
     if (node.id !== undefined) {
-      const el: WireFacts = {
-        id: node.id,
-        role: node.role,
-        name: node.name ?? "",
-        states: node.states ?? [],
-        cues: node.cues ?? [],
-        box: node.box ?? [0, 0, 0, 0],
-        inView: node.inView === true,
-        isNew: node.isNew === true,
-      };
-      if (node.value !== undefined) el.value = node.value;
-      out.push(el);
+      const box = node.box ?? [0, 0, 0, 0];
+      out.push([
+        node.id,
+        node.role,
+        node.name ?? "",
+        node.value ?? null,
+        node.states ? node.states.join(" ") : "",
+        node.cues ? node.cues.join(" ") : "",
+        box[0],
+        box[1],
+        box[2],
+        box[3],
+        (node.inView ? 1 : 0) | (node.isNew ? 2 : 0),
+      ]);
     }
     if (node.c) facts(node.c, out, frames);
   }

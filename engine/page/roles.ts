@@ -213,7 +213,9 @@ export function isNativeControl(el: Element, tag: string): boolean {
  * @returns the folded text
  */
 export function fold(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  const trimmed = text.trim();
+  // Most text is either blank or already folded: skip the regex then.
+  return trimmed && /\s\s|[\t\n\r\f]/.test(trimmed) ? trimmed.replace(/\s+/g, " ") : trimmed;
 }
 
 /**
