@@ -10,6 +10,16 @@ import {
   spaClock,
 } from "../../../fixtures/spa/mod.ts";
 
+/** Signals that must have held each scenario, where one clearly must. */
+const MUST_WAIT_FOR: Record<string, string[]> = {
+  "slow-endpoint": ["network"],
+  "spinner-timer": ["timers"],
+  "raf-animation": ["animation-frames"],
+  "websocket": ["websocket"],
+  "self-navigate": ["navigation"],
+  "form-redirect": ["navigation"],
+};
+
 Deno.test("Settler.settle() never returns before the page is done when the page is a SPA", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
@@ -34,6 +44,12 @@ Deno.test("Settler.settle() never returns before the page is done when the page 
         assert(doneAt !== undefined, `the page was not done when settle() returned: ${text}`);
         assert(doneAt <= returnedAt, "the page finished after settle() returned");
         assertStringIncludes(text ?? "", scenario.expect.text);
+        for (const signal of MUST_WAIT_FOR[scenario.name] ?? []) {
+          assert(
+            (result.waitedFor as string[]).includes(signal),
+            `waited for ${signal}: ${result.waitedFor.join(", ")}`,
+          );
+        }
       },
     );
   }
