@@ -6,16 +6,7 @@
  *
  * @module
  */
-
-/** An RGBA image, 4 bytes a pixel, rows top to bottom. */
-export interface RgbaImage {
-  /** Width in pixels. */
-  width: number;
-  /** Height in pixels. */
-  height: number;
-  /** The pixels. */
-  data: Uint8Array;
-}
+import type { RgbaImage } from "./set_of_marks.ts";
 
 const SIGNATURE = [137, 80, 78, 71, 13, 10, 26, 10];
 

@@ -5,8 +5,17 @@
  *
  * @module
  */
-import type { RgbaImage } from "./_png.ts";
 import type { WireBox } from "./wire.ts";
+
+/** An RGBA image, 4 bytes a pixel, rows top to bottom. */
+export interface RgbaImage {
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+  /** The pixels. */
+  data: Uint8Array;
+}
 
 /** One mark: an id and its box in CSS pixels of the viewport. */
 export interface Mark {
