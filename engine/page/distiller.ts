@@ -60,6 +60,7 @@ const S_LISTENER = 32;
 const S_HOVER = 64;
 const S_POINTER = 128;
 const S_PROXY = 256;
+const S_SCROLL = 512;
 const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
 
 // Inherited and own flags.
@@ -408,6 +409,14 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   if (tag === "body" || tag === "html") sig = 0;
   if (!(sig & STRONG) && inh.inCandidate) sig = 0;
+  // A scroll container gets an id so the agent can scroll it; its content
+  // keeps its own ids (it is not a candidate that covers its children).
+  if (
+    el.childElementCount > 0 && tag !== "body" && tag !== "html" && !LEAF_TAGS.has(tag) &&
+    isScrollable(el, style)
+  ) {
+    sig |= S_SCROLL;
+  }
   if (tag === "legend" && inh.flags & F_IN_DISABLED_FIELDSET) {
     // The first legend of a disabled fieldset stays enabled (HTML 4.10.19).
     const fieldset = el.parentElement;
@@ -442,7 +451,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   const next: Inherited = {
     flags,
     pointer,
-    inCandidate: inh.inCandidate || sig !== 0,
+    inCandidate: inh.inCandidate || (sig & ~S_SCROLL) !== 0,
     inside,
   };
   const kids = childNodes(el);
@@ -461,6 +470,14 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   // Holding thousands of live style declarations makes the walk slower.
   node.style = undefined;
   return node;
+}
+
+/** Whether the element scrolls its content: overflow auto or scroll, with more content than room. */
+function isScrollable(el: Element, style: StyleFacts): boolean {
+  const y = style.overflowY;
+  if ((y === "auto" || y === "scroll") && el.scrollHeight > el.clientHeight + 2) return true;
+  const x = style.overflowX;
+  return (x === "auto" || x === "scroll") && el.scrollWidth > el.clientWidth + 2;
 }
 
 function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
@@ -718,11 +735,12 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const target = node.proxy ?? node.el;
   const tag = node.proxy ? "input" : node.tag;
   let role = node.role;
-  if (!role) role = node.sig & S_EDITABLE ? "textbox" : "clickable";
+  const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
+  if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
   node.role = role;
   let name = node.proxy ? fold(node.el.textContent ?? "") : nameFromAttributes(target, tag);
-  const fromContent = NAME_FROM_CONTENT.has(role) ||
-    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR)) !== 0;
+  const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
+    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR)) !== 0);
   if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
@@ -739,6 +757,14 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (tag === "select") node.options = optionsOf(target, req.maxText);
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");
+  if (node.sig & S_SCROLL) {
+    const el = node.el;
+    if (el.scrollHeight > el.clientHeight + 2) {
+      states.push(`scroll=${Math.round(el.scrollTop)}/${el.scrollHeight - el.clientHeight}`);
+    } else {
+      states.push(`scrollx=${Math.round(el.scrollLeft)}/${el.scrollWidth - el.clientWidth}`);
+    }
+  }
   if (states.length) node.states = states;
   const cues: string[] = [];
   if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
@@ -748,6 +774,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     if (node.sig & S_TABINDEX) cues.push("focusable");
   }
   if (node.sig & S_HOVER) cues.push("hover");
+  if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
 }
 

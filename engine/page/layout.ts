@@ -19,6 +19,10 @@ export interface StyleFacts {
   pointerEvents: string;
   /** `position`, for viewport culling of fixed and sticky content. */
   position: string;
+  /** `overflow-x`, for scroll containers. */
+  overflowX: string;
+  /** `overflow-y`, for scroll containers. */
+  overflowY: string;
 }
 
 /** A box in CSS pixels relative to the frame's viewport. */

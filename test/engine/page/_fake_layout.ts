@@ -59,6 +59,8 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
         cursor: inherited("cursor", "auto"),
         pointerEvents: inherited("pointer-events", "auto"),
         position: inline(el, "position") ?? "static",
+        overflowX: inline(el, "overflow-x") ?? inline(el, "overflow") ?? "visible",
+        overflowY: inline(el, "overflow-y") ?? inline(el, "overflow") ?? "visible",
       };
     },
     rect(el: Element): Rect {
