@@ -22,3 +22,4 @@ export * from "./engine/browser/mod.ts";
 export * from "./engine/settle/mod.ts";
 export * from "./engine/observe/mod.ts";
 export * from "./engine/act/mod.ts";
+export * from "./engine/env.ts";

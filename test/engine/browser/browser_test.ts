@@ -135,13 +135,10 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
 
   await t.step("an out-of-process iframe is attached with its own session", async () => {
     const context = await browser.newContext();
-    const page = await context.newPage();
-    const frameSeen = nextEvent<CdpSession>((listener) => page.on("frameattached", listener));
     // localhost and 127.0.0.1 are different sites, so the frame runs out of process.
+    const page = await context.newPage(server.url("/", "localhost"));
+    const frameSeen = nextEvent<CdpSession>((listener) => page.on("frameattached", listener));
     const html = `<iframe src="${server.url("/frame", "127.0.0.1")}"></iframe>`;
-    await page.session.send("Page.navigate", {
-      url: `${server.url("/", "localhost")}#`,
-    });
     await evaluate(page.session, `document.body.innerHTML = ${JSON.stringify(html)}; true`);
     const frame = await frameSeen;
     assertEquals(frame.targetInfo?.type, "iframe");

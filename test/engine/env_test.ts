@@ -1,0 +1,129 @@
+// The env end to end on a real Chromium: observe, step, dialogs, tabs, reset.
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotEquals,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
+import { ActionError } from "../../engine/act/errors.ts";
+import { Browser } from "../../engine/browser/browser.ts";
+import { Env, type EnvObservation } from "../../engine/env.ts";
+import { serveHtml } from "../_util/html_server.ts";
+
+function idOf(observation: EnvObservation, role: string, name: string): number {
+  const element = observation.elements.find((el) => el.role === role && el.name === name);
+  assert(element, `no ${role} "${name}" in:\n${observation.text}`);
+  return element.id;
+}
+
+Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async (t) => {
+  await using server = serveHtml({
+    "/": `<title>Home</title>
+      <button onclick="document.cookie='seen=1; path=/'; this.textContent='Done'">Mark</button>
+      <button onclick="if (confirm('Delete it?')) document.body.append('deleted')">Delete</button>
+      <a href="/other" target="_blank">Other</a>`,
+    "/other": "<title>Other</title><p>Elsewhere</p>",
+  });
+  let resets = 0;
+  const site = {
+    origin: server.url("").replace(/\/$/, ""),
+    reset: () => {
+      resets++;
+      return Promise.resolve();
+    },
+  };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+
+  await t.step("observe() lists the start page's controls by id", async () => {
+    const observation = await env.observe();
+    assertStringIncludes(observation.text, "Home");
+    idOf(observation, "button", "Mark");
+    assertEquals(observation.tabs.length, 1);
+  });
+
+  await t.step("step() acts and returns the observation after the action", async () => {
+    const mark = idOf(await env.observe(), "button", "Mark");
+    const { result, observation, done } = await env.step({ action: "click", id: mark });
+    assertEquals(done, false);
+    assert(result.settle?.settled);
+    assert(observation);
+    idOf(observation, "button", "Done");
+  });
+
+  await t.step(
+    "a confirm dialog shows in the observation until the dialog action answers it",
+    async () => {
+      const remove = idOf(await env.observe(), "button", "Delete");
+      const { observation } = await env.step({ action: "click", id: remove });
+      assert(observation);
+      assertEquals(observation.dialog?.type, "confirm");
+      assertMatch(observation.text, /^dialog confirm "Delete it\?": answer it/m);
+      await assertRejects(
+        () => env.step({ action: "click", id: remove }),
+        ActionError,
+        "dialog is open",
+      );
+      const answered = await env.step({ action: "dialog", accept: true });
+      assertEquals(answered.observation?.dialog, undefined);
+      assertStringIncludes(answered.observation?.text ?? "", "deleted");
+    },
+  );
+
+  await t.step("a link opening a new tab makes it the active tab, listed in the text", async () => {
+    const link = idOf(await env.observe(), "link", "Other");
+    const { observation } = await env.step({ action: "click", id: link });
+    assert(observation);
+    assertEquals(observation.tabs.map((tab) => tab.active), [false, true]);
+    assertMatch(observation.text, /^tabs: \[0\] "Home" · \[1\] "Other" \(active\)$/m);
+    await env.step({ action: "close_tab", tab: 1 });
+    assertEquals((await env.observe()).tabs.length, 1);
+  });
+
+  await t.step("goto off the site's origin is refused and the env stays usable", async () => {
+    const error = await assertRejects(
+      () => env.step({ action: "goto", url: "http://localhost:9/" }),
+      ActionError,
+    );
+    assertEquals(error.code, "not-allowed");
+    await assertRejects(() => env.step({ action: "jump" }), TypeError, '"action"');
+    idOf(await env.observe(), "button", "Delete");
+  });
+
+  await t.step("reset() resets the site and starts a fresh episode", async () => {
+    const before = idOf(await env.observe(), "button", "Done");
+    await env.reset();
+    assertEquals(resets, 1);
+    const observation = await env.observe();
+    assertEquals(observation.tabs.length, 1);
+    assertNotEquals(observation.text.includes("deleted"), true);
+    // A new episode: the page is back as it started, ids counted afresh.
+    assertEquals(idOf(observation, "button", "Mark"), before);
+    const { result } = await env.step({ action: "goto", url: server.url("/") });
+    assert(result.settle);
+    const cookies = await env.actor.page!.session.send("Runtime.evaluate", {
+      expression: "document.cookie",
+      returnByValue: true,
+    });
+    assertEquals(cookies.result.value, "", "the last episode's cookies are gone");
+  });
+
+  await t.step("stop ends the episode with the agent's answer", async () => {
+    const { done, observation } = await env.step({ action: "stop", answer: "42" });
+    assertEquals(done, true);
+    assertEquals(observation, undefined);
+    assertEquals(env.answer, "42");
+    await assertRejects(() => env.step({ action: "reload" }), ActionError, "ended");
+  });
+});
+
+Deno.test("Env.create() throws TypeError for a start path without a site", async () => {
+  await using browser = await Browser.launch();
+  await assertRejects(
+    () => Env.create(browser, { startUrl: "/home" }),
+    TypeError,
+    'start URL "/home" is not a URL',
+  );
+});
