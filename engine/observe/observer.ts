@@ -1,7 +1,22 @@
 /**
  * The observation engine, driver side: installs the page scripts in every
  * page and out-of-process iframe of a context, runs the distiller in every
- * frame, stitches the frames into one tree and formats it.
+ * frame, stitches the frames into one text and one list of element facts.
+ *
+ * How it fits together:
+ *
+ * - At attach time every target (page, popup, out-of-process iframe) gets two
+ *   document-start scripts: the main-world hook (`engine/page/hook.ts`, which
+ *   remembers elements given click or hover listeners by script) and the
+ *   distiller (`engine/page/isolated.ts`) in the isolated world
+ *   {@linkcode WORLD_NAME}. Runtime events map each frame to that world's
+ *   execution context.
+ * - An observation runs the distiller frame by frame, parents first; each
+ *   frame hands out ids from the counter the previous frame left, so ids are
+ *   unique across frames and tabs of the context and never reused.
+ * - Ids resolve back to elements with {@linkcode Observer.resolve}, which
+ *   asks the frame's isolated world for the element; the actions engine uses
+ *   that (it implements `ElementResolver`).
  *
  * @module
  */
@@ -25,8 +40,9 @@ export interface ObserveOptions {
   /**
    * `"page"`: the whole page; `"viewport"`: only what lies in the viewport
    * plus `margin`, with counts of what lies outside; `"diff"`: the whole page
-   * distilled, but the text lists only what was added, removed or changed
-   * since the previous observation of the page.
+   * distilled, but the text lists only the elements added (`+`), changed
+   * (`~`) or removed (`-`) since the previous observation of the page, and
+   * the lines of text that are new (`+`).
    *
    * @default {"page"}
    */
@@ -150,6 +166,9 @@ export interface SetOfMarks {
   height: number;
 }
 
+/** Most lines of new text a diff lists. */
+const MAX_DIFF_TEXT = 40;
+
 /** The object group remote objects from this module belong to. */
 export const OBJECT_GROUP = "webserv-observer";
 
@@ -187,15 +206,19 @@ function isContextGone(error: unknown): boolean {
  * Observes the pages of one browser context: one observer per episode, so
  * ids are unique across its pages and frames and never reused.
  *
- * @example Observe a page
+ * @example Observe a page, then find the element behind an id
  * ```ts ignore
  * import { Browser, Observer } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
- * const observer = Observer.attach(context);
+ * const observer = Observer.attach(context); // before the pages open
  * const page = await context.newPage("data:text/html,<button>Go</button>");
- * const { text } = await observer.observe(page);
- * console.log(text); // [1] button "Go"
+ * const { text, elements } = await observer.observe(page);
+ * console.log(text); // # (untitled) … \n[1] button "Go"
+ * const handle = await observer.resolve(elements[0]!.id);
+ * // handle.session + handle.objectId: call DOM.scrollIntoViewIfNeeded, DOM.getContentQuads, …
+ * const changes = await observer.observe(page, { mode: "diff" });
+ * const marks = await observer.setOfMarks(page); // marks.png: Uint8Array
  * ```
  */
 export class Observer {
@@ -204,7 +227,10 @@ export class Observer {
   #sessions = new WeakMap<CdpSession, SessionState>();
   /** id → frame id and session, for the ids handed out so far. */
   #where = new Map<number, { frameId: string; state: SessionState }>();
-  #previous = new WeakMap<Page, { url: string; lines: Map<number, string> }>();
+  #previous = new WeakMap<
+    Page,
+    { url: string; lines: Map<number, string>; texts: Set<string> }
+  >();
   #hookSource: string;
   #isolatedSource: string;
 
@@ -335,7 +361,14 @@ export class Observer {
     for (const el of elements) lines.set(el.id, describeLine(el));
     // A new document starts afresh: everything is added.
     const previous = this.#previous.get(page);
-    const before = previous && previous.url === result.url ? previous.lines : undefined;
+    const same = previous && previous.url === result.url ? previous : undefined;
+    const before = same?.lines;
+    // Lines without an id (text, headings, structure), to report new text in diff mode.
+    const texts = new Set<string>();
+    for (const line of observed.lines) {
+      const trimmed = line.trim();
+      if (!trimmed.startsWith("[")) texts.add(trimmed);
+    }
     const diff: ObservationDiff = { added: [], removed: [], changed: [] };
     if (before) {
       for (const [id, line] of lines) {
@@ -347,7 +380,7 @@ export class Observer {
     } else {
       diff.added.push(...lines.keys());
     }
-    if (mode !== "viewport") this.#previous.set(page, { url: result.url, lines });
+    if (mode !== "viewport") this.#previous.set(page, { url: result.url, lines, texts });
 
     const { scroll } = result;
     const url = result.url.length > 200 ? `${result.url.slice(0, 199)}…` : result.url;
@@ -360,6 +393,12 @@ export class Observer {
       for (const id of diff.added) body.push(`+ ${lines.get(id)}`);
       for (const id of diff.changed) body.push(`~ ${lines.get(id)}`);
       for (const id of diff.removed) body.push(`- ${before.get(id)}`);
+      let shown = 0;
+      for (const text of texts) {
+        if (same?.texts.has(text) || text.includes("[")) continue;
+        if (++shown > MAX_DIFF_TEXT) break;
+        body.push(`+ ${text}`);
+      }
       if (!body.length) body.push("(no changes)");
     } else {
       body = observed.lines;

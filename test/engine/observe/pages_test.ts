@@ -128,6 +128,7 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     await page.session.send("Runtime.evaluate", {
       expression: `document.querySelector("button[disabled]").disabled = false;
         const b = document.createElement("button"); b.textContent = "Fresh"; document.body.append(b);
+        const p = document.createElement("p"); p.textContent = "Saved at noon"; document.body.append(p);
         document.querySelector("button").remove();`,
     });
     const after = await observer.observe(page, { mode: "diff" });
@@ -136,6 +137,7 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     assertStringIncludes(after.text, "+ [");
     assertStringIncludes(after.text, 'button "Fresh"');
     assertStringIncludes(after.text, "- [");
+    assertStringIncludes(after.text, "+ Saved at noon");
   });
   await t.step("viewport mode lists what is in view and counts the rest", async () => {
     await open(observer, page, server.url("/offscreen"));
