@@ -325,6 +325,18 @@ function childNodes(el: Element): ArrayLike<Node> {
   return el.childNodes;
 }
 
+/**
+ * The node whose children are rendered as `el`'s, when that is a plain
+ * parent (no slot): the shadow root for a host, else the element itself.
+ * Walking it by `firstChild`/`nextSibling` is much cheaper than indexing a
+ * live `NodeList`.
+ */
+function plainParent(el: Element): Node | undefined {
+  const shadow = (el as HTMLElement).shadowRoot;
+  if (shadow) return shadow;
+  return el.localName === "slot" ? undefined : el;
+}
+
 function isEditableHost(el: Element): boolean {
   const attr = el.getAttribute("contenteditable");
   if (attr === null || attr === "false") return false;
@@ -454,8 +466,21 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     inCandidate: inh.inCandidate || (sig & ~S_SCROLL) !== 0,
     inside,
   };
-  const kids = childNodes(el);
   const closedDetails = tag === "details" && !el.hasAttribute("open");
+  const parent = plainParent(el);
+  const many = req.summariseAfter > 0 && !closedDetails &&
+    (parent === el ? el.childElementCount : Number.POSITIVE_INFINITY) >= req.summariseAfter;
+  if (parent && !many) {
+    for (let kid = parent.firstChild; kid; kid = kid.nextSibling) {
+      if (closedDetails && !(kid.nodeType === 1 && (kid as Element).localName === "summary")) {
+        continue;
+      }
+      collectKid(pass, node, kid, next);
+    }
+    node.style = undefined;
+    return node;
+  }
+  const kids = childNodes(el);
   if (kids.length >= req.summariseAfter && req.summariseAfter > 0 && !closedDetails) {
     collectRuns(pass, node, kids, next);
   } else {
@@ -848,7 +873,7 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
         kids.push(kid);
       }
     } else {
-      kids.push(...emit(pass, kid, owners));
+      for (const out of emit(pass, kid, owners)) kids.push(out);
     }
   }
   if (!line) {
