@@ -175,12 +175,18 @@ await using browser = await Browser.launch({ args: ["--window-size=1280,800"] })
 const context = await browser.newContext();
 const observer = Observer.attach(context);
 const page = await context.newPage();
-await page.session.send("Emulation.setDeviceMetricsOverride", {
-  width: 1280,
-  height: 800,
-  deviceScaleFactor: 1,
-  mobile: false,
-});
+// The CDP methods run in a tab of their own, so that the accessibility mode
+// `getFullAXTree` switches on stays out of the tab this engine observes.
+const cdpContext = await browser.newContext();
+const cdpPage = await cdpContext.newPage();
+for (const tab of [page, cdpPage]) {
+  await tab.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+}
 const endpoint = browser.process?.wsEndpoint;
 if (!endpoint) throw new Error("Cannot run the benchmark: the browser has no DevTools endpoint");
 const playwright = await chromium.connectOverCDP(endpoint);
@@ -188,13 +194,15 @@ const pwContext = await playwright.newContext({ viewport: { width: 1280, height:
 const pwPage = await pwContext.newPage();
 
 async function navigate(url: string): Promise<void> {
-  const loaded = page.session.waitForEvent("Page.loadEventFired", { timeoutMs: 60_000 });
-  await page.session.send("Page.navigate", { url });
-  await loaded;
-  await page.session.send("Runtime.evaluate", {
-    expression: "new Promise((resolve) => setTimeout(resolve, 20))",
-    awaitPromise: true,
-  });
+  for (const tab of [page, cdpPage]) {
+    const loaded = tab.session.waitForEvent("Page.loadEventFired", { timeoutMs: 60_000 });
+    await tab.session.send("Page.navigate", { url });
+    await loaded;
+    await tab.session.send("Runtime.evaluate", {
+      expression: "new Promise((resolve) => setTimeout(resolve, 20))",
+      awaitPromise: true,
+    });
+  }
   await pwPage.goto(url, { waitUntil: "load", timeout: 60_000 });
   await pwPage.waitForTimeout(20);
 }
@@ -208,13 +216,13 @@ async function run(method: Method): Promise<string> {
     case "engine-viewport":
       return (await observer.observe(page, { mode: "viewport" })).text;
     case "axtree": {
-      const { nodes } = await page.session.send("Accessibility.getFullAXTree", {}, {
+      const { nodes } = await cdpPage.session.send("Accessibility.getFullAXTree", {}, {
         timeoutMs: 120_000,
       });
       return flattenAxTree(nodes as unknown as AxNode[]);
     }
     case "domsnapshot": {
-      const snapshot = await page.session.send("DOMSnapshot.captureSnapshot", {
+      const snapshot = await cdpPage.session.send("DOMSnapshot.captureSnapshot", {
         computedStyles: [],
       }, { timeoutMs: 120_000 });
       return flattenSnapshot(snapshot as unknown as Snapshot);
@@ -421,6 +429,9 @@ const md: string[] = [
     `| ${r.elements} | ${METHODS.map((m) => r.methods[m]!.minMs).join(" | ")} |`
   ),
   "",
+  "Each tool runs in a tab of its own on the same Chromium: this engine in one, the two CDP methods",
+  "in a second, Playwright in a third.",
+  "",
   "`engine` includes every CDP round trip, the in-page distillation, the transfer and the text",
   "formatting; `axtree` is `Accessibility.getFullAXTree` plus a BrowserGym-style flattening;",
   "`domsnapshot` is `DOMSnapshot.captureSnapshot` flattened to pruned HTML-like text;",
@@ -451,4 +462,5 @@ const md: string[] = [
 ];
 await Deno.writeTextFile(new URL("observe.md", dir), md.join("\n"));
 console.log(md.slice(0, 24).join("\n"));
+await cdpContext.close();
 await context.close();
