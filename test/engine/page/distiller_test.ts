@@ -206,3 +206,15 @@ Deno.test("formatNodes() joins short groups and lays tables out by rows", () => 
     "    Shirt | $19.99",
   ]);
 });
+
+Deno.test("createDistiller() walks open shadow roots and reads their labels", () => {
+  const { document, distiller } = setup(`<div id="host"></div><button>Light</button>`);
+  const host = document.getElementById("host")!;
+  const root = host.attachShadow({ mode: "open" });
+  root.innerHTML = `<span id="l">Shadow label</span><button aria-labelledby="l">x</button>` +
+    `<div id="inner"></div>`;
+  const inner = root.getElementById("inner")!.attachShadow({ mode: "open" });
+  inner.innerHTML = `<a href="/deep">Deep link</a>`;
+  const names = withIds(distiller.observe(REQUEST).nodes!).map((el) => `${el.role}:${el.name}`);
+  assertEquals(names, ["button:Shadow label", "link:Deep link", "button:Light"]);
+});
