@@ -68,6 +68,42 @@ const F_ARIA_HIDDEN = 2;
 const F_INERT = 4;
 const F_ARIA_DISABLED = 8;
 const F_IN_DISABLED_FIELDSET = 16;
+/** Tags that are not scroll containers in practice; their overflow is not read. */
+const NEVER_SCROLLS = new Set([
+  "html",
+  "body",
+  "a",
+  "span",
+  "b",
+  "i",
+  "em",
+  "strong",
+  "small",
+  "label",
+  "button",
+  "p",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "select",
+  "textarea",
+  "input",
+  "img",
+  "canvas",
+  "video",
+  "audio",
+  "iframe",
+  "frame",
+  "object",
+  "embed",
+  "svg",
+  "math",
+  "progress",
+  "meter",
+]);
 const FORM_TAGS = new Set([
   "button",
   "input",
@@ -377,6 +413,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (attributed) {
     // One pass over the attribute names instead of a lookup per attribute.
     const names = el.getAttributeNames();
+    let roleAttribute: string | null = null;
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
       switch (name) {
@@ -395,6 +432,9 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
         case "contenteditable":
           if (isEditableHost(el)) sig |= S_EDITABLE;
           break;
+        case "role":
+          roleAttribute = el.getAttribute(name);
+          break;
         case "tabindex": {
           const tabindex = Number(el.getAttribute(name));
           if (tabindex >= 0 && tag !== "iframe") sig |= S_TABINDEX;
@@ -404,10 +444,10 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
           if (name.charCodeAt(0) === 111 && ON_ATTRS.has(name)) sig |= S_ONATTR; // "o"
       }
     }
-    role = roleOf(el, tag);
+    role = roleOf(el, tag, roleAttribute);
     if (isNativeControl(el, tag)) sig |= S_NATIVE;
   } else {
-    role = roleOf(el, tag);
+    role = roleOf(el, tag, null);
     if (isNativeControl(el, tag)) sig |= S_NATIVE;
   }
   if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
@@ -423,10 +463,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (!(sig & STRONG) && inh.inCandidate) sig = 0;
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
-  if (
-    el.childElementCount > 0 && tag !== "body" && tag !== "html" && !LEAF_TAGS.has(tag) &&
-    isScrollable(el, style)
-  ) {
+  if (el.childElementCount > 0 && !NEVER_SCROLLS.has(tag) && isScrollable(el, style)) {
     sig |= S_SCROLL;
   }
   if (tag === "legend" && inh.flags & F_IN_DISABLED_FIELDSET) {
@@ -499,6 +536,8 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
 
 /** Whether the element scrolls its content: overflow auto or scroll, with more content than room. */
 function isScrollable(el: Element, style: StyleFacts): boolean {
+  // One read of the shorthand rules out the common case.
+  if (style.overflow === "visible") return false;
   const y = style.overflowY;
   if ((y === "auto" || y === "scroll") && el.scrollHeight > el.clientHeight + 2) return true;
   const x = style.overflowX;

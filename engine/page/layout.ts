@@ -19,6 +19,8 @@ export interface StyleFacts {
   pointerEvents: string;
   /** `position`, for viewport culling of fixed and sticky content. */
   position: string;
+  /** `overflow` (the shorthand), for scroll containers. */
+  overflow: string;
   /** `overflow-x`, for scroll containers. */
   overflowX: string;
   /** `overflow-y`, for scroll containers. */

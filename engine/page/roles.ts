@@ -144,10 +144,14 @@ const TAG_ROLES: Record<string, string> = {
  *
  * @param el the element
  * @param tag its lowercase local name
+ * @param explicit the `role` attribute, when the caller has read it already
  * @returns the role, or `""` for a generic element
  */
-export function roleOf(el: Element, tag: string): string {
-  const explicit = el.getAttribute("role");
+export function roleOf(
+  el: Element,
+  tag: string,
+  explicit: string | null = el.getAttribute("role"),
+): string {
   if (explicit) {
     const first = explicit.trim().split(/\s+/)[0] ?? "";
     if (first && first !== "none" && first !== "presentation" && first !== "generic") return first;

@@ -59,6 +59,7 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
         cursor: inherited("cursor", "auto"),
         pointerEvents: inherited("pointer-events", "auto"),
         position: inline(el, "position") ?? "static",
+        overflow: inline(el, "overflow") ?? "visible",
         overflowX: inline(el, "overflow-x") ?? inline(el, "overflow") ?? "visible",
         overflowY: inline(el, "overflow-y") ?? inline(el, "overflow") ?? "visible",
       };
