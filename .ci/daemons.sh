@@ -78,6 +78,11 @@ ensure_pool() { # ensure_pool NAME DRIVER [CONFIG...]
 }
 ensure_pool webserv-btrfs btrfs size=8GiB
 ensure_pool webserv-dir dir
+# Loopback HTTPS, so the tests can reach this incusd as a remote host with a
+# client certificate.
+if [ "$(incus config get core.https_address)" != "127.0.0.1:8443" ]; then
+  incus config set core.https_address 127.0.0.1:8443
+fi
 
 # --- dockerd ------------------------------------------------------------------
 if ! answers "$DOCKER_SOCKET" /_ping; then

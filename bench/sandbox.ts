@@ -36,14 +36,26 @@ const MIB = 2 ** 20;
 interface Backend {
   key: string;
   label: string;
-  open(gateway: Gateway, reset?: "restore"): Promise<Sandbox>;
+  open(gateway: Gateway, mode?: ResetMode): Promise<Sandbox>;
   /** Bytes one env added on disk after its first write. */
   storage?(sandbox: Sandbox, envs: Instance[]): Promise<number>;
   /** Bytes of memory one env uses, as its backend accounts it. */
   memory?(sandbox: Sandbox, env: Instance): Promise<number>;
   /** The host pid of the env's site process. */
   pid?(sandbox: Sandbox, env: Instance): Promise<number>;
-  resetModes?: ("recopy" | "restore")[];
+  resetModes?: ResetMode[];
+}
+
+/** recopy: a fresh container; restore: a snapshot restore; spare: recopy
+ * taking one of the warm spares the sandbox keeps. */
+type ResetMode = "recopy" | "restore" | "spare";
+
+function modeOptions(
+  mode: ResetMode | undefined,
+): { reset?: "restore"; spares?: number } {
+  if (mode === "restore") return { reset: "restore" };
+  if (mode === "spare") return { spares: 1 };
+  return {};
 }
 
 interface Stats {
@@ -116,6 +128,17 @@ async function freeDisk(path: string): Promise<number> {
   return Number(out.trim().split("\n").at(-1));
 }
 
+/** Waits (untimed) until the sandbox has a spare ready, as it would between
+ * episodes. */
+async function spareReady(sandbox: Sandbox): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const ready = "readySpares" in sandbox ? Number(sandbox.readySpares) : 1;
+    if (ready >= 1) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function processRss(pid: number): number {
   try {
     const status = Deno.readTextFileSync(`/proc/${pid}/status`);
@@ -150,13 +173,13 @@ const BACKENDS: Backend[] = [
   {
     key: "incus-btrfs",
     label: "Incus, copy-on-write (btrfs pool)",
-    open: (gateway, reset) =>
+    open: (gateway, mode) =>
       IncusSandbox.open({
         gateway,
         image: "webserv-demolarge",
         pool: "webserv-btrfs",
         prefix: "wsb-",
-        ...(reset ? { reset } : {}),
+        ...modeOptions(mode),
       }),
     async storage(sandbox, envs) {
       // The pool is a loop file of its own: its growth is the envs' storage.
@@ -173,18 +196,18 @@ const BACKENDS: Backend[] = [
       const incus = (sandbox as IncusSandbox).client;
       return (await incus.instanceState(containerName(env))).pid;
     },
-    resetModes: ["recopy", "restore"],
+    resetModes: ["recopy", "restore", "spare"],
   },
   {
     key: "incus-dir",
     label: "Incus, full copy (dir pool)",
-    open: (gateway, reset) =>
+    open: (gateway, mode) =>
       IncusSandbox.open({
         gateway,
         image: "webserv-demolarge",
         pool: "webserv-dir",
         prefix: "wsd-",
-        ...(reset ? { reset } : {}),
+        ...modeOptions(mode),
       }),
     async storage(_sandbox, envs) {
       await command("sync", []);
@@ -206,11 +229,12 @@ const BACKENDS: Backend[] = [
   {
     key: "docker",
     label: "Docker (overlay2)",
-    open: (gateway) =>
+    open: (gateway, mode) =>
       DockerSandbox.open({
         gateway,
         image: "webserv-demolarge",
         prefix: "wsk-",
+        ...(mode === "spare" ? { spares: 1 } : {}),
       }),
     async storage(sandbox, envs) {
       const docker = (sandbox as DockerSandbox).client;
@@ -232,7 +256,7 @@ const BACKENDS: Backend[] = [
       const docker = (sandbox as DockerSandbox).client;
       return (await docker.inspectContainer(containerName(env))).pid;
     },
-    resetModes: ["recopy"],
+    resetModes: ["recopy", "spare"],
   },
   {
     key: "fixture",
@@ -311,12 +335,13 @@ async function benchBackend(backend: Backend): Promise<Result> {
   const resetMs: Record<string, Stats> = {};
   for (const mode of backend.resetModes ?? []) {
     let target = sandbox;
-    if (mode === "restore") target = await backend.open(gateway, "restore");
-    const env = mode === "restore" ? await target.create({ seed: 1 }) : envs[0];
+    if (mode !== "recopy") target = await backend.open(gateway, mode);
+    const env = mode === "recopy" ? envs[0] : await target.create({ seed: 1 });
     if (!env) continue;
     const samples: number[] = [];
     for (let i = 0; i < RESETS; i++) {
       await firstWrite(gateway, env);
+      if (mode === "spare") await spareReady(target);
       const start = performance.now();
       await env.reset();
       samples.push(performance.now() - start);
@@ -468,7 +493,7 @@ function markdown(results: Result[], meta: Record<string, unknown>): string {
   }
   lines.push(
     "",
-    "Storage per env: Incus btrfs = growth of the pool (a loop file of its own) divided by the envs; Incus dir = `du` of each container's folder; Docker = the container's writable layer (`SizeRw`); fixture = the env's SQLite copy. Memory per env: site RSS = resident memory of the env's site process (for the fixture, which shares this process, the host view); cgroup = the container's memory use as Incus or Docker report it, page cache included (Docker's copy-up leaves the copied database in it); host = the fall in MemAvailable divided by the envs, noisy on a shared machine. Reset: recopy = a fresh copy or container behind the same origin (the old one removed in the background); restore = stop, `restore` of a snapshot taken at creation, start.",
+    "Storage per env: Incus btrfs = growth of the pool (a loop file of its own) divided by the envs; Incus dir = `du` of each container's folder; Docker = the container's writable layer (`SizeRw`); fixture = the env's SQLite copy. Memory per env: site RSS = resident memory of the env's site process (for the fixture, which shares this process, the host view); cgroup = the container's memory use as Incus or Docker report it, page cache included (Docker's copy-up leaves the copied database in it); host = the fall in MemAvailable divided by the envs, noisy on a shared machine. Reset: recopy = a fresh copy or container behind the same origin (the old one removed in the background); restore = stop, `restore` of a snapshot taken at creation, start; spare = recopy taking a container the sandbox launched ahead (`spares: 1`), measured once a spare is ready, as it is between episodes.",
     "",
   );
   return lines.join("\n");

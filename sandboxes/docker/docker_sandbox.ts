@@ -9,7 +9,7 @@
  * @module
  */
 import { join } from "node:path";
-import { InstanceGoneError, SandboxError } from "../errors.ts";
+import { DaemonUnavailableError, InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import {
   type Container,
@@ -18,6 +18,7 @@ import {
 } from "../_container_instance.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { SocketDirectory } from "../_socket_directory.ts";
+import { Spares } from "../_spares.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { DockerClient } from "./client.ts";
 
@@ -45,6 +46,13 @@ export interface DockerSandboxOptions {
    * @default {"/run/webserv/docker"}
    */
   socketRoot?: string;
+  /**
+   * Ready containers kept per seed, launched ahead so that `create()` and
+   * `reset()` take one instead of waiting for a launch.
+   *
+   * @default {0}
+   */
+  spares?: number;
   /**
    * How long an env may take to answer after start, in milliseconds.
    *
@@ -89,6 +97,7 @@ export class DockerSandbox implements Sandbox {
   #instances = new Set<ContainerInstance>();
   #removals = new Set<Promise<void>>();
   #backend: ContainerBackend;
+  #spares: Spares;
 
   private constructor(
     options: DockerSandboxOptions,
@@ -101,8 +110,13 @@ export class DockerSandbox implements Sandbox {
     this.#imageId = imageId;
     this.#prefix = options.prefix ?? "ws-";
     this.#socketRoot = options.socketRoot ?? "/run/webserv/docker";
-    this.#backend = {
+    this.#spares = new Spares({
       launch: (seed) => this.#launch(seed),
+      remove: (container) => this.#remove(container),
+      probe: (container) => this.#probe(container.name),
+    }, options.spares ?? 0);
+    this.#backend = {
+      launch: (seed) => this.#spares.take(seed),
       remove: (container) => this.#remove(container),
       removeLater: (container) => this.#removeLater(container),
       probe: (container) => this.#probe(container.name),
@@ -153,7 +167,7 @@ export class DockerSandbox implements Sandbox {
    */
   async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
     const seed = spec.seed ?? 0;
-    const container = await this.#launch(seed);
+    const container = await this.#spares.take(seed);
     const instance = new ContainerInstance(
       container,
       seed,
@@ -162,6 +176,11 @@ export class DockerSandbox implements Sandbox {
     );
     this.#instances.add(instance);
     return instance;
+  }
+
+  /** How many spare containers are ready now. */
+  get readySpares(): number {
+    return this.#spares.ready;
   }
 
   /** The names of the containers of the live envs. */
@@ -221,6 +240,7 @@ export class DockerSandbox implements Sandbox {
         }
       }),
     );
+    await this.#spares.close();
     await Promise.all(this.#removals);
     if (this.#ownsClient) this.client.close();
   }
@@ -230,7 +250,18 @@ export class DockerSandbox implements Sandbox {
     await this.close();
   }
 
+  /** Launches a container; one failed launch is cleaned up and retried. */
   async #launch(seed: number): Promise<Container> {
+    try {
+      return await this.#launchOnce(seed);
+    } catch (error) {
+      if (error instanceof DaemonUnavailableError) throw error;
+      console.warn(`Launch failed, retrying once: ${String(error)}`);
+      return await this.#launchOnce(seed);
+    }
+  }
+
+  async #launchOnce(seed: number): Promise<Container> {
     const image = await this.#base(seed);
     const name = `${this.#prefix}${randomName()}`;
     const directory = new SocketDirectory(join(this.#socketRoot, name));

@@ -220,9 +220,9 @@ export class IncusClient implements Disposable {
   ): Promise<void> {
     await this.request("PUT", `/1.0/instances/${name}/state`, {
       json: { action, force, timeout: force ? -1 : 30 },
-      // A forced stop takes about a second; waiting longer only delays the
-      // caller's recovery when Incus's stop hook hangs under load.
-      ...(force ? { timeoutMs: Math.min(this.#timeoutMs, 20_000) } : {}),
+      // A start or a forced stop takes about a second; waiting longer only
+      // delays recovery when one of Incus's hooks hangs under heavy load.
+      ...(force || action === "start" ? { timeoutMs: Math.min(this.#timeoutMs, 30_000) } : {}),
     });
   }
 

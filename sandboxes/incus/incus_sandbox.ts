@@ -21,7 +21,7 @@
  * @module
  */
 import { join } from "node:path";
-import { InstanceGoneError, SandboxError } from "../errors.ts";
+import { DaemonUnavailableError, InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import {
   type Container,
@@ -30,6 +30,7 @@ import {
 } from "../_container_instance.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { SocketDirectory } from "../_socket_directory.ts";
+import { Spares } from "../_spares.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
@@ -66,6 +67,13 @@ export interface IncusSandboxOptions {
    * @default {"recopy"}
    */
   reset?: "recopy" | "restore";
+  /**
+   * Ready containers kept per seed, launched ahead so that `create()` and
+   * `reset()` take one instead of waiting for a launch.
+   *
+   * @default {0}
+   */
+  spares?: number;
   /**
    * How long an env may take to answer after start, in milliseconds.
    *
@@ -113,6 +121,7 @@ export class IncusSandbox implements Sandbox {
   #instances = new Set<ContainerInstance>();
   #removals = new Set<Promise<void>>();
   #backend: ContainerBackend;
+  #spares: Spares;
 
   private constructor(
     options: IncusSandboxOptions,
@@ -125,8 +134,13 @@ export class IncusSandbox implements Sandbox {
     this.#fingerprint = fingerprint;
     this.#prefix = options.prefix ?? "ws-";
     this.#socketRoot = options.socketRoot ?? "/run/webserv/incus";
-    this.#backend = {
+    this.#spares = new Spares({
       launch: (seed) => this.#launch(seed),
+      remove: (container) => this.#remove(container),
+      probe: (container) => this.#probe(container.name),
+    }, options.spares ?? 0);
+    this.#backend = {
+      launch: (seed) => this.#spares.take(seed),
       remove: (container) => this.#remove(container),
       removeLater: (container) => this.#removeLater(container),
       probe: (container) => this.#probe(container.name),
@@ -179,7 +193,7 @@ export class IncusSandbox implements Sandbox {
    */
   async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
     const seed = spec.seed ?? 0;
-    const container = await this.#launch(seed);
+    const container = await this.#spares.take(seed);
     const instance = new ContainerInstance(
       container,
       seed,
@@ -193,6 +207,11 @@ export class IncusSandbox implements Sandbox {
   /** How reset brings back the seeded state. */
   get resetMode(): "recopy" | "restore" {
     return this.#options.reset ?? "recopy";
+  }
+
+  /** How many spare containers are ready now. */
+  get readySpares(): number {
+    return this.#spares.ready;
   }
 
   /** The names of the containers of the live envs. */
@@ -255,6 +274,7 @@ export class IncusSandbox implements Sandbox {
         }
       }),
     );
+    await this.#spares.close();
     await Promise.all(this.#removals);
     if (this.#ownsClient) this.client.close();
   }
@@ -264,35 +284,55 @@ export class IncusSandbox implements Sandbox {
     await this.close();
   }
 
+  /**
+   * Launches a container; one failed launch is cleaned up and retried.
+   * Copies, starts and stops go through one queue per process: with several
+   * at once, Incus 6.0's start hooks were seen to time out and leave a
+   * container that no stop can end.
+   */
   async #launch(seed: number): Promise<Container> {
+    try {
+      return await this.#launchOnce(seed);
+    } catch (error) {
+      if (error instanceof DaemonUnavailableError) throw error;
+      console.warn(`Launch failed, retrying once: ${String(error)}`);
+      return await this.#launchOnce(seed);
+    }
+  }
+
+  async #launchOnce(seed: number): Promise<Container> {
     const base = await this.#base(seed);
     const name = `${this.#prefix}${randomName()}`;
     const directory = new SocketDirectory(join(this.#socketRoot, name));
     await directory.create();
     const container = { name, directory };
     try {
-      await this.client.request("POST", "/1.0/instances", {
-        placed: true,
-        json: {
-          name,
-          type: "container",
-          profiles: [],
-          source: { type: "copy", source: base, instance_only: true },
-          config: {
-            ...this.#options.config,
-            "user.webserv.owner": ownerTag(),
-            "user.webserv.role": "env",
+      await serialized(async () => {
+        await this.client.request("POST", "/1.0/instances", {
+          placed: true,
+          json: {
+            name,
+            type: "container",
+            profiles: [],
+            source: { type: "copy", source: base, instance_only: true },
+            config: {
+              ...this.#options.config,
+              "user.webserv.owner": ownerTag(),
+              "user.webserv.role": "env",
+            },
+            devices: {
+              ws: { type: "disk", source: directory.path, path: "/run/ws" },
+            },
           },
-          devices: {
-            ws: { type: "disk", source: directory.path, path: "/run/ws" },
-          },
-        },
-      });
-      if (this.#options.reset === "restore") {
-        await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {
-          json: { name: "pristine" },
         });
-      }
+        if (this.#options.reset === "restore") {
+          await this.client.request(
+            "POST",
+            `/1.0/instances/${name}/snapshots`,
+            { json: { name: "pristine" } },
+          );
+        }
+      });
       await this.#start(container);
       return container;
     } catch (error) {
@@ -303,7 +343,7 @@ export class IncusSandbox implements Sandbox {
 
   async #start(container: Container): Promise<void> {
     await container.directory.clear();
-    await this.client.changeState(container.name, "start");
+    await serialized(() => this.client.changeState(container.name, "start"));
     await container.directory.waitUntilReady({
       timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
       probe: () => this.#probe(container.name),
@@ -311,9 +351,11 @@ export class IncusSandbox implements Sandbox {
   }
 
   async #restore(container: Container): Promise<void> {
-    await this.client.changeState(container.name, "stop", true);
-    await this.client.request("PUT", `/1.0/instances/${container.name}`, {
-      json: { restore: "pristine" },
+    await serialized(async () => {
+      await this.client.changeState(container.name, "stop", true);
+      await this.client.request("PUT", `/1.0/instances/${container.name}`, {
+        json: { restore: "pristine" },
+      });
     });
     await this.#start(container);
   }
@@ -339,26 +381,14 @@ export class IncusSandbox implements Sandbox {
     }
   }
 
-  /** The instance's status; the state call fails while init is dying. */
+  /**
+   * The instance's status, from `GET /1.0/instances/NAME`: unlike the state
+   * call it runs no helper inside the container's namespaces, which fails
+   * while init is dying and adds load while Incus starts or stops others.
+   */
   async #status(name: string): Promise<string> {
-    for (let attempt = 0;; attempt++) {
-      try {
-        return (await this.client.instanceState(name)).status;
-      } catch (error) {
-        if (
-          !(error instanceof SandboxError) || error.status === 404 ||
-          attempt >= 2
-        ) {
-          const metadata = await this.client.request(
-            "GET",
-            `/1.0/instances/${name}`,
-          );
-          const [instance] = decodeInstances([metadata]);
-          return instance?.status ?? "Unknown";
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const metadata = await this.client.request("GET", `/1.0/instances/${name}`);
+    return decodeInstances([metadata])[0]?.status ?? "Unknown";
   }
 
   #base(seed: number): Promise<string> {
@@ -462,16 +492,15 @@ export class IncusSandbox implements Sandbox {
   /** Stops and deletes a container and removes its socket folder. */
   async #remove(container: Container): Promise<void> {
     try {
-      await this.client.changeState(container.name, "stop", true);
+      await serialized(() => this.client.changeState(container.name, "stop", true));
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       // 404: already gone; 400: already stopped. Under heavy load the stop
       // hook can hang inside Incus although the container did stop.
+      // Another stop would queue behind the hung one, so none is sent.
       if (error.status !== 404 && error.status !== 400) {
         const status = await this.#status(container.name);
-        if (status !== "Stopped") {
-          await this.client.changeState(container.name, "stop", true);
-        }
+        if (status !== "Stopped") throw error;
       }
     }
     for (let attempt = 0;; attempt++) {
@@ -497,6 +526,15 @@ export class IncusSandbox implements Sandbox {
     this.#removals.add(removal);
     return removal;
   }
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs Incus state changes of this process one at a time. */
+function serialized<T>(task: () => Promise<T>): Promise<T> {
+  const result = queue.then(task);
+  queue = result.catch(() => {});
+  return result;
 }
 
 function randomName(): string {
