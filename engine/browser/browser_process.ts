@@ -89,6 +89,22 @@ export const DEFAULT_FLAGS: readonly string[] = [
   "--remote-debugging-port=0",
 ];
 
+/**
+ * Runs the browser ("$@") and waits for it. Beside it, a watchdog reads the
+ * shell's stdin (through fd 3: a background job's own stdin is /dev/null),
+ * whose write end only Deno holds: at end of file (Deno closed it or
+ * died, however) it kills the browser, removes the profile and kills the
+ * whole process group.
+ */
+const WATCHDOG = `
+exec 3<&0
+"$@" </dev/null 3<&- &
+browser=$!
+(cat <&3 >/dev/null; kill -KILL "$browser" 2>/dev/null; rm -rf "$WEBSERV_PROFILE"; kill -KILL 0) &
+exec 3<&-
+wait "$browser"
+`;
+
 const live = new Set<BrowserProcess>();
 let signalsInstalled = false;
 
@@ -126,7 +142,7 @@ globalThis.addEventListener("unload", () => {
 export class BrowserProcess {
   /** The browser-level DevTools WebSocket URL. */
   readonly wsEndpoint: string;
-  /** The process id of the browser (also its process group id). */
+  /** The id of the browser's process group: kill `-pid` to kill the browser and all its children. */
   readonly pid: number;
   /** The fresh profile directory, removed by `kill()`. */
   readonly userDataDir: string;
@@ -169,6 +185,11 @@ export class BrowserProcess {
   static async launch(options: BrowserProcessOptions = {}): Promise<BrowserProcess> {
     const executable = options.executablePath ?? findChrome();
     const timeoutMs = options.timeoutMs ?? 30_000;
+    // The shell would report a missing file only as exit code 127: say it plainly.
+    const info = await Deno.stat(executable).catch(() => undefined);
+    if (!info?.isFile) {
+      throw new BrowserLaunchError(`Cannot start "${executable}": no such executable file`);
+    }
     const userDataDir = await Deno.makeTempDir({ prefix: "webserv-profile-" });
     const args = [
       ...(options.headless ?? true ? ["--headless"] : []),
@@ -179,11 +200,14 @@ export class BrowserProcess {
     ];
     let child: Deno.ChildProcess;
     try {
-      // detached: the browser leads its own process group, so one kill of the
-      // group takes its renderers, zygotes and utilities with it.
-      child = new Deno.Command(executable, {
-        args,
-        stdin: "null",
+      // detached: the group leader is a small shell that runs the browser and
+      // a watchdog, so one kill of the group takes the browser's renderers,
+      // zygotes and utilities with it, and the watchdog cleans up even when
+      // Deno dies without running any hook (SIGKILL).
+      child = new Deno.Command("/bin/sh", {
+        args: ["-c", WATCHDOG, "webserv-browser", executable, ...args],
+        env: { WEBSERV_PROFILE: userDataDir },
+        stdin: "piped",
         stdout: "null",
         stderr: "piped",
         detached: true,
@@ -223,6 +247,7 @@ export class BrowserProcess {
       return process;
     } catch (error) {
       killGroup(child.pid);
+      await child.stdin.close().catch(() => {});
       await child.status.catch(() => {});
       await removeDir(userDataDir);
       throw error;
@@ -242,6 +267,7 @@ export class BrowserProcess {
     if (!this.#killed) {
       this.#killed = true;
       killGroup(this.pid);
+      await this.#child.stdin.close().catch(() => {}); // the watchdog's pipe
     }
     const exit = await this.exited;
     await waitForGroupExit(this.pid);
@@ -254,10 +280,17 @@ export class BrowserProcess {
     this.#killed = true;
     killGroup(this.pid);
     live.delete(this);
-    try {
-      Deno.removeSync(this.userDataDir, { recursive: true });
-    } catch {
-      // A dying child may still be writing; the next removal attempt wins.
+    // Dying children may still write a file or two: retry, sleeping briefly
+    // (exit hooks cannot await).
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        Deno.removeSync(this.userDataDir, { recursive: true });
+        return;
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return;
+        Atomics.wait(pause, 0, 0, 20);
+      }
     }
   }
 }

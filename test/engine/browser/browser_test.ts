@@ -217,7 +217,7 @@ Deno.test("Browser rejects every pending command within 1 s when Chromium is kil
     }),
   ];
   const killedAt = performance.now();
-  Deno.kill(browser.process!.pid, "SIGKILL");
+  Deno.kill(-browser.process!.pid, "SIGKILL"); // the browser's whole process group
   for (const call of pending) await assertRejects(() => call, ConnectionClosedError);
   assertLess(performance.now() - killedAt, 1000);
   await exited;
@@ -239,7 +239,8 @@ Deno.test("Browser.close() leaves no process and no profile after 20 launch/clos
   }
 });
 
-Deno.test("BrowserProcess cleans up when the Deno process is interrupted", async () => {
+/** Starts a Deno process that launches a browser; resolves with it and the profile dir. */
+async function launchInChild(): Promise<{ child: Deno.ChildProcess; profile: string }> {
   const script = `
     import { BrowserProcess } from "${new URL(
     "../../../engine/browser/browser_process.ts",
@@ -261,21 +262,33 @@ Deno.test("BrowserProcess cleans up when the Deno process is interrupted", async
     if (done) break;
     out += value;
   }
+  reader.releaseLock();
   const profile = out.trim();
   assertStringIncludes(profile, "webserv-profile-");
   assertGreater(processesMentioning(profile).length, 0);
-  child.kill("SIGINT");
-  const status = await child.status;
-  reader.releaseLock();
-  await child.stdout.cancel().catch(() => {});
-  assertEquals(status.code, 130);
-  const deadline = Date.now() + 3000;
-  while (processesMentioning(profile).length > 0 && Date.now() < deadline) {
+  return { child, profile };
+}
+
+async function assertCleanedUp(profile: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while ((processesMentioning(profile).length > 0 || exists(profile)) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   assertEquals(processesMentioning(profile), []);
   assert(!exists(profile), "the profile was left behind");
-});
+}
+
+for (const signal of ["SIGINT", "SIGKILL"] as const) {
+  Deno.test(`BrowserProcess cleans up when the Deno process gets ${signal}`, async () => {
+    const { child, profile } = await launchInChild();
+    child.kill(signal);
+    const status = await child.status;
+    await child.stdout.cancel().catch(() => {});
+    // SIGINT runs the exit hook; SIGKILL runs nothing, so the watchdog does it.
+    if (signal === "SIGINT") assertEquals(status.code, 130);
+    await assertCleanedUp(profile);
+  });
+}
 
 Deno.test("findChrome() throws BrowserNotFoundError saying how to install when none is found", () => {
   const saved = Deno.env.get("WEBSERV_CHROME");
