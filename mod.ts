@@ -18,6 +18,7 @@
  * @module
  */
 export * from "./engine/cdp/mod.ts";
+export { bestEffort, logFailure } from "./engine/log.ts";
 export * from "./engine/browser/mod.ts";
 export * from "./engine/settle/mod.ts";
 export * from "./engine/observe/mod.ts";

@@ -16,7 +16,7 @@
  */
 import CDP from "chrome-remote-interface";
 import type { OutgoingMessage, Transport } from "../mod.ts";
-import { bestEffort } from "./_log.ts";
+import { bestEffort } from "../mod.ts";
 
 /**
  * The part of a chrome-remote-interface client (`CDP.Client`) this transport

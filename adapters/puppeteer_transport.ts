@@ -23,7 +23,7 @@ import {
   type Page as PuppeteerPage,
 } from "puppeteer-core";
 import type { OutgoingMessage, Transport } from "../mod.ts";
-import { bestEffort } from "./_log.ts";
+import { bestEffort } from "../mod.ts";
 
 /** How this transport calls a puppeteer session: by method name, untyped. */
 interface RawSession {

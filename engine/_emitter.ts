@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { logFailure } from "./_log.ts";
+import { logFailure } from "./log.ts";
 
 /** A typed emitter over an event map `{name: payload}`. */
 export class Emitter<Events extends Record<string, unknown>> {

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { bestEffort, logFailure } from "../_log.ts";
+import { bestEffort, logFailure } from "../log.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { Emitter } from "../_emitter.ts";
-import { bestEffort, logFailure } from "../_log.ts";
+import { bestEffort, logFailure } from "../log.ts";
 import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import { Emitter } from "../_emitter.ts";
-import { logFailure } from "../_log.ts";
+import { logFailure } from "../log.ts";
 import {
   CdpTimeoutError,
   ConnectionClosedError,

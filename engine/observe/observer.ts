@@ -26,7 +26,7 @@ import type { CdpSession } from "../cdp/connection.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
 import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } from "./wire.ts";
-import { bestEffort } from "../_log.ts";
+import { bestEffort } from "../log.ts";
 import { describeElement, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 import { decodePng, encodePng } from "./_png.ts";

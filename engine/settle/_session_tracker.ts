@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { logFailure } from "../_log.ts";
+import { logFailure } from "../log.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import { listen } from "./_listeners.ts";
 import type { PageActivity } from "./_page_activity.ts";

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { bestEffort } from "../_log.ts";
+import { bestEffort } from "../log.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import type { AttachedTarget, BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
