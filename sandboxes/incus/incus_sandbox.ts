@@ -510,9 +510,9 @@ export class IncusSandbox implements Sandbox {
       } catch (error) {
         if (!(error instanceof SandboxError)) throw error;
         if (error.status === 404) break;
-        // A stop operation that timed out may still hold the instance.
-        if (attempt >= 20) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // A stop whose hooks timed out may hold the instance for a while.
+        if (attempt >= 90) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
     }
     await container.directory.remove();
