@@ -7,9 +7,8 @@
  *
  * The site is the demo site with a 512 MiB SQLite database whose first page
  * view writes to it (`fixtures/sites/demo/large.ts`), so overlay2's copy-up
- * and a full copy show in the numbers. Run `deno task image
- * fixtures/sites/demo/large.ts` first. All traffic is to loopback and unix
- * sockets.
+ * and a full copy show in the numbers; its images are built first when they
+ * are missing or stale. All traffic is to loopback and unix sockets.
  *
  * Environment: BENCH_LAUNCHES (default 10), BENCH_RESETS (default 10),
  * BENCH_CAP (envs per capacity run, default 100), BENCH_MIN_FREE_GIB (stop a
@@ -23,6 +22,9 @@ import { Gateway } from "../sandboxes/gateway.ts";
 import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import { DockerSandbox } from "../sandboxes/docker/docker_sandbox.ts";
 import type { Instance, Sandbox } from "../sandboxes/types.ts";
+import { buildImages } from "../sandboxes/image/build_images.ts";
+import { IncusClient } from "../sandboxes/incus/client.ts";
+import { DockerClient } from "../sandboxes/docker/client.ts";
 import largeSite from "../fixtures/sites/demo/large.ts";
 import smallSite from "../fixtures/sites/demo/mod.ts";
 
@@ -500,6 +502,15 @@ function markdown(results: Result[], meta: Record<string, unknown>): string {
 }
 
 if (import.meta.main) {
+  progress("building the large demo site's images (skipped when up to date)");
+  {
+    using incus = new IncusClient();
+    using docker = new DockerClient();
+    await buildImages(
+      new URL("../fixtures/sites/demo/large.ts", import.meta.url).pathname,
+      { incus, docker, log: progress },
+    );
+  }
   const results: Result[] = [];
   for (const backend of BACKENDS) {
     if (ONLY && !ONLY.includes(backend.key)) continue;

@@ -289,3 +289,19 @@ Deno.test("IncusSandbox.create() works over HTTPS when the client certificate is
   const views = await (await instance.state.fetch("/views")).json();
   assertEquals(views, { views: 0 });
 });
+
+Deno.test("IncusSandbox.create() passes the placement target to Incus when the client has one", async () => {
+  // A standalone incusd refuses a target with its own message; a cluster
+  // places the instance on that member.
+  using placed = new IncusClient({ target: "webserv-member-2" });
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    client: placed,
+  });
+  const error = await assertRejects(() => sandbox.create(), SandboxError);
+  assertEquals(error.status, 400);
+  assertEquals(error.daemonMessage, "Target only allowed when clustered");
+});
