@@ -21,7 +21,8 @@
  * @module
  */
 import { join } from "node:path";
-import { DaemonUnavailableError, InstanceGoneError, SandboxError } from "../errors.ts";
+import { InstanceGoneError, SandboxError } from "../errors.ts";
+import type { DaemonUnavailableError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import {
   type Container,
@@ -29,6 +30,7 @@ import {
   ContainerInstance,
 } from "../_container_instance.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { destroyAll, removeOrphanFolders, retryLaunchOnce } from "../_container_backend.ts";
 import { SocketDirectory } from "../_socket_directory.ts";
 import { Spares } from "../_spares.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
@@ -244,36 +246,13 @@ export class IncusSandbox implements Sandbox {
         removed.push(instance.name);
       }
     }
-    try {
-      for await (const entry of Deno.readDir(this.#socketRoot)) {
-        if (!entry.name.startsWith(this.#prefix) || live.has(entry.name)) {
-          continue;
-        }
-        const path = join(this.#socketRoot, entry.name);
-        // A folder younger than a minute may belong to a launch under way.
-        const { mtime } = await Deno.stat(path);
-        if (mtime && Date.now() - mtime.getTime() > 60_000) {
-          await Deno.remove(path, { recursive: true });
-          removed.push(path);
-        }
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    removed.push(...await removeOrphanFolders(this.#socketRoot, this.#prefix, live));
     return removed;
   }
 
   /** Destroys every env, waits for background removals, closes the client. */
   async close(): Promise<void> {
-    // A few at a time: a hundred concurrent stops overload the daemon.
-    const instances = [...this.#instances];
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        for (let i = instances.shift(); i; i = instances.shift()) {
-          await i.destroy();
-        }
-      }),
-    );
+    await destroyAll(this.#instances);
     await this.#spares.close();
     await Promise.all(this.#removals);
     if (this.#ownsClient) this.client.close();
@@ -290,14 +269,8 @@ export class IncusSandbox implements Sandbox {
    * at once, Incus 6.0's start hooks were seen to time out and leave a
    * container that no stop can end.
    */
-  async #launch(seed: number): Promise<Container> {
-    try {
-      return await this.#launchOnce(seed);
-    } catch (error) {
-      if (error instanceof DaemonUnavailableError) throw error;
-      console.warn(`Launch failed, retrying once: ${String(error)}`);
-      return await this.#launchOnce(seed);
-    }
+  #launch(seed: number): Promise<Container> {
+    return retryLaunchOnce(() => this.#launchOnce(seed));
   }
 
   async #launchOnce(seed: number): Promise<Container> {
