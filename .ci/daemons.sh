@@ -45,13 +45,18 @@ if [ ${#need[@]} -gt 0 ]; then
   log "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    cat >/etc/apt/sources.list.d/webserv-backports.sources <<'EOF'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+    # Backports from the same mirror the machine's bookworm suite comes from.
+    mirror=$(awk '/^URIs:/ {uri = $2} /^Suites:/ && / bookworm( |$)/ {print uri; exit}' \
+      /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+    [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' \
+      /etc/apt/sources.list 2>/dev/null || true)
+    if [ -z "$mirror" ]; then
+      log "cannot find apt's bookworm mirror: add the bookworm-backports suite (main) to apt's sources"
+      exit 1
+    fi
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+      "$mirror" /usr/share/keyrings/debian-archive-keyring.gpg \
+      >/etc/apt/sources.list.d/webserv-backports.sources
   fi
   apt-get update -q
   apt-get install -y -q -t bookworm-backports incus btrfs-progs busybox-static
