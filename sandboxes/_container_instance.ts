@@ -9,7 +9,7 @@
  * @module
  */
 import { InstanceGoneError } from "./errors.ts";
-import type { Gateway, GatewayRoute } from "./gateway.ts";
+import type { Gateway, GatewayRoute, GatewayTarget } from "./gateway.ts";
 import type { SocketDirectory } from "./_socket_directory.ts";
 import type { Instance, StateClient } from "./types.ts";
 
@@ -19,6 +19,8 @@ export interface Container {
   name: string;
   /** Its socket folder on the host. */
   directory: SocketDirectory;
+  /** Where the gateway reaches its site, when not `directory.siteSocket`. */
+  target?: GatewayTarget;
 }
 
 /** What a backend does for its envs. */
@@ -67,7 +69,7 @@ export class ContainerInstance implements Instance {
     this.#container = container;
     this.#seed = seed;
     this.#backend = backend;
-    this.#route = gateway.add({ unix: container.directory.siteSocket });
+    this.#route = gateway.add(siteTarget(container));
     this.id = this.#route.id;
     this.origin = this.#route.origin;
     this.state = {
@@ -98,7 +100,7 @@ export class ContainerInstance implements Instance {
     }
     const previous = this.#container;
     this.#container = next;
-    this.#route.retarget({ unix: next.directory.siteSocket });
+    this.#route.retarget(siteTarget(next));
     const removal = this.#backend.removeLater(previous);
     this.#removals.add(removal);
     removal.finally(() => this.#removals.delete(removal));
@@ -145,4 +147,8 @@ export class ContainerInstance implements Instance {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.destroy();
   }
+}
+
+function siteTarget(container: Container): GatewayTarget {
+  return container.target ?? { unix: container.directory.siteSocket };
 }

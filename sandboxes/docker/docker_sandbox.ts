@@ -10,7 +10,6 @@
  */
 import { join } from "node:path";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
-import type { DaemonUnavailableError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import {
   type Container,

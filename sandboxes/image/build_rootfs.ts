@@ -167,6 +167,7 @@ await serveSite(site, {
   socketDirectory: env.WS_SOCKETS ?? "/run/ws",
   database: env.WS_DATABASE ?? "/var/lib/site/site.sqlite",
   seed: Number(env.WS_SEED ?? "0"),
+  ...(env.WS_SITE_PORT ? { tcpPort: Number(env.WS_SITE_PORT) } : {}),
 }).finished;
 `,
     );

@@ -20,6 +20,12 @@ export interface ServeSiteOptions {
    * @default {0}
    */
   seed?: number;
+  /**
+   * Serve the site on this TCP port of 127.0.0.1 instead of `site.sock`, as
+   * an image that only speaks TCP does (the host reaches it through an Incus
+   * proxy device). The state API stays on its socket.
+   */
+  tcpPort?: number;
 }
 
 /** The two servers a site runs. */
@@ -50,10 +56,12 @@ export function serveSite(site: Site, options: ServeSiteOptions): SiteServers {
   }
   const app = site.app(db);
   const state = site.state(db);
-  const siteServer = Deno.serve({ path: sitePath, onListen() {} }, app);
+  const siteServer = options.tcpPort
+    ? Deno.serve({ hostname: "127.0.0.1", port: options.tcpPort, onListen() {} }, app)
+    : Deno.serve({ path: sitePath, onListen() {} }, app);
   const stateServer = Deno.serve({ path: statePath, onListen() {} }, state);
   // The host connects as root from outside the container's user namespace.
-  Deno.chmodSync(sitePath, 0o777);
+  if (!options.tcpPort) Deno.chmodSync(sitePath, 0o777);
   Deno.chmodSync(statePath, 0o777);
   return {
     finished: Promise.all([siteServer.finished, stateServer.finished]).then(

@@ -84,6 +84,34 @@ Deno.test("IncusSandbox.reset() restores the snapshot when the reset mode is res
   assertEquals(await views(), 0);
 });
 
+Deno.test("IncusSandbox.create() serves a TCP-only site through a proxy device when siteTransport is tcp", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    siteTransport: "tcp",
+  });
+  await using instance = await sandbox.create({ seed: 1 });
+  const name = instance.containerName;
+  // No site socket in the folder: the site answers only on TCP inside.
+  assert(!(await exists(`${SOCKET_ROOT}/${name}/site.sock`)), "the site listened on a socket");
+  const { devices } = await sandbox.client.request("GET", `/1.0/instances/${name}`)
+    .then((body) => body as { devices: Record<string, Record<string, string>> });
+  assertEquals(devices.site?.type, "proxy");
+  assert(devices.site?.listen?.startsWith("tcp:127.0.0.1:"), "the proxy listens off loopback");
+  const page = await gateway.request(instance.origin, "/");
+  assertEquals(page.status, 200);
+  await page.body?.cancel();
+  const views = async () => (await (await instance.state.fetch("/views")).json()).views;
+  assertEquals(await views(), 1);
+  await instance.reset();
+  assertEquals(await views(), 0);
+  const again = await gateway.request(instance.origin, "/");
+  assertEquals(again.status, 200, "the route follows the re-copied container's port");
+  await again.body?.cancel();
+});
+
 Deno.test("IncusSandbox.open() reaps envs when the run that made them is gone", async () => {
   await using gateway = new Gateway();
   await using sandbox = await IncusSandbox.open({
