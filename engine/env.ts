@@ -49,6 +49,13 @@ export interface EnvOptions {
    * @default {the site's origin when there is a site, else http: and https: URLs}
    */
   allowUrl?: (url: URL) => boolean;
+  /**
+   * The only origins the env's pages may reach over the network; every other
+   * request fails (see `NewContextOptions.onlyOrigins`).
+   *
+   * @default {[the site's origin] when there is a site, else every origin}
+   */
+  onlyOrigins?: string[];
 }
 
 /** One tab, as the observation lists it. */
@@ -217,7 +224,8 @@ export class Env implements AsyncDisposable {
   }
 
   async #start(): Promise<void> {
-    const context = await this.#browser.newContext();
+    const onlyOrigins = this.#options.onlyOrigins ?? (this.site ? [this.site.origin] : undefined);
+    const context = await this.#browser.newContext(onlyOrigins ? { onlyOrigins } : {});
     try {
       const settler = Settler.install(context, this.#options.settle);
       const observer = Observer.attach(context);

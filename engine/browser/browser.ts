@@ -28,6 +28,46 @@ export interface BrowserEvents extends Record<string, unknown> {
   exit: BrowserExit;
 }
 
+/** Options of {@linkcode Browser.newContext}. */
+export interface NewContextOptions {
+  /**
+   * The only origins the context's pages may reach, such as
+   * `["http://env-3.localhost:8800"]`: every other request fails, loopback
+   * included. `data:`, `blob:` and `about:` documents still work.
+   *
+   * @default {every origin}
+   */
+  onlyOrigins?: string[];
+}
+
+/**
+ * A port on loopback where nothing listens (the discard port): the proxy of a
+ * context restricted by `onlyOrigins`, so what bypasses no rule fails fast.
+ */
+const CLOSED_PROXY = "http://127.0.0.1:9";
+
+/** Maps `onlyOrigins` to Chromium's per-context proxy settings. */
+function networkPolicy(
+  options: NewContextOptions,
+): { proxyServer?: string; proxyBypassList?: string } {
+  if (options.onlyOrigins === undefined) return {};
+  const hosts = options.onlyOrigins.map((origin) => {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch (cause) {
+      throw new TypeError(`Cannot create context: "${origin}" is not an origin`, { cause });
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new TypeError(`Cannot create context: "${origin}" is not an http or https origin`);
+    }
+    return url.host; // host[:port]: the bypass rule matches that host and port only
+  });
+  // "<-loopback>" drops Chromium's implicit bypass of loopback, so other
+  // envs on this machine go to the closed proxy too.
+  return { proxyServer: CLOSED_PROXY, proxyBypassList: ["<-loopback>", ...hosts].join(";") };
+}
+
 /** Settings every attached page and frame gets: run paused, attach children. */
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 
@@ -163,11 +203,14 @@ export class Browser implements ContextHost, AsyncDisposable {
   /**
    * Creates an isolated context: cookies, storage and cache of its own.
    *
+   * @param options which origins the context may reach
    * @returns the new context
+   * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
    */
-  async newContext(): Promise<BrowserContext> {
+  async newContext(options: NewContextOptions = {}): Promise<BrowserContext> {
     const { browserContextId } = await this.connection.send("Target.createBrowserContext", {
       disposeOnDetach: true,
+      ...networkPolicy(options),
     });
     const context = new BrowserContext(this, browserContextId);
     this.#contexts.set(browserContextId, context);

@@ -92,6 +92,20 @@ Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async
     idOf(await env.observe(), "button", "Delete");
   });
 
+  await t.step("pages reach the site's origin and no other", async () => {
+    const status = (url: string) =>
+      env.actor.page!.session.send("Runtime.evaluate", {
+        // no-cors: a cross-origin answer resolves (status 0); only a blocked request rejects.
+        expression: `fetch(${
+          JSON.stringify(url)
+        }, { mode: "no-cors" }).then((r) => r.status, () => "failed")`,
+        awaitPromise: true,
+        returnByValue: true,
+      }).then(({ result }) => result.value);
+    assertEquals(await status(server.url("/other")), 200);
+    assertEquals(await status(server.url("/other", "localhost")), "failed");
+  });
+
   await t.step("reset() resets the site and starts a fresh episode", async () => {
     const before = idOf(await env.observe(), "button", "Done");
     await env.reset();

@@ -87,6 +87,37 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
     await second.close();
   });
 
+  await t.step(
+    "newContext({ onlyOrigins }) lets pages reach those origins and nothing else",
+    async () => {
+      const own = server.url("").replace(/\/$/, "");
+      const other = server.url("/", "localhost"); // same server, another origin
+      const fetchStatus = (page: Page, url: string) =>
+        evaluate(
+          page.session,
+          // no-cors: a cross-origin answer resolves (status 0); only a blocked request rejects.
+          `fetch(${
+            JSON.stringify(url)
+          }, { mode: "no-cors" }).then((r) => r.status, () => "failed")`,
+        );
+      const restricted = await browser.newContext({ onlyOrigins: [own] });
+      const page = await restricted.newPage(server.url("/"));
+      assertEquals(await evaluate(page.session, "document.title"), "home");
+      assertEquals(await fetchStatus(page, server.url("/popup")), 200);
+      assertEquals(await fetchStatus(page, other), "failed");
+      const open = await browser.newContext();
+      const control = await open.newPage(server.url("/"));
+      assertEquals(await fetchStatus(control, other), 0, "an unrestricted context reaches it");
+      await restricted.close();
+      await open.close();
+      await assertRejects(
+        () => browser.newContext({ onlyOrigins: ["file:///etc"] }),
+        TypeError,
+        "not an http or https origin",
+      );
+    },
+  );
+
   await t.step("a popup opened by window.open is attached and usable", async () => {
     const context = await browser.newContext();
     const opener = await context.newPage(server.url("/opener"));
