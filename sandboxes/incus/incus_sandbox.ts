@@ -497,6 +497,23 @@ export class IncusSandbox implements Sandbox {
   }
 
   /** Stops and deletes a container and removes its socket folder. */
+  /** Polls until the instance is stopped or gone; rethrows `cause` after 90 s. */
+  async #waitUntilStopped(name: string, cause: unknown): Promise<void> {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      let status: string;
+      try {
+        status = await this.#status(name);
+      } catch (error) {
+        if (error instanceof SandboxError && error.status === 404) return;
+        throw error;
+      }
+      if (status === "Stopped") return;
+      if (Date.now() > deadline) throw cause;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
   async #remove(container: Container): Promise<void> {
     try {
       await serialized(() => this.client.changeState(container.name, "stop", true));
@@ -505,9 +522,9 @@ export class IncusSandbox implements Sandbox {
       // 404: already gone; 400: already stopped. Under heavy load the stop
       // hook can hang inside Incus although the container did stop.
       // Another stop would queue behind the hung one, so none is sent.
+      // Such a stall was seen to last up to a minute: wait it out, polling.
       if (error.status !== 404 && error.status !== 400) {
-        const status = await this.#status(container.name);
-        if (status !== "Stopped") throw error;
+        await this.#waitUntilStopped(container.name, error);
       }
     }
     for (let attempt = 0;; attempt++) {
