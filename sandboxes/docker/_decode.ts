@@ -7,6 +7,7 @@
  */
 
 /** The parts of a listed container the sandbox reads. */
+import { int, record, text } from "../_json.ts";
 export interface ContainerSummary {
   id: string;
   names: string[];
@@ -21,21 +22,6 @@ export interface ContainerInspect {
   running: boolean;
   status: string;
   pid: number;
-}
-
-function record(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new TypeError(`Cannot decode ${what}: expected an object`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
-
-function int(value: unknown): number {
-  return typeof value === "number" ? value : 0;
 }
 
 function strings(value: unknown): Record<string, string> {

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { DaemonUnavailableError, SandboxError, SandboxTimeoutError } from "../errors.ts";
+import { fetchDaemon } from "../_daemon_fetch.ts";
+import { SandboxError } from "../errors.ts";
 import {
   type ContainerInspect,
   type ContainerSummary,
@@ -111,27 +112,22 @@ export class DockerClient implements Disposable {
       headers.set("content-type", "application/x-tar");
     }
     const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
-    let response: Response;
-    try {
-      response = await fetch(this.#prefix + path, {
+    const response = await fetchDaemon(
+      {
+        name: "Docker",
+        endpoint: this.endpoint,
+        install: 'install it with "apt-get install docker.io" and start dockerd',
+      },
+      this.#prefix + path,
+      {
         method,
+        path,
         headers,
         ...(body === undefined ? {} : { body }),
         client: this.#http,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      if (error instanceof DOMException && error.name === "TimeoutError") {
-        throw new SandboxTimeoutError(
-          `Docker did not answer "${method} ${path}" within ${timeoutMs} ms`,
-          { cause: error },
-        );
-      }
-      throw new DaemonUnavailableError(
-        `Cannot reach Docker at "${this.endpoint}": install it with "apt-get install docker.io" and start dockerd (see .ci/daemons.sh)`,
-        { cause: error },
-      );
-    }
+        timeoutMs,
+      },
+    );
     if (!response.ok) {
       const message = decodeErrorMessage(
         await response.json().catch(() => undefined),

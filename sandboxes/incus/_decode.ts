@@ -7,6 +7,7 @@
  */
 
 /** The envelope of every Incus response. */
+import { int, record, text } from "../_json.ts";
 export interface Envelope {
   type: "sync" | "async" | "error";
   statusCode: number;
@@ -37,21 +38,6 @@ export interface InstanceState {
   status: string;
   pid: number;
   memoryUsage: number;
-}
-
-function record(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new TypeError(`Cannot decode ${what}: expected an object`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
-
-function int(value: unknown): number {
-  return typeof value === "number" ? value : 0;
 }
 
 /**

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { DaemonUnavailableError, SandboxError, SandboxTimeoutError } from "../errors.ts";
+import { fetchDaemon } from "../_daemon_fetch.ts";
+import { SandboxError, SandboxTimeoutError } from "../errors.ts";
 import {
   decodeEnvelope,
   decodeFingerprint,
@@ -338,27 +339,22 @@ export class IncusClient implements Disposable {
       headers.set("content-type", "application/octet-stream");
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    let response: Response;
-    try {
-      response = await fetch(url, {
+    const response = await fetchDaemon(
+      {
+        name: "Incus",
+        endpoint: this.endpoint,
+        install: 'install it with "apt-get install -t bookworm-backports incus" and start incusd',
+      },
+      url,
+      {
         method,
+        path,
         headers,
         ...(body === undefined ? {} : { body }),
         client: this.#http,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      if (error instanceof DOMException && error.name === "TimeoutError") {
-        throw new SandboxTimeoutError(
-          `Incus did not answer "${method} ${path}" within ${timeoutMs} ms`,
-          { cause: error },
-        );
-      }
-      throw new DaemonUnavailableError(
-        `Cannot reach Incus at "${this.endpoint}": install it with "apt-get install -t bookworm-backports incus" and start incusd (see .ci/daemons.sh)`,
-        { cause: error },
-      );
-    }
+        timeoutMs,
+      },
+    );
     const raw: unknown = await response.json().catch(() => ({
       type: "error",
       error: `HTTP ${response.status} with a body that is not JSON`,
