@@ -68,6 +68,25 @@ const F_ARIA_HIDDEN = 2;
 const F_INERT = 4;
 const F_ARIA_DISABLED = 8;
 const F_IN_DISABLED_FIELDSET = 16;
+/** Elements whose content is not walked: controls and replaced content. */
+const LEAF_TAGS = new Set([
+  "select",
+  "textarea",
+  "input",
+  "img",
+  "canvas",
+  "video",
+  "audio",
+  "iframe",
+  "frame",
+  "object",
+  "embed",
+  "svg",
+  "math",
+  "progress",
+  "meter",
+]);
+
 /** Tags that are not scroll containers in practice; their overflow is not read. */
 const NEVER_SCROLLS = new Set([
   "html",
@@ -88,21 +107,7 @@ const NEVER_SCROLLS = new Set([
   "h4",
   "h5",
   "h6",
-  "select",
-  "textarea",
-  "input",
-  "img",
-  "canvas",
-  "video",
-  "audio",
-  "iframe",
-  "frame",
-  "object",
-  "embed",
-  "svg",
-  "math",
-  "progress",
-  "meter",
+  ...LEAF_TAGS,
 ]);
 const FORM_TAGS = new Set([
   "button",
@@ -124,23 +129,6 @@ const SKIP_TAGS = new Set([
   "link",
   "base",
   "datalist",
-]);
-const LEAF_TAGS = new Set([
-  "select",
-  "textarea",
-  "input",
-  "img",
-  "canvas",
-  "video",
-  "audio",
-  "iframe",
-  "frame",
-  "object",
-  "embed",
-  "svg",
-  "math",
-  "progress",
-  "meter",
 ]);
 const ON_ATTRS = new Set([
   "onclick",
