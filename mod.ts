@@ -24,3 +24,5 @@ export * from "./engine/settle/mod.ts";
 export * from "./engine/observe/mod.ts";
 export * from "./engine/act/mod.ts";
 export * from "./engine/env.ts";
+export * from "./engine/env_error.ts";
+export type * from "./engine/task.ts";
