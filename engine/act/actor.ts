@@ -21,7 +21,10 @@
  *
  * @module
  */
+import { realpath, stat } from "node:fs/promises";
+import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { bestEffort, logFailure } from "../log.ts";
+import { currentSignal } from "../cdp/abort_scope.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
@@ -94,6 +97,15 @@ export interface ActorOptions {
    * @default {http: and https: URLs}
    */
   allowUrl?: (url: URL) => boolean;
+  /**
+   * The only directory `upload` takes files from. Paths in the action are
+   * relative to it; absolute paths, `..` that leaves it and symlinks that
+   * point out of it are refused (`ActionError("not-allowed")`). Without it,
+   * every upload is refused, so an agent cannot send the host's files.
+   *
+   * @default {none: uploads are refused}
+   */
+  uploadDir?: string;
 }
 
 /** What an action did. */
@@ -163,6 +175,7 @@ export class Actor {
   #pageWaiters = new Set<() => void>();
   #inflight: Promise<void> | undefined;
   #stopped: string | undefined;
+  #uploadDir: string | undefined;
 
   /**
    * Creates an actor over the tabs of a context.
@@ -184,6 +197,7 @@ export class Actor {
     }
     this.#allowUrl = options.allowUrl ??
       ((url) => url.protocol === "http:" || url.protocol === "https:");
+    this.#uploadDir = options.uploadDir;
     for (const page of context.pages) this.#track(page);
     context.on("page", (page) => {
       this.#track(page);
@@ -288,11 +302,13 @@ export class Actor {
     const dialog = this.#nextDialog();
     const abort = new AbortController();
     dialog.promise.then(() => abort.abort(), () => {});
+    // An abandoned operation (its abort scope aborted) stops waiting too.
+    const scope = currentSignal();
     try {
       return await this.#settler.settle(page, {
         ...this.#settleOptions,
         since,
-        signal: abort.signal,
+        signal: scope ? AbortSignal.any([abort.signal, scope]) : abort.signal,
       });
     } finally {
       dialog.cancel();
@@ -309,10 +325,13 @@ export class Actor {
       this.#pageWaiters.add(wake);
     });
     const timer = setTimeout(wake, this.#timeoutMs);
+    const scope = currentSignal();
+    scope?.addEventListener("abort", wake, { once: true });
     try {
       await arrived;
     } finally {
       clearTimeout(timer);
+      scope?.removeEventListener("abort", wake);
       this.#pageWaiters.delete(wake);
     }
     return newest();
@@ -898,17 +917,7 @@ export class Actor {
     if (!input) {
       throw new ActionError("not-editable", `Element ${id} is not a file input`, { id });
     }
-    const paths: string[] = [];
-    for (const file of files) {
-      const path = file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
-      try {
-        const stat = await Deno.stat(path);
-        if (!stat.isFile) throw new Error("not a file");
-      } catch {
-        throw new TypeError(`Invalid "upload" action: "${file}" is not a readable file`);
-      }
-      paths.push(path);
-    }
+    const paths = await this.#uploadPaths(files);
     try {
       await input.session.send(
         "DOM.setFileInputFiles",
@@ -923,6 +932,43 @@ export class Actor {
         input.session.send("Runtime.releaseObject", { objectId: input.objectId }),
       );
     }
+  }
+
+  /**
+   * The real paths of `files` inside the upload directory. Each is resolved
+   * against the directory, symlinks followed, and must still lie inside it.
+   */
+  async #uploadPaths(files: string[]): Promise<string[]> {
+    if (this.#uploadDir === undefined) {
+      throw new ActionError("not-allowed", "Cannot upload: the env has no upload directory");
+    }
+    const root = await realpath(this.#uploadDir);
+    const inside = (path: string) => path.startsWith(root.endsWith(sep) ? root : root + sep);
+    const paths: string[] = [];
+    for (const file of files) {
+      const candidate = resolvePath(root, file);
+      if (isAbsolute(file) || !inside(candidate)) {
+        throw new ActionError(
+          "not-allowed",
+          `Cannot upload "${file}": it is outside the upload directory`,
+        );
+      }
+      let real: string;
+      try {
+        real = await realpath(candidate);
+        if (!(await stat(real)).isFile()) throw new Error("not a file");
+      } catch {
+        throw new TypeError(`Invalid "upload" action: "${file}" is not a readable file`);
+      }
+      if (!inside(real)) {
+        throw new ActionError(
+          "not-allowed",
+          `Cannot upload "${file}": it links outside the upload directory`,
+        );
+      }
+      paths.push(real);
+    }
+    return paths;
   }
 
   async #answer(accept: boolean, text: string | undefined): Promise<void> {
