@@ -125,9 +125,10 @@ Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async
   });
 
   await t.step("stop ends the episode with the agent's answer", async () => {
-    const { done, observation } = await env.step({ action: "stop", answer: "42" });
+    const { done, truncated, observation } = await env.step({ action: "stop", answer: "42" });
     assertEquals(done, true);
-    assertEquals(observation, undefined);
+    assertEquals(truncated, false);
+    idOf(observation, "button", "Mark");
     assertEquals(env.answer, "42");
     await assertRejects(() => env.step({ action: "reload" }), ActionError, "ended");
   });
