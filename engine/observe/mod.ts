@@ -17,3 +17,4 @@ export type {
   WireNode,
   WireText,
 } from "./wire.ts";
+export * from "./find_element.ts";
