@@ -255,3 +255,18 @@ Deno.test("Env serializes operations and stops a step it abandoned", async () =>
   assertEquals(await value("a"), stopped, "the abandoned step kept typing");
   await assertRejects(() => env.step({ action: "click", id: 999 }), ActionError);
 });
+
+Deno.test("Env.close() rejects the operation in flight with EnvError closed, and every later one", async () => {
+  await using site = serveHanging({ "/": FORM });
+  await using browser = await Browser.launch();
+  const env = await Env.create(browser, { site });
+  const a = idOf(await env.observe(), "textbox", "A");
+  const typing = rejectsEnv(env.step({ action: "type", id: a, text: "w".repeat(2_000) }), "closed");
+  const queued = rejectsEnv(env.observe(), "closed");
+  await env.close();
+  await typing;
+  await queued;
+  await rejectsEnv(env.observe(), "closed");
+  await rejectsEnv(env.reset(), "closed");
+  assertEquals(browser.contexts.length, 0);
+});
