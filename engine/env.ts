@@ -217,6 +217,8 @@ interface Episode {
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** The actor's per-command timeout, when the env's deadline is longer. */
 const COMMAND_TIMEOUT_MS = 10_000;
+/** The longest delay `setTimeout` takes; longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long the next operation waits for an abandoned one to wind down. */
 const ABANDON_GRACE_MS = 1_000;
 
@@ -554,7 +556,7 @@ export class Env implements AsyncDisposable {
     const timer = setTimeout(
       () =>
         abort(new EnvError("timeout", `Cannot ${what}: the deadline of ${timeoutMs} ms passed`)),
-      timeoutMs,
+      Math.min(timeoutMs, MAX_TIMER_MS),
     );
     const caller = options.signal;
     const onCaller = () =>
