@@ -647,12 +647,13 @@ export class Env implements AsyncDisposable {
    * browser (`ConnectionClosedError`, whatever the actor made of it), a
    * crashed renderer, a browser command that timed out (`CdpTimeoutError`,
    * `ActionError("timeout")`), a page gone under us (`TargetClosedError`),
-   * and anything unexpected (`internal`). Site failures were mapped where
-   * the site was called (see `siteCall`).
+   * what the site or the task threw (`sandbox-lost`, `site-unreachable`:
+   * see `siteError`), and anything unexpected (`internal`).
    */
   #map(error: unknown, what: string, signal: AbortSignal): unknown {
     if (signal.aborted) return signal.reason;
     if (error instanceof EnvError) return error;
+    if (error instanceof SiteFailure) return siteError(error);
     const options = { cause: error };
     if (this.#closed) return new EnvError("closed", `Cannot ${what}: the env was closed`, options);
     const gone = this.#episode?.connection.closeReason ?? this.#browser.connection.closeReason ??
@@ -846,32 +847,47 @@ function causedBy(error: unknown, type: abstract new (...args: never[]) => Error
 const UNREACHABLE =
   /ConnectionRefused|ConnectionReset|ConnectionAborted|NotConnected|AddrNotAvailable|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|fetch failed|error sending request/i;
 
-/**
- * Calls the site or the task; what they throw becomes an `EnvError`: a
- * connection failure (anywhere in the cause chain) is `site-unreachable`,
- * anything else (`InstanceGoneError`, `SandboxError`, the site's own) is
- * `sandbox-lost`. Matched by name and message: the engine imports no sandbox.
- */
+/** What the site or the task threw, marked so that `Env.#map` knows whose it is. */
+class SiteFailure extends Error {
+  /** What the env was doing. */
+  readonly what: string;
+
+  constructor(what: string, cause: unknown) {
+    super(`Cannot ${what}: ${message(cause)}`, { cause });
+    this.name = "SiteFailure";
+    this.what = what;
+  }
+}
+
+/** Calls the site or the task; what it throws is marked as the site's. */
 async function siteCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof EnvError) throw error;
-    let unreachable = false;
-    for (let current: unknown = error, depth = 0; current && depth < 8; depth++) {
-      const code = (current as { code?: unknown }).code;
-      const text = current instanceof Error
-        ? `${current.name} ${current.message} ${typeof code === "string" ? code : ""}`
-        : String(current);
-      if (UNREACHABLE.test(text)) unreachable = true;
-      current = current instanceof Error ? current.cause : undefined;
-    }
-    throw new EnvError(
-      unreachable ? "site-unreachable" : "sandbox-lost",
-      `Cannot ${what}: ${message(error)}`,
-      { cause: error },
-    );
+    throw new SiteFailure(what, error);
   }
+}
+
+/**
+ * A site failure as an `EnvError`: a connection failure anywhere in the
+ * cause chain is `site-unreachable`, anything else (`InstanceGoneError`,
+ * `SandboxError`, the site's own) is `sandbox-lost`. Matched by name, code
+ * and message: the engine imports no sandbox.
+ */
+function siteError(failure: SiteFailure): EnvError {
+  let unreachable = false;
+  for (let current: unknown = failure.cause, depth = 0; current && depth < 8; depth++) {
+    const code = (current as { code?: unknown }).code;
+    const text = current instanceof Error
+      ? `${current.name} ${current.message} ${typeof code === "string" ? code : ""}`
+      : String(current);
+    if (UNREACHABLE.test(text)) unreachable = true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return new EnvError(unreachable ? "site-unreachable" : "sandbox-lost", failure.message, {
+    cause: failure.cause,
+  });
 }
 
 /** Closes a context outside any abort scope; a failure is logged (the browser may be gone). */
