@@ -58,6 +58,14 @@ function idOf(observation: EnvObservation, role: string, name: string): number {
   return element.id;
 }
 
+/** Settling that waits for every request in flight, however long: only the deadline ends it. */
+const HOLD = { longPollMs: 60_000, capMs: 60_000 };
+
+/** Resolves once the site saw a request for `path`. */
+async function requested(site: HangingSite, path: string): Promise<void> {
+  while (!site.seen.includes(path)) await pause(20);
+}
+
 /** Lets timers that a leaked promise would reject on run out. */
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,6 +73,7 @@ function pause(ms: number): Promise<void> {
 
 const FORM = `<title>Form</title>
   <input aria-label="A" id="a"><input aria-label="B" id="b">
+  <input aria-label="C" id="c" oninput="fetch('/hang-api')">
   <button onclick="fetch('/hang-api')">Load</button>
   <button onclick="const end = Date.now() + 1500; while (Date.now() < end) {}">Busy</button>
   <a href="/hang-page">Slow page</a>`;
@@ -128,41 +137,30 @@ Deno.test("Env reports a crashed renderer at once as EnvError renderer-crashed, 
   await using site = serveHanging({ "/": FORM });
   await using browser = await Browser.launch();
   // A long deadline: the crash must be reported, not waited out.
-  await using env = await Env.create(browser, { site, timeoutMs: 20_000 });
-  const a = idOf(await env.observe(), "textbox", "A");
-  const typing = env.step({ action: "type", id: a, text: "x".repeat(2_000) });
+  await using env = await Env.create(browser, { site, settle: HOLD, timeoutMs: 20_000 });
+  const observation = await env.observe();
+  const a = idOf(observation, "textbox", "A");
+  // The step waits for a request that never ends: crash it meanwhile.
+  const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
   const page = env.page;
-  // Crash it once typing is under way.
-  while (true) {
-    const { result } = await page.session.send("Runtime.evaluate", {
-      expression: "document.querySelector('#a').value.length",
-      returnByValue: true,
-    });
-    if ((result.value as number) > 0) break;
-  }
+  await requested(site, "/hang-api");
   page.session.send("Page.crash", undefined, { timeoutMs: 2_000 }).catch(() => {});
-  await rejectsEnv(typing, "renderer-crashed");
+  await rejectsEnv(loading, "renderer-crashed");
   await rejectsEnv(env.observe(), "renderer-crashed");
   await rejectsEnv(env.step({ action: "click", id: a }), "renderer-crashed");
-  const observation = await env.reset();
-  idOf(observation, "textbox", "A");
+  idOf(await env.reset(), "textbox", "A");
 });
 
 Deno.test("Env reports a killed browser as EnvError browser-gone, and works again after Browser.relaunch()", async () => {
   await using site = serveHanging({ "/": FORM });
   await using browser = await Browser.launch();
-  await using env = await Env.create(browser, { site, timeoutMs: 20_000 });
-  const a = idOf(await env.observe(), "textbox", "A");
-  const typing = env.step({ action: "type", id: a, text: "y".repeat(2_000) });
-  while (true) {
-    const { result } = await env.page.session.send("Runtime.evaluate", {
-      expression: "document.querySelector('#a').value.length",
-      returnByValue: true,
-    });
-    if ((result.value as number) > 0) break;
-  }
+  await using env = await Env.create(browser, { site, settle: HOLD, timeoutMs: 20_000 });
+  const observation = await env.observe();
+  const a = idOf(observation, "textbox", "A");
+  const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
+  await requested(site, "/hang-api");
   Deno.kill(-browser.process!.pid, "SIGKILL");
-  await rejectsEnv(typing, "browser-gone");
+  await rejectsEnv(loading, "browser-gone");
   await rejectsEnv(env.observe(), "browser-gone");
   await rejectsEnv(env.step({ action: "click", id: a }), "browser-gone");
   await rejectsEnv(env.reset(), "browser-gone");
@@ -220,7 +218,7 @@ Deno.test("Env operations honour their deadline and signal, and leave the page u
 Deno.test("Env serializes operations and stops a step it abandoned", async () => {
   await using site = serveHanging({ "/": FORM });
   await using browser = await Browser.launch();
-  await using env = await Env.create(browser, { site });
+  await using env = await Env.create(browser, { site, settle: HOLD });
   const observation = await env.observe();
   const a = idOf(observation, "textbox", "A");
   const b = idOf(observation, "textbox", "B");
@@ -234,37 +232,30 @@ Deno.test("Env serializes operations and stops a step it abandoned", async () =>
   assertEquals(await value("b"), "b".repeat(30));
 
   const controller = new AbortController();
-  const typing = env.step({ action: "type", id: a, text: "z".repeat(2_000) }, {
+  // Field C fetches forever on input: the step is still in flight, typing or settling.
+  const c = idOf(observation, "textbox", "C");
+  const typing = env.step({ action: "type", id: c, text: "z".repeat(300) }, {
     signal: controller.signal,
   });
-  while (
-    !String(
-      await env.page.session.send("Runtime.evaluate", {
-        expression: "document.querySelector('#a').value",
-        returnByValue: true,
-      }).then(({ result }) => result.value),
-    ).includes("z")
-  ) {
-    // wait until the typing is under way
-  }
+  await requested(site, "/hang-api");
   controller.abort();
   await rejectsEnv(typing, "timeout");
-  const stopped = await value("a") as string;
-  assert(stopped.length < 2_000, "the abandoned step did not finish");
+  const stopped = await value("c");
   await pause(500);
-  assertEquals(await value("a"), stopped, "the abandoned step kept typing");
+  assertEquals(await value("c"), stopped, "the abandoned step kept typing");
   await assertRejects(() => env.step({ action: "click", id: 999 }), ActionError);
 });
 
 Deno.test("Env.close() rejects the operation in flight with EnvError closed, and every later one", async () => {
   await using site = serveHanging({ "/": FORM });
   await using browser = await Browser.launch();
-  const env = await Env.create(browser, { site });
-  const a = idOf(await env.observe(), "textbox", "A");
-  const typing = rejectsEnv(env.step({ action: "type", id: a, text: "w".repeat(2_000) }), "closed");
+  const env = await Env.create(browser, { site, settle: HOLD });
+  const load = idOf(await env.observe(), "button", "Load");
+  const loading = rejectsEnv(env.step({ action: "click", id: load }), "closed");
+  await requested(site, "/hang-api");
   const queued = rejectsEnv(env.observe(), "closed");
   await env.close();
-  await typing;
+  await loading;
   await queued;
   await rejectsEnv(env.observe(), "closed");
   await rejectsEnv(env.reset(), "closed");
