@@ -503,7 +503,9 @@ export class Env implements AsyncDisposable {
    * @param fn what to do with the page
    * @param options the deadline and signal
    * @returns what `fn` returns
-   * @throws {EnvError} when the env fails it or the deadline passes
+   * @throws {EnvError} when the env fails it or the deadline passes; what
+   *   `fn` throws goes through the same mapping as the env's own errors (a
+   *   `TypeError` passes, an unknown error becomes `EnvError("internal")`)
    */
   withPage<T>(fn: (page: Page) => Promise<T>, options: EnvCallOptions = {}): Promise<T> {
     return this.#run("use the page", options, () => fn(this.#activePage(this.#live())));
