@@ -8,3 +8,4 @@ export * from "./action.ts";
 export * from "./actor.ts";
 export * from "./element_resolver.ts";
 export * from "./errors.ts";
+export * from "./tools.ts";
