@@ -93,14 +93,44 @@ export const DEFAULT_FLAGS: readonly string[] = [
  * Runs the browser ("$@") and waits for it. Beside it, a watchdog reads the
  * shell's stdin (through fd 3: a background job's own stdin is /dev/null),
  * whose write end only Deno holds: at end of file (Deno closed it or
- * died, however) it kills the browser, removes the profile and kills the
- * whole process group.
+ * died, however) it kills the browser, then every other process of the group
+ * but itself and the leader, and waits until none is left alive (zombies are
+ * dead; on systems without /proc it cannot look and does not wait), so that no
+ * dying renderer or zygote writes into the profile after it is removed; then
+ * it removes the profile and kills the whole process group. The group's id is
+ * the leader's pid, `$$` in every subshell; the watchdog finds its own pid in
+ * /proc/self/stat, read by the shell itself (a builtin forks nothing). The
+ * watchdog writes nothing: once Deno is gone its stderr pipe has no reader, and
+ * a write there would kill it with SIGPIPE before it cleaned up.
  */
 const WATCHDOG = `
 exec 3<&0
 "$@" </dev/null 3<&- &
 browser=$!
-(cat <&3 >/dev/null; kill -KILL "$browser" 2>/dev/null; rm -rf "$WEBSERV_PROFILE"; kill -KILL 0) &
+(
+  cat <&3 >/dev/null
+  kill -KILL "$browser" 2>/dev/null
+  self=
+  read -r self _ </proc/self/stat 2>/dev/null
+  tries=0
+  while [ -n "$self" ] && [ $tries -lt 500 ]; do
+    left=
+    for stat in /proc/[0-9]*/stat; do
+      read -r line 2>/dev/null <"$stat" || continue
+      pid=\${line%% *}
+      set -- \${line##*) }
+      [ "$3" = "$$" ] || continue
+      [ "$1" = Z ] || [ "$pid" = "$self" ] || [ "$pid" = "$$" ] && continue
+      kill -KILL "$pid" 2>/dev/null
+      left=1
+    done
+    [ -z "$left" ] && break
+    tries=$((tries + 1))
+    sleep 0.01
+  done
+  rm -rf "$WEBSERV_PROFILE"
+  kill -KILL 0
+) >/dev/null 2>&1 &
 exec 3<&-
 wait "$browser"
 `;
@@ -280,9 +310,12 @@ export class BrowserProcess {
     this.#killed = true;
     killGroup(this.pid);
     live.delete(this);
-    // Dying children may still write a file or two: retry, sleeping briefly
-    // (exit hooks cannot await).
+    // Wait until the group is gone, so no dying child writes into the profile
+    // after it is removed; then retry the removal a few times, sleeping
+    // briefly (exit hooks cannot await).
     const pause = new Int32Array(new SharedArrayBuffer(4));
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline && groupAlive(this.pid)) Atomics.wait(pause, 0, 0, 10);
     for (let attempt = 0; attempt < 10; attempt++) {
       try {
         Deno.removeSync(this.userDataDir, { recursive: true });
