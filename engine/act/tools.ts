@@ -202,10 +202,26 @@ export function actionTools(
   format: "openai",
   options?: ActionToolsOptions,
 ): OpenAiTool[];
+/**
+ * The action space as tool definitions for Anthropic's Messages API.
+ *
+ * @param format `"anthropic"`
+ * @param options one tool per action (default) or one tool with an `action` field
+ * @returns the tools, ready to send as the request's `tools`
+ * @throws {TypeError} when the style is unknown
+ */
 export function actionTools(
   format: "anthropic",
   options?: ActionToolsOptions,
 ): AnthropicTool[];
+/**
+ * The action space as tool definitions, in the shape `format` names.
+ *
+ * @param format `"openai"` or `"anthropic"`
+ * @param options one tool per action (default) or one tool with an `action` field
+ * @returns the tools, ready to send as the request's `tools`
+ * @throws {TypeError} when the format or style is unknown
+ */
 export function actionTools(
   format: "openai" | "anthropic",
   options?: ActionToolsOptions,

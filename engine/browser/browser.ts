@@ -10,12 +10,30 @@ import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/conn
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
 import { WebSocketTransport } from "../cdp/websocket_transport.ts";
-import { BrowserContext, type ContextHost } from "./browser_context.ts";
+import { BrowserContext } from "./browser_context.ts";
 import { type BrowserExit, BrowserProcess, type BrowserProcessOptions } from "./browser_process.ts";
 import { Page } from "./page.ts";
 
-/** Options for {@linkcode Browser.launch}. */
-export interface LaunchOptions extends BrowserProcessOptions, ConnectionOptions {}
+/**
+ * Options for {@linkcode Browser.launch}: how to start the process, how long
+ * to wait for it, and the default timeout of CDP commands afterwards.
+ */
+export interface LaunchOptions extends Omit<BrowserProcessOptions, "timeoutMs"> {
+  /**
+   * How long to wait for the browser to start and give its DevTools endpoint,
+   * in milliseconds.
+   *
+   * @default {30000}
+   */
+  launchTimeoutMs?: number;
+  /**
+   * Default timeout of every CDP command on the connection, in milliseconds
+   * (a call can override it with `SendOptions.timeoutMs`).
+   *
+   * @default {30000}
+   */
+  commandTimeoutMs?: number;
+}
 
 /** Options for {@linkcode Browser.connect}. */
 export interface ConnectOptions extends ConnectionOptions {}
@@ -85,7 +103,7 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  * });
  * ```
  */
-export class Browser implements ContextHost, AsyncDisposable {
+export class Browser implements AsyncDisposable {
   /** The CDP connection to the browser. */
   readonly connection: Connection;
   /** The browser process, when this browser was launched here. */
@@ -118,10 +136,19 @@ export class Browser implements ContextHost, AsyncDisposable {
    * @throws {BrowserLaunchError} when the browser does not start
    */
   static async launch(options: LaunchOptions = {}): Promise<Browser> {
-    const process = await BrowserProcess.launch(options);
+    const { launchTimeoutMs, commandTimeoutMs, ...processOptions } = options;
+    const process = await BrowserProcess.launch(
+      launchTimeoutMs === undefined
+        ? processOptions
+        : { ...processOptions, timeoutMs: launchTimeoutMs },
+    );
     try {
       const transport = await WebSocketTransport.connect(process.wsEndpoint);
-      return await Browser.#start(new Connection(transport, options), process);
+      const connection = new Connection(
+        transport,
+        commandTimeoutMs === undefined ? {} : { timeoutMs: commandTimeoutMs },
+      );
+      return await Browser.#start(connection, process);
     } catch (error) {
       await process.kill();
       throw error;

@@ -41,6 +41,8 @@ export interface BrowserProcessOptions {
 /** Raised when the browser process cannot be started or exits before it is ready. */
 export class BrowserLaunchError extends Error {
   /**
+   * Creates the error.
+   *
    * @param message what went wrong
    * @param options the cause, if any
    */

@@ -10,6 +10,8 @@ export class BrowserNotFoundError extends Error {
   readonly searched: string[];
 
   /**
+   * Creates the error, listing where it looked.
+   *
    * @param searched the places that were searched
    * @param options the cause, if any
    */

@@ -58,7 +58,11 @@ export class WebSocketTransport implements Transport {
     });
   }
 
-  /** @param socket an open WebSocket */
+  /**
+   * Wraps an open WebSocket.
+   *
+   * @param socket an open WebSocket
+   */
   constructor(socket: WebSocket) {
     this.#socket = socket;
     socket.onmessage = (event) => this.onmessage?.(event.data);

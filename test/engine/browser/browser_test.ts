@@ -256,6 +256,26 @@ Deno.test("Browser rejects every pending command within 1 s when Chromium is kil
   await browser.close();
 });
 
+Deno.test("Browser.launch() keeps the launch wait apart from the default command timeout", async () => {
+  await using browser = await Browser.launch({ launchTimeoutMs: 20_000, commandTimeoutMs: 1234 });
+  assertEquals(browser.connection.timeoutMs, 1234);
+  await using defaults = await Browser.launch({ launchTimeoutMs: 20_000 });
+  assertEquals(defaults.connection.timeoutMs, 30_000);
+  const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
+  try {
+    const silent = `${dir}/silent-browser`;
+    await Deno.writeTextFile(silent, "#!/bin/sh\nexec sleep 60\n", { mode: 0o755 });
+    await assertRejects(
+      () =>
+        Browser.launch({ executablePath: silent, launchTimeoutMs: 300, commandTimeoutMs: 60_000 }),
+      BrowserLaunchError,
+      "within 300 ms",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Browser.close() leaves no process and no profile after 20 launch/close cycles", async () => {
   const profiles: string[] = [];
   for (let cycle = 0; cycle < 20; cycle++) {
