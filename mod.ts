@@ -33,8 +33,8 @@ export {
 export type {
   CdpClient,
   CdpCommandMap,
-  CdpEventMap,
   CdpErrorOptions,
+  CdpEventMap,
   CommandName,
   CommandParams,
   CommandParamsTuple,
