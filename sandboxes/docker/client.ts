@@ -103,15 +103,6 @@ export class DockerClient implements Disposable {
     path: string,
     init: { json?: unknown; body?: BodyInit; timeoutMs?: number } = {},
   ): Promise<Response> {
-    const headers = new Headers();
-    let body = init.body;
-    if (init.json !== undefined) {
-      headers.set("content-type", "application/json");
-      body = JSON.stringify(init.json);
-    } else if (body !== undefined) {
-      headers.set("content-type", "application/x-tar");
-    }
-    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     const response = await fetchDaemon(
       {
         name: "Docker",
@@ -122,10 +113,12 @@ export class DockerClient implements Disposable {
       {
         method,
         path,
-        headers,
-        ...(body === undefined ? {} : { body }),
+        headers: new Headers(),
+        json: init.json,
+        body: init.body,
+        rawType: "application/x-tar",
         client: this.#http,
-        timeoutMs,
+        timeoutMs: init.timeoutMs ?? this.#timeoutMs,
       },
     );
     if (!response.ok) {

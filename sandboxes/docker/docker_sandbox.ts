@@ -8,19 +8,16 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
+import type { Container } from "../_container_instance.ts";
 import {
-  type Container,
-  type ContainerBackend,
-  ContainerInstance,
-} from "../_container_instance.ts";
+  ContainerSandbox,
+  findImage,
+  type ListedContainer,
+  openContainerSandbox,
+} from "../_container_sandbox.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
-import { destroyAll, removeOrphanFolders, retryLaunchOnce } from "../_container_backend.ts";
-import { SocketDirectory } from "../_socket_directory.ts";
-import { Spares } from "../_spares.ts";
-import type { InstanceSpec, Sandbox } from "../types.ts";
 import { DockerClient } from "./client.ts";
 
 /** Options of {@linkcode DockerSandbox.open}. */
@@ -84,7 +81,7 @@ const ROLE = "webserv.role";
  * console.log(env.origin);
  * ```
  */
-export class DockerSandbox implements Sandbox {
+export class DockerSandbox extends ContainerSandbox {
   /** Always `"docker"`. */
   readonly kind = "docker";
   /** The Docker client in use. */
@@ -92,37 +89,23 @@ export class DockerSandbox implements Sandbox {
   #options: DockerSandboxOptions;
   #ownsClient: boolean;
   #imageId: string;
-  #prefix: string;
-  #socketRoot: string;
-  #bases = new Map<number, Promise<string>>();
-  #instances = new Set<ContainerInstance>();
-  #removals = new Set<Promise<void>>();
-  #backend: ContainerBackend;
-  #spares: Spares;
 
   private constructor(
     options: DockerSandboxOptions,
     client: DockerClient,
     imageId: string,
   ) {
+    super({
+      gateway: options.gateway,
+      prefix: options.prefix ?? "ws-",
+      socketRoot: options.socketRoot ?? "/run/webserv/docker",
+      spares: options.spares ?? 0,
+      restoreOnReset: false,
+    });
     this.#options = options;
     this.client = client;
     this.#ownsClient = options.client === undefined;
     this.#imageId = imageId;
-    this.#prefix = options.prefix ?? "ws-";
-    this.#socketRoot = options.socketRoot ?? "/run/webserv/docker";
-    this.#spares = new Spares({
-      launch: (seed) => this.#launch(seed),
-      remove: (container) => this.#remove(container),
-      probe: (container) => this.#probe(container.name),
-    }, options.spares ?? 0);
-    this.#backend = {
-      launch: (seed) => this.#spares.take(seed),
-      remove: (container) => this.#remove(container),
-      removeLater: (container) => this.#removeLater(container),
-      probe: (container) => this.#probe(container.name),
-      forget: (instance) => this.#instances.delete(instance),
-    };
   }
 
   /**
@@ -133,113 +116,35 @@ export class DockerSandbox implements Sandbox {
    * @throws {DaemonUnavailableError} when Docker does not answer
    * @throws {SandboxError} when the image is missing
    */
-  static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+  static open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     const client = options.client ?? new DockerClient();
-    try {
+    return openContainerSandbox(client, options.client === undefined, async () => {
       await client.ping();
-      let imageId: string;
-      try {
-        imageId = await client.imageId(`${options.image}:latest`);
-      } catch (error) {
-        if (error instanceof SandboxError && error.status === 404) {
-          throw new SandboxError(
-            `Docker has no image "${options.image}:latest": build it with "deno task image"`,
-            { status: 404, daemonMessage: error.daemonMessage, cause: error },
-          );
-        }
-        throw error;
-      }
-      const sandbox = new DockerSandbox(options, client, imageId);
-      await sandbox.reap();
-      return sandbox;
-    } catch (error) {
-      if (options.client === undefined) client.close();
-      throw error;
-    }
+      const imageId = await findImage(
+        () => client.imageId(`${options.image}:latest`),
+        `Docker has no image "${options.image}:latest": build it with "deno task image"`,
+      );
+      return new DockerSandbox(options, client, imageId);
+    });
   }
 
-  /**
-   * Creates an env: a container of the seeded image, started and answering.
-   *
-   * @param spec the seed
-   * @returns the instance
-   * @throws {SandboxError} when Docker refuses, with its message
-   * @throws {SandboxTimeoutError} when the site does not answer in time
-   */
-  async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
-    const seed = spec.seed ?? 0;
-    const container = await this.#spares.take(seed);
-    const instance = new ContainerInstance(
-      container,
-      seed,
-      this.#backend,
-      this.#options.gateway,
-    );
-    this.#instances.add(instance);
-    return instance;
+  protected override async listContainers(): Promise<ListedContainer[]> {
+    return (await this.client.listContainers({ label: OWNER })).map((container) => ({
+      name: container.names[0] ?? container.id,
+      owner: container.labels[OWNER] ?? "",
+      role: container.labels[ROLE] ?? "",
+    }));
   }
 
-  /** How many spare containers are ready now. */
-  get readySpares(): number {
-    return this.#spares.ready;
-  }
-
-  /** The names of the containers of the live envs. */
-  get containerNames(): string[] {
-    return [...this.#instances].map((i) => i.containerName);
-  }
-
-  /**
-   * Removes the envs whose owner process is gone (a crashed run), and socket
-   * folders with no container.
-   *
-   * @returns the names removed
-   */
-  async reap(): Promise<string[]> {
-    const removed: string[] = [];
-    const live = new Set<string>();
-    for (const container of await this.client.listContainers({ label: OWNER })) {
-      const name = container.names[0] ?? container.id;
-      if (!name.startsWith(this.#prefix)) continue;
-      live.add(name);
-      const owner = container.labels[OWNER] ?? "";
-      if (container.labels[ROLE] === "env" && ownerIsGone(owner)) {
-        await this.#remove({
-          name,
-          directory: new SocketDirectory(join(this.#socketRoot, name)),
-        });
-        live.delete(name);
-        removed.push(name);
-      }
-    }
-    removed.push(...await removeOrphanFolders(this.#socketRoot, this.#prefix, live));
-    return removed;
-  }
-
-  /** Destroys every env, waits for background removals, closes the client. */
-  async close(): Promise<void> {
-    await destroyAll(this.#instances);
-    await this.#spares.close();
-    await Promise.all(this.#removals);
+  protected override closeClient(): void {
     if (this.#ownsClient) this.client.close();
   }
 
-  /** Calls {@linkcode DockerSandbox.close}. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
-  /** Launches a container; one failed launch is cleaned up and retried. */
-  #launch(seed: number): Promise<Container> {
-    return retryLaunchOnce(() => this.#launchOnce(seed));
-  }
-
-  async #launchOnce(seed: number): Promise<Container> {
-    const image = await this.#base(seed);
-    const name = `${this.#prefix}${randomName()}`;
-    const directory = new SocketDirectory(join(this.#socketRoot, name));
+  protected override async launchOnce(seed: number): Promise<Container> {
+    const image = await this.base(seed);
+    const container = this.containerNamed(this.newName());
+    const { name, directory } = container;
     await directory.create();
-    const container = { name, directory };
     try {
       await this.client.createContainer({
         name,
@@ -250,16 +155,16 @@ export class DockerSandbox implements Sandbox {
       await this.client.startContainer(name);
       await directory.waitUntilReady({
         timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
-        probe: () => this.#probe(name),
+        probe: () => this.probe(name),
       });
       return container;
     } catch (error) {
-      await this.#remove(container).catch(() => {});
+      await this.remove(container).catch(() => {});
       throw error;
     }
   }
 
-  async #probe(name: string): Promise<void> {
+  protected override async probe(name: string): Promise<void> {
     let running: boolean;
     let status: string;
     try {
@@ -280,28 +185,19 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  #base(seed: number): Promise<string> {
-    let base = this.#bases.get(seed);
-    if (!base) {
-      base = this.#makeBase(seed);
-      base.catch(() => this.#bases.delete(seed));
-      this.#bases.set(seed, base);
-    }
-    return base;
-  }
-
-  async #makeBase(seed: number): Promise<string> {
+  protected override async makeBase(seed: number): Promise<string> {
     const id = this.#imageId.replace(/^sha256:/, "").slice(0, 12);
     const tag = `seed-${seed}-${id}`;
     const image = `${this.#options.image}:${tag}`;
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
-    const name = `${this.#prefix}base-${site}-${seed}-${id}`;
+    const name = `${this.settings.prefix}base-${site}-${seed}-${id}`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
       if (await this.client.hasImage(image)) return image;
-      const directory = new SocketDirectory(join(this.#socketRoot, name));
+      const container = this.containerNamed(name);
+      const { directory } = container;
       await directory.create();
       try {
         await this.client.createContainer({
@@ -318,17 +214,16 @@ export class DockerSandbox implements Sandbox {
         await this.#waitForOtherBase(name, image, deadline);
         continue;
       }
-      const container = { name, directory };
       try {
         await this.client.startContainer(name);
         await directory.waitUntilReady({
           timeoutMs: deadline - performance.now(),
-          probe: () => this.#probe(name),
+          probe: () => this.probe(name),
         });
         await this.client.stopContainer(name);
         await this.client.commit(name, this.#options.image, tag);
       } finally {
-        await this.#remove(container);
+        await this.remove(container);
       }
       return image;
     }
@@ -349,17 +244,14 @@ export class DockerSandbox implements Sandbox {
       );
       if (base === undefined) return;
       if (ownerIsGone(base.labels[OWNER] ?? "")) {
-        await this.#remove({
-          name,
-          directory: new SocketDirectory(join(this.#socketRoot, name)),
-        });
+        await this.remove(this.containerNamed(name));
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 
-  async #remove(container: Container): Promise<void> {
+  protected override async remove(container: Container): Promise<void> {
     try {
       await this.client.removeContainer(container.name);
     } catch (error) {
@@ -368,19 +260,4 @@ export class DockerSandbox implements Sandbox {
     await container.directory.remove();
     container.directory[Symbol.dispose]();
   }
-
-  #removeLater(container: Container): Promise<void> {
-    const removal = this.#remove(container).catch((error) =>
-      console.warn(
-        `Could not remove Docker container "${container.name}": ${String(error)}`,
-      )
-    ).finally(() => this.#removals.delete(removal));
-    this.#removals.add(removal);
-    return removal;
-  }
-}
-
-function randomName(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }
