@@ -2,8 +2,10 @@
  * The lifecycle both container backends share, whatever their daemon: open
  * (check the image, reap what crashed runs left), create envs from spare or
  * fresh containers, one seeded base per seed, background removals, reap and
- * close. A backend supplies only what talks to its daemon: launching one
- * container, seeding a base, probing, removing and listing its containers.
+ * close. A backend holds one {@linkcode ContainerLifecycle}, hands it a
+ * {@linkcode ContainerDaemon} (launch one container, seed a base, probe,
+ * remove, list) and forwards its public methods to it; composition rather
+ * than a base class, so the lifecycle stays out of the public types.
  *
  * @module
  */
@@ -15,7 +17,7 @@ import { ownerIsGone } from "./_owner.ts";
 import { destroyAll, removeOrphanFolders, retryLaunchOnce } from "./_container_backend.ts";
 import { SocketDirectory } from "./_socket_directory.ts";
 import { Spares } from "./_spares.ts";
-import type { InstanceSpec, Sandbox } from "./types.ts";
+import type { InstanceSpec } from "./types.ts";
 
 /** What the shared lifecycle needs from a backend's options. */
 export interface ContainerSandboxSettings {
@@ -46,6 +48,27 @@ interface Closable {
   close(): void;
 }
 
+/** What a backend does with its daemon; the lifecycle does the rest. */
+export interface ContainerDaemon {
+  /**
+   * Launches one ready container of the seeded site; on failure it removes
+   * what it made (the lifecycle retries once).
+   */
+  launchOnce(seed: number): Promise<Container>;
+  /** Makes the seeded base of a seed; returns what `launchOnce` launches from. */
+  makeBase(seed: number): Promise<string>;
+  /** Throws InstanceGoneError when the container is not running. */
+  probe(name: string): Promise<void>;
+  /** Removes a container (a missing one is fine) and its socket folder. */
+  remove(container: Container): Promise<void>;
+  /** Every container of the daemon this backend may have made, with its labels. */
+  listContainers(): Promise<ListedContainer[]>;
+  /** Closes the daemon client, when the backend made it. */
+  closeClient(): void;
+  /** Restores a container to its seeded state in place (with `restoreOnReset`). */
+  restore?(container: Container): Promise<void>;
+}
+
 /**
  * Opens a backend: runs `open`, then reaps what crashed runs left; when
  * either fails, closes the client if the backend made it.
@@ -55,7 +78,7 @@ interface Closable {
  * @param open checks the daemon and the image and builds the backend
  * @returns the open backend
  */
-export async function openContainerSandbox<S extends ContainerSandbox>(
+export async function openContainerSandbox<S extends { reap(): Promise<string[]> }>(
   client: Closable,
   ownsClient: boolean,
   open: () => Promise<S>,
@@ -93,12 +116,12 @@ export async function findImage<T>(lookup: () => Promise<T>, missing: string): P
   }
 }
 
-/** A sandbox whose envs are containers of a daemon (Incus, Docker). */
-export abstract class ContainerSandbox implements Sandbox {
-  /** The backend's name, such as `"incus"`. */
-  abstract readonly kind: string;
+/** The shared lifecycle of a sandbox whose envs are containers of a daemon (Incus, Docker). */
+export class ContainerLifecycle {
   /** The shared settings. */
-  protected readonly settings: ContainerSandboxSettings;
+  readonly settings: ContainerSandboxSettings;
+  #kind: string;
+  #daemon: ContainerDaemon;
   #bases = new Map<number, Promise<string>>();
   #instances = new Set<ContainerInstance>();
   #removals = new Set<Promise<void>>();
@@ -108,24 +131,27 @@ export abstract class ContainerSandbox implements Sandbox {
   /**
    * Sets up the shared lifecycle.
    *
+   * @param kind the backend's name, such as `"incus"`, for messages
    * @param settings the gateway, names, folders and spares
+   * @param daemon what talks to the daemon
    */
-  protected constructor(settings: ContainerSandboxSettings) {
+  constructor(kind: string, settings: ContainerSandboxSettings, daemon: ContainerDaemon) {
+    this.#kind = kind;
     this.settings = settings;
+    this.#daemon = daemon;
     this.#spares = new Spares({
-      launch: (seed) => retryLaunchOnce(() => this.launchOnce(seed)),
-      remove: (container) => this.remove(container),
-      probe: (container) => this.probe(container.name),
+      launch: (seed) => retryLaunchOnce(() => daemon.launchOnce(seed)),
+      remove: (container) => daemon.remove(container),
+      probe: (container) => daemon.probe(container.name),
     }, settings.spares);
+    const restore = daemon.restore?.bind(daemon);
     this.#backend = {
       launch: (seed) => this.#spares.take(seed),
-      remove: (container) => this.remove(container),
+      remove: (container) => daemon.remove(container),
       removeLater: (container) => this.#removeLater(container),
-      probe: (container) => this.probe(container.name),
+      probe: (container) => daemon.probe(container.name),
       forget: (instance) => this.#instances.delete(instance),
-      ...(settings.restoreOnReset
-        ? { restore: (container: Container) => this.restore(container) }
-        : {}),
+      ...(settings.restoreOnReset && restore ? { restore } : {}),
     };
   }
 
@@ -164,11 +190,11 @@ export abstract class ContainerSandbox implements Sandbox {
   async reap(): Promise<string[]> {
     const removed: string[] = [];
     const live = new Set<string>();
-    for (const { name, owner, role } of await this.listContainers()) {
+    for (const { name, owner, role } of await this.#daemon.listContainers()) {
       if (!name.startsWith(this.settings.prefix)) continue;
       live.add(name);
       if (role === "env" && owner !== "" && ownerIsGone(owner)) {
-        await this.remove(this.containerNamed(name));
+        await this.#daemon.remove(this.containerNamed(name));
         live.delete(name);
         removed.push(name);
       }
@@ -184,12 +210,7 @@ export abstract class ContainerSandbox implements Sandbox {
     await destroyAll(this.#instances);
     await this.#spares.close();
     await Promise.all(this.#removals);
-    this.closeClient();
-  }
-
-  /** Calls `close()`. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+    this.#daemon.closeClient();
   }
 
   /**
@@ -199,10 +220,10 @@ export abstract class ContainerSandbox implements Sandbox {
    * @param seed the seed
    * @returns what `makeBase` returned: the image or snapshot to launch from
    */
-  protected base(seed: number): Promise<string> {
+  base(seed: number): Promise<string> {
     let base = this.#bases.get(seed);
     if (!base) {
-      base = this.makeBase(seed);
+      base = this.#daemon.makeBase(seed);
       base.catch(() => this.#bases.delete(seed));
       this.#bases.set(seed, base);
     }
@@ -215,7 +236,7 @@ export abstract class ContainerSandbox implements Sandbox {
    * @param name the container's name
    * @returns the container
    */
-  protected containerNamed(name: string): Container {
+  containerNamed(name: string): Container {
     return { name, directory: new SocketDirectory(join(this.settings.socketRoot, name)) };
   }
 
@@ -224,43 +245,16 @@ export abstract class ContainerSandbox implements Sandbox {
    *
    * @returns the name
    */
-  protected newName(): string {
+  newName(): string {
     const bytes = crypto.getRandomValues(new Uint8Array(8));
     return this.settings.prefix + Array.from(bytes, (b) => (b % 36).toString(36)).join("");
   }
 
-  /**
-   * Launches one ready container of the seeded site; on failure it removes
-   * what it made (the caller retries once).
-   */
-  protected abstract launchOnce(seed: number): Promise<Container>;
-  /** Makes the seeded base of a seed; returns what `launchOnce` launches from. */
-  protected abstract makeBase(seed: number): Promise<string>;
-  /** Throws InstanceGoneError when the container is not running. */
-  protected abstract probe(name: string): Promise<void>;
-  /** Removes a container (a missing one is fine) and its socket folder. */
-  protected abstract remove(container: Container): Promise<void>;
-  /** Every container of the daemon this backend may have made, with its labels. */
-  protected abstract listContainers(): Promise<ListedContainer[]>;
-  /** Closes the daemon client, when the backend made it. */
-  protected abstract closeClient(): void;
-
-  /**
-   * Restores a container to its seeded state in place (with `restoreOnReset`).
-   *
-   * @param container the container
-   */
-  protected restore(container: Container): Promise<void> {
-    return Promise.reject(
-      new SandboxError(`The "${this.kind}" backend cannot restore "${container.name}" in place`),
-    );
-  }
-
   #removeLater(container: Container): Promise<void> {
-    const removal = this.remove(container).catch((error) =>
+    const removal = this.#daemon.remove(container).catch((error) =>
       // deno-lint-ignore no-console
       console.warn(
-        `Could not remove ${this.kind} container "${container.name}": ${String(error)}`,
+        `Could not remove ${this.#kind} container "${container.name}": ${String(error)}`,
       )
     ).finally(() => this.#removals.delete(removal));
     this.#removals.add(removal);

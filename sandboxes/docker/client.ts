@@ -76,7 +76,11 @@ export class DockerClient implements Disposable {
   #prefix: string;
   #timeoutMs: number;
 
-  /** @param options where the daemon is */
+  /**
+   * Makes a client of the daemon's unix socket.
+   *
+   * @param options where the daemon is
+   */
   constructor(options: DockerClientOptions = {}) {
     this.endpoint = options.socket ?? DOCKER_SOCKET;
     // "localhost": Deno resolves the URL's host even through a unix proxy.

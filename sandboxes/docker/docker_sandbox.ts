@@ -11,12 +11,14 @@
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
+import type { ContainerInstance } from "../_container_instance.ts";
 import {
-  ContainerSandbox,
+  ContainerLifecycle,
   findImage,
   type ListedContainer,
   openContainerSandbox,
 } from "../_container_sandbox.ts";
+import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { DockerClient } from "./client.ts";
 
@@ -81,13 +83,14 @@ const ROLE = "webserv.role";
  * console.log(env.origin);
  * ```
  */
-export class DockerSandbox extends ContainerSandbox {
+export class DockerSandbox implements Sandbox {
   /** Always `"docker"`. */
   readonly kind = "docker";
   /** The Docker client in use. */
   readonly client: DockerClient;
   #options: DockerSandboxOptions;
   #ownsClient: boolean;
+  #lifecycle: ContainerLifecycle;
   #imageId: string;
 
   private constructor(
@@ -95,17 +98,26 @@ export class DockerSandbox extends ContainerSandbox {
     client: DockerClient,
     imageId: string,
   ) {
-    super({
+    this.#options = options;
+    this.client = client;
+    this.#ownsClient = options.client === undefined;
+    this.#imageId = imageId;
+    this.#lifecycle = new ContainerLifecycle("docker", {
       gateway: options.gateway,
       prefix: options.prefix ?? "ws-",
       socketRoot: options.socketRoot ?? "/run/webserv/docker",
       spares: options.spares ?? 0,
       restoreOnReset: false,
+    }, {
+      launchOnce: (seed) => this.#launchOnce(seed),
+      makeBase: (seed) => this.#makeBase(seed),
+      probe: (name) => this.#probe(name),
+      remove: (container) => this.#remove(container),
+      listContainers: () => this.#listContainers(),
+      closeClient: () => {
+        if (this.#ownsClient) this.client.close();
+      },
     });
-    this.#options = options;
-    this.client = client;
-    this.#ownsClient = options.client === undefined;
-    this.#imageId = imageId;
   }
 
   /**
@@ -128,7 +140,49 @@ export class DockerSandbox extends ContainerSandbox {
     });
   }
 
-  protected override async listContainers(): Promise<ListedContainer[]> {
+  /**
+   * Creates an env: a container of the seeded site, started and answering.
+   *
+   * @param spec the seed
+   * @returns the instance
+   * @throws {SandboxError} when Docker refuses, with its message
+   * @throws {SandboxTimeoutError} when the site does not answer in time
+   */
+  create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    return this.#lifecycle.create(spec);
+  }
+
+  /** How many spare containers are ready now. */
+  get readySpares(): number {
+    return this.#lifecycle.readySpares;
+  }
+
+  /** The names of the containers of the live envs. */
+  get containerNames(): string[] {
+    return this.#lifecycle.containerNames;
+  }
+
+  /**
+   * Removes the envs whose owner process is gone (a crashed run), and socket
+   * folders with no container.
+   *
+   * @returns the names removed
+   */
+  reap(): Promise<string[]> {
+    return this.#lifecycle.reap();
+  }
+
+  /** Destroys every env, waits for background removals, closes the client it made. */
+  close(): Promise<void> {
+    return this.#lifecycle.close();
+  }
+
+  /** Calls `close()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #listContainers(): Promise<ListedContainer[]> {
     return (await this.client.listContainers({ label: OWNER })).map((container) => ({
       name: container.names[0] ?? container.id,
       owner: container.labels[OWNER] ?? "",
@@ -136,13 +190,9 @@ export class DockerSandbox extends ContainerSandbox {
     }));
   }
 
-  protected override closeClient(): void {
-    if (this.#ownsClient) this.client.close();
-  }
-
-  protected override async launchOnce(seed: number): Promise<Container> {
-    const image = await this.base(seed);
-    const container = this.containerNamed(this.newName());
+  async #launchOnce(seed: number): Promise<Container> {
+    const image = await this.#lifecycle.base(seed);
+    const container = this.#lifecycle.containerNamed(this.#lifecycle.newName());
     const { name, directory } = container;
     await directory.create();
     try {
@@ -155,16 +205,16 @@ export class DockerSandbox extends ContainerSandbox {
       await this.client.startContainer(name);
       await directory.waitUntilReady({
         timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
-        probe: () => this.probe(name),
+        probe: () => this.#probe(name),
       });
       return container;
     } catch (error) {
-      await this.remove(container).catch(() => {});
+      await this.#remove(container).catch(() => {});
       throw error;
     }
   }
 
-  protected override async probe(name: string): Promise<void> {
+  async #probe(name: string): Promise<void> {
     let running: boolean;
     let status: string;
     try {
@@ -185,18 +235,18 @@ export class DockerSandbox extends ContainerSandbox {
     }
   }
 
-  protected override async makeBase(seed: number): Promise<string> {
+  async #makeBase(seed: number): Promise<string> {
     const id = this.#imageId.replace(/^sha256:/, "").slice(0, 12);
     const tag = `seed-${seed}-${id}`;
     const image = `${this.#options.image}:${tag}`;
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
-    const name = `${this.settings.prefix}base-${site}-${seed}-${id}`;
+    const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${id}`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
       if (await this.client.hasImage(image)) return image;
-      const container = this.containerNamed(name);
+      const container = this.#lifecycle.containerNamed(name);
       const { directory } = container;
       await directory.create();
       try {
@@ -218,12 +268,12 @@ export class DockerSandbox extends ContainerSandbox {
         await this.client.startContainer(name);
         await directory.waitUntilReady({
           timeoutMs: deadline - performance.now(),
-          probe: () => this.probe(name),
+          probe: () => this.#probe(name),
         });
         await this.client.stopContainer(name);
         await this.client.commit(name, this.#options.image, tag);
       } finally {
-        await this.remove(container);
+        await this.#remove(container);
       }
       return image;
     }
@@ -244,14 +294,14 @@ export class DockerSandbox extends ContainerSandbox {
       );
       if (base === undefined) return;
       if (ownerIsGone(base.labels[OWNER] ?? "")) {
-        await this.remove(this.containerNamed(name));
+        await this.#remove(this.#lifecycle.containerNamed(name));
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 
-  protected override async remove(container: Container): Promise<void> {
+  async #remove(container: Container): Promise<void> {
     try {
       await this.client.removeContainer(container.name);
     } catch (error) {

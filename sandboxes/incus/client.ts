@@ -93,6 +93,8 @@ export class IncusClient implements Disposable {
   #timeoutMs: number;
 
   /**
+   * Makes a client of the local unix socket, or of a remote daemon over HTTPS.
+   *
    * @param options where the daemon is and how to authenticate
    * @throws {TypeError} when `url` is given without `cert` and `key`
    */

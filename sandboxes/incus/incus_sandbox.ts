@@ -23,12 +23,14 @@
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
+import type { ContainerInstance } from "../_container_instance.ts";
 import {
-  ContainerSandbox,
+  ContainerLifecycle,
   findImage,
   type ListedContainer,
   openContainerSandbox,
 } from "../_container_sandbox.ts";
+import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
@@ -125,13 +127,14 @@ function freeLoopbackPort(): number {
  * console.log(env.origin);
  * ```
  */
-export class IncusSandbox extends ContainerSandbox {
+export class IncusSandbox implements Sandbox {
   /** Always `"incus"`. */
   readonly kind = "incus";
   /** The Incus client in use. */
   readonly client: IncusClient;
   #options: IncusSandboxOptions;
   #ownsClient: boolean;
+  #lifecycle: ContainerLifecycle;
   #fingerprint: string;
 
   private constructor(
@@ -139,17 +142,27 @@ export class IncusSandbox extends ContainerSandbox {
     client: IncusClient,
     fingerprint: string,
   ) {
-    super({
+    this.#options = options;
+    this.client = client;
+    this.#ownsClient = options.client === undefined;
+    this.#fingerprint = fingerprint;
+    this.#lifecycle = new ContainerLifecycle("incus", {
       gateway: options.gateway,
       prefix: options.prefix ?? "ws-",
       socketRoot: options.socketRoot ?? "/run/webserv/incus",
       spares: options.spares ?? 0,
       restoreOnReset: options.reset === "restore",
+    }, {
+      launchOnce: (seed) => this.#launchOnce(seed),
+      makeBase: (seed) => this.#makeBase(seed),
+      probe: (name) => this.#probe(name),
+      remove: (container) => this.#remove(container),
+      listContainers: () => this.#listContainers(),
+      closeClient: () => {
+        if (this.#ownsClient) this.client.close();
+      },
+      restore: (container) => this.#restore(container),
     });
-    this.#options = options;
-    this.client = client;
-    this.#ownsClient = options.client === undefined;
-    this.#fingerprint = fingerprint;
   }
 
   /**
@@ -176,7 +189,49 @@ export class IncusSandbox extends ContainerSandbox {
     return this.#options.reset ?? "recopy";
   }
 
-  protected override async listContainers(): Promise<ListedContainer[]> {
+  /**
+   * Creates an env: a container of the seeded site, started and answering.
+   *
+   * @param spec the seed
+   * @returns the instance
+   * @throws {SandboxError} when Incus refuses, with its message
+   * @throws {SandboxTimeoutError} when the site does not answer in time
+   */
+  create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    return this.#lifecycle.create(spec);
+  }
+
+  /** How many spare containers are ready now. */
+  get readySpares(): number {
+    return this.#lifecycle.readySpares;
+  }
+
+  /** The names of the containers of the live envs. */
+  get containerNames(): string[] {
+    return this.#lifecycle.containerNames;
+  }
+
+  /**
+   * Removes the envs whose owner process is gone (a crashed run), and socket
+   * folders with no container.
+   *
+   * @returns the names removed
+   */
+  reap(): Promise<string[]> {
+    return this.#lifecycle.reap();
+  }
+
+  /** Destroys every env, waits for background removals, closes the client it made. */
+  close(): Promise<void> {
+    return this.#lifecycle.close();
+  }
+
+  /** Calls `close()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #listContainers(): Promise<ListedContainer[]> {
     return (await this.client.listInstances()).map((instance) => ({
       name: instance.name,
       owner: instance.config["user.webserv.owner"] ?? "",
@@ -184,18 +239,14 @@ export class IncusSandbox extends ContainerSandbox {
     }));
   }
 
-  protected override closeClient(): void {
-    if (this.#ownsClient) this.client.close();
-  }
-
   /**
    * Launches a container. Copies, starts and stops go through one queue per
    * process: with several at once, Incus 6.0's start hooks were seen to time
    * out and leave a container that no stop can end.
    */
-  protected override async launchOnce(seed: number): Promise<Container> {
-    const base = await this.base(seed);
-    const { name, directory } = this.containerNamed(this.newName());
+  async #launchOnce(seed: number): Promise<Container> {
+    const base = await this.#lifecycle.base(seed);
+    const { name, directory } = this.#lifecycle.containerNamed(this.#lifecycle.newName());
     await directory.create();
     const tcp = this.#options.siteTransport === "tcp";
     const port = tcp ? freeLoopbackPort() : 0;
@@ -243,7 +294,7 @@ export class IncusSandbox extends ContainerSandbox {
       await this.#start(container);
       return container;
     } catch (error) {
-      await this.remove(container).catch(() => {});
+      await this.#remove(container).catch(() => {});
       throw error;
     }
   }
@@ -253,11 +304,11 @@ export class IncusSandbox extends ContainerSandbox {
     await serialized(() => this.client.changeState(container.name, "start"));
     await container.directory.waitUntilReady({
       timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
-      probe: () => this.probe(container.name),
+      probe: () => this.#probe(container.name),
     });
   }
 
-  protected override async restore(container: Container): Promise<void> {
+  async #restore(container: Container): Promise<void> {
     await serialized(async () => {
       await this.client.changeState(container.name, "stop", true);
       await this.client.request("PUT", `/1.0/instances/${container.name}`, {
@@ -267,7 +318,7 @@ export class IncusSandbox extends ContainerSandbox {
     await this.#start(container);
   }
 
-  protected override async probe(name: string): Promise<void> {
+  async #probe(name: string): Promise<void> {
     let status: string;
     try {
       status = await this.#status(name);
@@ -297,11 +348,11 @@ export class IncusSandbox extends ContainerSandbox {
     return decodeInstances([metadata])[0]?.status ?? "Unknown";
   }
 
-  protected override async makeBase(seed: number): Promise<string> {
+  async #makeBase(seed: number): Promise<string> {
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
     const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
-    const name = `${this.settings.prefix}base-${site}-${seed}-${pool}-${
+    const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${pool}-${
       this.#fingerprint.slice(0, 12)
     }`;
     const snapshot = `${name}/seeded`;
@@ -311,7 +362,7 @@ export class IncusSandbox extends ContainerSandbox {
       if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) {
         return snapshot;
       }
-      const { directory } = this.containerNamed(name);
+      const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
       try {
         await this.client.request("POST", "/1.0/instances", {
@@ -348,7 +399,7 @@ export class IncusSandbox extends ContainerSandbox {
           json: { name: "seeded" },
         });
       } catch (error) {
-        await this.remove({ name, directory }).catch(() => {});
+        await this.#remove({ name, directory }).catch(() => {});
         throw error;
       }
       await directory.remove();
@@ -367,7 +418,7 @@ export class IncusSandbox extends ContainerSandbox {
         ?.config["user.webserv.owner"];
       if (owner === undefined) return;
       if (ownerIsGone(owner)) {
-        await this.remove(this.containerNamed(name));
+        await this.#remove(this.#lifecycle.containerNamed(name));
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -402,7 +453,7 @@ export class IncusSandbox extends ContainerSandbox {
   }
 
   /** Stops and deletes a container and removes its socket folder. */
-  protected override async remove(container: Container): Promise<void> {
+  async #remove(container: Container): Promise<void> {
     try {
       await serialized(() => this.client.changeState(container.name, "stop", true));
     } catch (error) {
