@@ -6,11 +6,7 @@
 export { Browser } from "./browser.ts";
 export type { BrowserEvents, ConnectOptions, LaunchOptions, NewContextOptions } from "./browser.ts";
 export { BrowserContext } from "./browser_context.ts";
-export type {
-  AttachedTarget,
-  BrowserContextEvents,
-  TargetInitializer,
-} from "./browser_context.ts";
+export type { AttachedTarget, BrowserContextEvents, TargetInitializer } from "./browser_context.ts";
 export { BrowserLaunchError, BrowserProcess } from "./browser_process.ts";
 export type { BrowserExit, BrowserProcessOptions } from "./browser_process.ts";
 export { BrowserNotFoundError, findChrome } from "./find_chrome.ts";

@@ -7,6 +7,9 @@
  *
  * @module
  */
+// A full specifier, not the import map's bare name: the engine is imported by
+// file URL from projects that have no deno.json of ours (test/mod_test.ts).
+// deno-lint-ignore no-import-prefix
 import type { ProtocolMapping } from "npm:devtools-protocol@0.0.1734725/types/protocol-mapping.d.ts";
 
 /**

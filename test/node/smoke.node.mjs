@@ -31,7 +31,13 @@ async function serve() {
 test("Env launches, observes, steps and resets on a fixture page under Node", async () => {
   const { server, origin } = await serve();
   let resets = 0;
-  const site = { origin, reset: async () => void resets++ };
+  const site = {
+    origin,
+    reset() {
+      resets++;
+      return Promise.resolve();
+    },
+  };
   const browser = await Browser.launch();
   const profile = browser.process.userDataDir;
   try {
