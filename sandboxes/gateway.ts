@@ -113,6 +113,7 @@ export class Gateway implements AsyncDisposable {
   #routes = new Map<string, RouteEntry>();
   #loopbackClient = Deno.createHttpClient({ allowHost: true });
   #closing = new AbortController();
+  #closed: Promise<void> | undefined;
   #sockets = new Set<WebSocket>();
   #closeTimeoutMs: number;
 
@@ -215,8 +216,12 @@ export class Gateway implements AsyncDisposable {
    * relayed WebSockets are closed; it returns within `closeTimeoutMs` after
    * that even if the server has not finished.
    */
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return await this.#server.finished;
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
     this.#closing.abort();
     for (const socket of this.#sockets) closeQuietly(socket, 1001, "gateway closed");
     for (const entry of this.#routes.values()) entry.client.close();
