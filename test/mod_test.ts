@@ -47,3 +47,40 @@ Deno.test("mod.ts type-checks and runs the README example when imported by file 
   assertStringIncludes(stdout, `button "Remove"`);
   assertStringIncludes(stdout, "settled: true");
 });
+
+Deno.test("mod.ts exports the public names and none of the internals", async () => {
+  const mod: Record<string, unknown> = await import(MOD);
+  for (
+    const name of ["Browser", "Env", "Observer", "Actor", "Settler", "parseAction", "actionTools"]
+  ) {
+    assertEquals(name in mod, true, `"${name}" is not exported`);
+  }
+  for (
+    const name of [
+      "FRAME_MARK",
+      "formatNodes",
+      "describeElement",
+      "DEFAULT_FLAGS",
+      "WORLD_NAME",
+      "OBJECT_GROUP",
+      "drawMarks",
+    ]
+  ) {
+    assertEquals(name in mod, false, `the internal "${name}" is exported`);
+  }
+});
+
+Deno.test("deno doc --lint passes on every entry point in deno.json exports", async () => {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-run", "tools/doc_lint.ts"],
+    cwd: new URL("../", import.meta.url),
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stderr);
+  assertEquals(
+    code,
+    0,
+    text.split("\n").filter((line) => line.includes("error")).slice(0, 20).join("\n"),
+  );
+});
