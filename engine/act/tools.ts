@@ -114,6 +114,8 @@ function strict(schema: ToolSchema, nullable: boolean): ToolSchema {
   else if (typeof schema.minLength === "number") {
     notes.push(`at least ${schema.minLength} characters`);
   }
+  if (typeof schema.maxLength === "number") notes.push(`at most ${schema.maxLength} characters`);
+  if (typeof schema.maxItems === "number") notes.push(`at most ${schema.maxItems} items`);
   if (schema.uniqueItems === true) notes.push("no repeats");
   if (schema.default !== undefined) notes.push(`default ${JSON.stringify(schema.default)}`);
   if (nullable) notes.push("null to leave out");
