@@ -12,12 +12,30 @@ import { CdpTimeoutError } from "../cdp/errors.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
 import { WebSocketTransport } from "../cdp/websocket_transport.ts";
-import { BrowserContext, type ContextHost } from "./browser_context.ts";
+import { BrowserContext } from "./browser_context.ts";
 import { type BrowserExit, BrowserProcess, type BrowserProcessOptions } from "./browser_process.ts";
 import { Page } from "./page.ts";
 
-/** Options for {@linkcode Browser.launch}. */
-export interface LaunchOptions extends BrowserProcessOptions, ConnectionOptions {}
+/**
+ * Options for {@linkcode Browser.launch}: how to start the process, how long
+ * to wait for it, and the default timeout of CDP commands afterwards.
+ */
+export interface LaunchOptions extends Omit<BrowserProcessOptions, "timeoutMs"> {
+  /**
+   * How long to wait for the browser to start and give its DevTools endpoint,
+   * in milliseconds.
+   *
+   * @default {30000}
+   */
+  launchTimeoutMs?: number;
+  /**
+   * Default timeout of every CDP command on the connection, in milliseconds
+   * (a call can override it with `SendOptions.timeoutMs`).
+   *
+   * @default {30000}
+   */
+  commandTimeoutMs?: number;
+}
 
 /** Options for {@linkcode Browser.connect}. */
 export interface ConnectOptions extends ConnectionOptions {}
@@ -93,7 +111,7 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  * });
  * ```
  */
-export class Browser implements ContextHost, AsyncDisposable {
+export class Browser implements AsyncDisposable {
   #connection: Connection;
   #process: BrowserProcess | undefined;
   #launchOptions: LaunchOptions | undefined;
@@ -143,10 +161,9 @@ export class Browser implements ContextHost, AsyncDisposable {
    * @throws {BrowserLaunchError} when the browser does not start
    */
   static async launch(options: LaunchOptions = {}): Promise<Browser> {
-    const process = await BrowserProcess.launch(options);
+    const { process, connection } = await launchAndConnect(options);
     try {
-      const transport = await WebSocketTransport.connect(process.wsEndpoint);
-      const browser = await Browser.#start(new Connection(transport, options), process);
+      const browser = await Browser.#start(connection, process);
       browser.#launchOptions = options;
       return browser;
     } catch (error) {
@@ -301,10 +318,8 @@ export class Browser implements ContextHost, AsyncDisposable {
     this.#connection.close();
     await this.#process?.kill();
     this.#forgetTargets("Browser relaunched");
-    const process = await BrowserProcess.launch(options);
+    const { process, connection } = await launchAndConnect(options);
     try {
-      const transport = await WebSocketTransport.connect(process.wsEndpoint);
-      const connection = new Connection(transport, options);
       this.#connection = connection;
       this.#process = process;
       this.#wire(connection, process);
@@ -475,5 +490,26 @@ export class Browser implements ContextHost, AsyncDisposable {
       parentId = parent.parentSessionId;
     }
     return undefined;
+  }
+}
+
+/** Starts a browser process and opens a connection to it, mapping the two timeouts to their parts. */
+async function launchAndConnect(
+  options: LaunchOptions,
+): Promise<{ process: BrowserProcess; connection: Connection }> {
+  const { launchTimeoutMs, commandTimeoutMs, ...processOptions } = options;
+  const process = await BrowserProcess.launch(
+    launchTimeoutMs === undefined ? processOptions : { ...processOptions, timeoutMs: launchTimeoutMs },
+  );
+  try {
+    const transport = await WebSocketTransport.connect(process.wsEndpoint);
+    const connection = new Connection(
+      transport,
+      commandTimeoutMs === undefined ? {} : { timeoutMs: commandTimeoutMs },
+    );
+    return { process, connection };
+  } catch (error) {
+    await process.kill();
+    throw error;
   }
 }

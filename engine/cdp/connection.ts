@@ -299,6 +299,8 @@ export class Connection implements CdpClient {
   #closeReason: string | undefined;
 
   /**
+   * Wraps an open transport in a connection.
+   *
    * @param transport an open transport; the connection takes it over
    * @param options defaults for every command
    */

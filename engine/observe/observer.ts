@@ -25,7 +25,8 @@ import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } from "./wire.ts";
+import type { DistillRequest, DistillResult, WireElement, WireNode } from "./wire.ts";
+import type { Box, TreeNode } from "./tree.ts";
 import { bestEffort } from "../log.ts";
 import { describeElement, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
@@ -95,13 +96,29 @@ export interface ObservedElement {
   /** Interactivity cues such as `hover`, `listener`, `pointer`, `editable`. */
   cues: string[];
   /** The border box in CSS pixels, relative to the top-level viewport. */
-  box: WireBox;
+  box: Box;
   /** The CDP frame id of the element's document. */
   frame: string;
   /** Whether the box intersects the viewport. */
   inViewport: boolean;
   /** Whether the id is new since the previous observation. */
   isNew: boolean;
+}
+
+/** Scroll offsets and sizes of a document, in CSS pixels. */
+export interface ScrollState {
+  /** Horizontal scroll offset. */
+  x: number;
+  /** Vertical scroll offset. */
+  y: number;
+  /** Scrollable width of the document. */
+  width: number;
+  /** Scrollable height of the document. */
+  height: number;
+  /** Viewport width. */
+  vw: number;
+  /** Viewport height. */
+  vh: number;
 }
 
 /** What changed since the previous observation of a page. */
@@ -122,7 +139,7 @@ export interface Observation {
    * The distilled tree, frames stitched in (iframes become `role: "iframe"`
    * elements), when asked for; boxes in it are relative to their own frame.
    */
-  tree?: WireNode[];
+  tree?: TreeNode[];
   /** Every element with an id, in document order. */
   elements: ObservedElement[];
   /** Changes since the previous observation of the page. */
@@ -132,7 +149,7 @@ export interface Observation {
   /** The top-level document's title. */
   title: string;
   /** The top-level document's scroll state. */
-  scroll: DistillResult["scroll"];
+  scroll: ScrollState;
   /**
    * Milliseconds: the whole observation, the part spent distilling in pages,
    * and the top frame's distiller passes.
@@ -158,8 +175,8 @@ export interface ElementHandle {
 export interface SetOfMarks {
   /** The PNG file's bytes. */
   png: Uint8Array;
-  /** The marks drawn, boxes in CSS pixels of the viewport. */
-  marks: Mark[];
+  /** The marks drawn: each element id and its box in CSS pixels of the viewport. */
+  marks: { id: number; box: Box }[];
   /** Image width in device pixels. */
   width: number;
   /** Image height in device pixels. */
