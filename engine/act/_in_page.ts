@@ -70,7 +70,7 @@ export interface ElementFacts {
   type: string;
   /** The `role` attribute. */
   role: string;
-  /** Whether it takes typed text (and is not read-only). */
+  /** Whether it takes text (typed, or set as a range's or a date's value) and is not read-only. */
   editable: boolean;
   /** Whether it is read-only. */
   readonly: boolean;
@@ -92,7 +92,7 @@ export const FACTS = `function () {
   const disabled = control.matches(":disabled") || el.closest('[aria-disabled="true"]') !== null;
   const readonly = el.readOnly === true || el.getAttribute("aria-readonly") === "true";
   const textual = tag === "textarea" ||
-    (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|range|color|hidden)$/.test(type)) ||
+    (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type)) ||
     el.isContentEditable;
   let checked = null;
   const ctype = (control.getAttribute("type") || "").toLowerCase();

@@ -49,6 +49,19 @@ import {
   VIEWPORT,
 } from "./_in_page.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
+import {
+  expectedValue,
+  FIELD_STATE,
+  type FieldState,
+  FOCUSED_EDITABLE,
+  formatOf,
+  holds,
+  isSettable,
+  quoteHeld,
+  SET_VALUE,
+  TYPE_MAX_LENGTH,
+  typingPlan,
+} from "./_typing.ts";
 
 /** The kinds of JavaScript dialog. */
 export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
@@ -710,39 +723,119 @@ export class Actor {
   }
 
   async #type(id: number, text: string, mode: "replace" | "append", enter: boolean): Promise<void> {
+    if (text.length > TYPE_MAX_LENGTH) {
+      throw new ActionError(
+        "too-long",
+        `Cannot type ${text.length} characters into element ${id}: the most one "type" takes is ${TYPE_MAX_LENGTH}`,
+        { id },
+      );
+    }
     const ref = await this.#element(id);
     const facts = await this.#ready(ref, id);
     if (!facts.editable) {
       const why = facts.readonly ? "is read-only" : "does not take text";
       throw new ActionError("not-editable", `Element ${id} (${facts.name}) ${why}`, { id });
     }
+    const notSet = (message: string) => new ActionError("value-not-set", message, { id });
     // Focus the way a person does, with a click; focus() only if that did not.
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
-    const focused = await this.#call<boolean>(ref, FOCUS);
-    if (!focused) {
-      throw new ActionError("not-editable", `Element ${id} (${facts.name}) cannot take focus`, {
-        id,
-      });
+    let target = ref;
+    let field = await this.#call<FieldState>(ref, FIELD_STATE);
+    if (field.connected && field.disabled) {
+      throw notSet(`Element ${id} (${facts.name}) became disabled when it took focus`);
     }
-    if (mode === "replace") {
-      if (await this.#call<boolean>(ref, HAS_TEXT)) {
-        await this.#chord(["Control"], keyDefinition("a")!);
-        await this.#chord([], keyDefinition("Backspace")!);
+    if (!field.connected || !await this.#call<boolean>(ref, FOCUS)) {
+      // Replaced (or hidden behind a new field) as it took focus: keys go to
+      // whatever editable has focus now, as they would for a person.
+      const focused = await this.#callForElement(ref, FOCUSED_EDITABLE);
+      if (!focused) {
+        if (!field.connected) {
+          throw notSet(
+            `Element ${id} (${facts.name}) was replaced when it took focus, and no field has focus: observe again`,
+          );
+        }
+        throw new ActionError("not-editable", `Element ${id} (${facts.name}) cannot take focus`, {
+          id,
+        });
       }
-    } else {
-      await this.#call(ref, CARET_TO_END);
+      target = focused;
+      field = await this.#call<FieldState>(target, FIELD_STATE);
     }
+    try {
+      const settable = isSettable(field.type);
+      const expected = settable
+        ? text
+        : expectedValue(field.value ?? field.text ?? "", text, mode, field.tag);
+      if (settable) {
+        await this.#call(target, SET_VALUE, [expected]);
+      } else {
+        if (mode === "replace") {
+          if (await this.#call<boolean>(target, HAS_TEXT)) {
+            await this.#chord(["Control"], keyDefinition("a")!);
+            await this.#chord([], keyDefinition("Backspace")!);
+          }
+        } else {
+          await this.#call(target, CARET_TO_END);
+        }
+        await this.#typeText(text);
+      }
+      let after = await this.#call<FieldState>(target, FIELD_STATE);
+      if (!holds(after, expected)) {
+        if (!after.connected) {
+          throw notSet(`Element ${id} (${facts.name}) was removed from the page while typing`);
+        }
+        if (after.disabled) {
+          throw notSet(`Element ${id} (${facts.name}) became disabled while typing`);
+        }
+        if (after.maxLength >= 0 && expected.length > after.maxLength) {
+          throw notSet(
+            `Element ${id} (${facts.name}) takes at most ${after.maxLength} characters and holds ${
+              quoteHeld(after)
+            }`,
+          );
+        }
+        // Keys did not take (a field that filters or rebuilds its value):
+        // set it the way a framework listens for, once.
+        if (after.value !== null && !settable) {
+          await this.#call(target, SET_VALUE, [expected]);
+          after = await this.#call<FieldState>(target, FIELD_STATE);
+        }
+        if (!holds(after, expected)) {
+          const format = formatOf(after.type);
+          const asked = text.length > 40 ? `${text.slice(0, 39)}…` : text;
+          throw notSet(
+            `Element ${id} (${facts.name}) holds ${quoteHeld(after)} after typing "${asked}"${
+              format ? `: a ${after.type} field takes ${format}` : ""
+            }`,
+          );
+        }
+      }
+    } finally {
+      if (target !== ref) {
+        bestEffort(
+          "releasing a handle",
+          target.session.send("Runtime.releaseObject", { objectId: target.objectId }),
+        );
+      }
+    }
+    if (enter) await this.#chord([], keyDefinition("Enter")!);
+  }
+
+  /** Types text into the focused field: key by key when short, inserted in runs when long. */
+  async #typeText(text: string): Promise<void> {
     const session = this.#activePage().session;
-    for (const char of text) {
-      const definition = char === "\n" ? keyDefinition("Enter") : keyDefinition(char);
+    for (const step of typingPlan(text)) {
+      const definition = "key" in step
+        ? step.key === "\n" ? keyDefinition("Enter") : keyDefinition(step.key)
+        : undefined;
       if (definition) {
         await this.#key(definition, 0, true);
         await this.#key(definition, 0, false);
       } else {
-        await session.send("Input.insertText", { text: char }, { timeoutMs: this.#timeoutMs });
+        const insert = "key" in step ? step.key : step.insert;
+        await session.send("Input.insertText", { text: insert }, { timeoutMs: this.#timeoutMs });
       }
     }
-    if (enter) await this.#chord([], keyDefinition("Enter")!);
   }
 
   async #select(id: number, option: string, by: "label" | "value"): Promise<string> {
