@@ -4,9 +4,14 @@
  *
  * Invariants:
  * - input is validated by `parseAction` before anything touches the page;
- * - pointer actions scroll the target into view only when it is not fully in
- *   view, then press at a point where the hit test lands on the target, a
- *   descendant (shadow roots pierced) or its label; coordinates are mapped
+ * - pointer actions scroll the target into view (within every scrolling
+ *   ancestor and the viewport) only when its clipping boxes do not show all
+ *   of it, then aim at a point of the shown part where the hit test lands on
+ *   the target, a descendant (shadow roots pierced) or its label; after the
+ *   pointer moves there the hit test runs again before the press, and a
+ *   target a hover effect moved is aimed at again, one it hid or covered is
+ *   an error (nothing is pressed); `scroll` with an id scrolls that element
+ *   or its nearest scrolling ancestor itself; coordinates are mapped
  *   from the element's frame to the page through same-process frames (by the
  *   document's CDP box) and out-of-process frames (by each owner's box);
  * - every failure is an {@linkcode ActionError} with a code (or a `TypeError`
@@ -33,6 +38,8 @@ import type { ElementRef, ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
 import {
   CARET_TO_END,
+  CHECK_POINT,
+  type CheckResult,
   DOCUMENT_ELEMENT,
   type ElementFacts,
   FACTS,
@@ -43,7 +50,9 @@ import {
   OWNER_COVER,
   POINT,
   type PointResult,
+  SCROLL_BY,
   SCROLL_INTO_VIEW,
+  type ScrollByResult,
   SELECT_NATIVE,
   type SelectResult,
   VIEWPORT,
@@ -127,8 +136,22 @@ export interface ActResult {
   opened?: number;
   /** For `stop`: the agent's answer. */
   answer?: string;
-  /** For `select`: the option chosen; for `check`/`uncheck`: whether anything changed. */
+  /**
+   * For `select`: the option chosen; for `check`/`uncheck`: whether anything
+   * changed; for `scroll` of a container: where it scrolled to, or that it
+   * was at its end.
+   */
   detail?: string;
+}
+
+/** A point aimed at on an element: in the page, and in the element's own frame. */
+interface Aim {
+  page: Page;
+  x: number;
+  y: number;
+  ref: ElementRef;
+  id: number;
+  local: { x: number; y: number };
 }
 
 const DEFAULT_DIALOGS: Record<DialogType, DialogAnswer> = {
@@ -456,8 +479,7 @@ export class Actor {
       case "uncheck":
         return await this.#check(action.id, action.action === "check");
       case "scroll":
-        await this.#scroll(action);
-        return;
+        return await this.#scroll(action);
       case "goto":
         await this.#goto(action.url);
         return;
@@ -572,7 +594,7 @@ export class Actor {
   }
 
   /** A hit-tested point on the element, in the page's coordinates. */
-  async #point(ref: ElementRef, id: number): Promise<{ page: Page; x: number; y: number }> {
+  async #point(ref: ElementRef, id: number): Promise<Aim> {
     const found = await this.#call<PointResult>(ref, POINT);
     if (!found.ok) {
       if (found.reason === "covered") {
@@ -586,6 +608,7 @@ export class Actor {
         id,
       });
     }
+    const local = { x: found.x, y: found.y };
     let x = found.x;
     let y = found.y;
     // The frame's offset in its local root: the document element's CDP box
@@ -642,25 +665,58 @@ export class Actor {
       session = parent;
     }
     const page = this.#tabs.find((tab) => tab.session === session) ?? this.#activePage();
-    return { page, x, y };
+    return { page, x, y, ref, id, local };
+  }
+
+  /**
+   * After the pointer moved to `aim`: the hit test must still land on the
+   * target, or the press would land on whatever a hover effect put there.
+   * When the target moved, aim again (a few times); when it is gone or
+   * covered now, a typed error.
+   */
+  async #reaim(aim: Aim, mask: number): Promise<Aim> {
+    for (let tries = 0;; tries++) {
+      const check = await this.#call<CheckResult>(aim.ref, CHECK_POINT, [aim.local.x, aim.local.y]);
+      if (check.ok) return aim;
+      if (check.gone) {
+        throw new ActionError(
+          "stale-id",
+          `Element ${aim.id} is gone from the page: it went away when the pointer moved onto it`,
+          { id: aim.id },
+        );
+      }
+      if (tries >= 2) {
+        throw new ActionError(
+          "target-moved",
+          `Element ${aim.id} kept moving when the pointer moved onto it: nothing was pressed`,
+          { id: aim.id },
+        );
+      }
+      aim = await this.#point(aim.ref, aim.id);
+      await aim.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: aim.x, y: aim.y, modifiers: mask },
+        { timeoutMs: this.#timeoutMs },
+      );
+    }
   }
 
   async #mouse(
-    point: { page: Page; x: number; y: number },
+    point: Aim,
     kind: "click" | "dblclick" | "hover",
     button: "left" | "right" | "middle",
     modifiers: Modifier[],
   ): Promise<void> {
-    const { page, x, y } = point;
-    const session = page.session;
     const options = { timeoutMs: this.#timeoutMs };
     const mask = modifierMask(modifiers);
-    await session.send(
+    await point.page.session.send(
       "Input.dispatchMouseEvent",
-      { type: "mouseMoved", x, y, modifiers: mask },
+      { type: "mouseMoved", x: point.x, y: point.y, modifiers: mask },
       options,
     );
     if (kind === "hover") return;
+    const { page, x, y } = await this.#reaim(point, mask);
+    const session = page.session;
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
     for (let clickCount = 1; clickCount <= (kind === "dblclick" ? 2 : 1); clickCount++) {
       const base = { x, y, button, clickCount, modifiers: mask };
@@ -900,7 +956,7 @@ export class Actor {
     return "changed";
   }
 
-  async #scroll(action: Extract<Action, { action: "scroll" }>): Promise<void> {
+  async #scroll(action: Extract<Action, { action: "scroll" }>): Promise<string | undefined> {
     const page = this.#activePage();
     if (action.id !== undefined && action.direction === undefined) {
       const ref = await this.#element(action.id);
@@ -913,6 +969,18 @@ export class Actor {
     if (action.id !== undefined) {
       const ref = await this.#element(action.id);
       await this.#ready(ref, action.id, { allowDisabled: true });
+      // A container scrolls itself (or its nearest scrolling ancestor): a
+      // wheel at its centre would scroll whatever nested box lies there.
+      const direction = action.direction ?? "down";
+      const vertical = direction === "up" || direction === "down";
+      const sign = direction === "up" || direction === "left" ? -1 : 1;
+      const done = await this.#call<ScrollByResult>(ref, SCROLL_BY, [
+        vertical,
+        sign,
+        action.amount ?? 0,
+      ]);
+      if (done.kind === "scrolled") return `${done.container} scrolled to ${done.x},${done.y}`;
+      if (done.kind === "at-end") return `${done.container} is already at its ${direction} end`;
       viewport = await this.#call(ref, VIEWPORT);
       point = await this.#point(ref, action.id);
     } else {
