@@ -550,7 +550,14 @@ export class Observer {
       this.#where.set(id, { frameId: frame.frameId, state: frame.state, local });
       return id;
     };
-    for (const facts of result.elements) facts[0] = toGlobal(facts[0]);
+    for (const facts of result.elements) {
+      facts[0] = toGlobal(facts[0]);
+      // The thirteenth fact, where the distiller reports it, is the id of the
+      // element's container in the same frame (0 for none).
+      const all = facts as unknown[];
+      const container = all[12];
+      if (typeof container === "number" && container > 0) all[12] = toGlobal(container);
+    }
     const nodes = result.nodes ?? [];
     relabelNodes(nodes, toGlobal);
     // The distiller prints `*new` only once it has seen the document before.
@@ -740,9 +747,15 @@ export class Observer {
   }
 }
 
-/** Replaces every element id in a tree. */
+/**
+ * Replaces every element id in a tree: an element's own, the id of its
+ * container, and the scroll box a summary line points to.
+ */
 function relabelNodes(nodes: WireNode[], map: (id: number) => number): void {
   for (const node of nodes) {
+    const refs = node as { container?: unknown; scroll?: unknown };
+    if (typeof refs.container === "number") refs.container = map(refs.container);
+    if (typeof refs.scroll === "number") refs.scroll = map(refs.scroll);
     if (node.k !== "e") continue;
     if (node.id !== undefined) node.id = map(node.id);
     if (node.c) relabelNodes(node.c, map);
