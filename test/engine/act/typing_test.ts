@@ -6,6 +6,7 @@ import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import { TYPE_MAX_LENGTH, typingPlan } from "../../../engine/act/_typing.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
@@ -71,6 +72,19 @@ Deno.test("Actor.act() type", async (t) => {
     const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
     return { context, page, actor };
   }
+
+  await t.step(
+    "Observer.observe() shows the type and format when a field takes a date",
+    async () => {
+      await using context = await browser.newContext();
+      const observer = Observer.attach(context);
+      const page = await context.newPage(`${server.origin}/act/fields`);
+      const { text } = await observer.observe(page);
+      assertStringIncludes(text, 'textbox "Start date" type=date format=YYYY-MM-DD');
+      assertStringIncludes(text, 'textbox "Meeting" type=datetime-local format=YYYY-MM-DDTHH:MM');
+      assertStringIncludes(text, 'textbox "Week" type=week format=YYYY-Www');
+    },
+  );
 
   await t.step("Actor.act() sets date-like inputs when typing cannot fill them", async () => {
     const { context, page, actor } = await open();
