@@ -184,8 +184,9 @@ export function expectedValue(
 
 /**
  * Whether a field holds what was asked: exactly, as the same number for a
- * number input, the same letters and digits (input masks, separators), or,
- * for a contenteditable, containing the text with whitespace folded.
+ * number input, the same letters and digits (input masks, separators, case)
+ * or those followed by more (an inline autocomplete), or, for a
+ * contenteditable, containing the text with whitespace folded.
  *
  * @param state the field read back
  * @param expected the value asked for
@@ -198,7 +199,9 @@ export function holds(state: FieldState, expected: string): boolean {
       return expected.trim() !== "" && Number(state.value) === Number(expected);
     }
     if (isSettable(state.type)) return false;
-    return fold(expected) !== "" && fold(state.value) === fold(expected);
+    // An inline autocomplete may complete what was typed.
+    const want = fold(expected);
+    return want !== "" && fold(state.value).startsWith(want);
   }
   const text = (state.text ?? "").replace(/\s+/g, " ").trim();
   const want = expected.replace(/\s+/g, " ").trim();

@@ -4,7 +4,12 @@
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
-import { TYPE_MAX_LENGTH, typingPlan } from "../../../engine/act/_typing.ts";
+import {
+  type FieldState,
+  holds,
+  TYPE_MAX_LENGTH,
+  typingPlan,
+} from "../../../engine/act/_typing.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import type { Page } from "../../../engine/browser/page.ts";
@@ -230,4 +235,24 @@ Deno.test("Actor.act() sets React-controlled date and range inputs through React
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("holds() accepts masks, case and completions when the letters typed are kept", () => {
+  const field = (value: string, type = "text"): FieldState => ({
+    connected: true,
+    disabled: false,
+    tag: "input",
+    type,
+    value,
+    text: null,
+    maxLength: -1,
+  });
+  assert(holds(field("(555) 123-4567"), "5551234567"));
+  assert(holds(field("ADA"), "ada"));
+  assert(holds(field("apple"), "ap"));
+  assert(!holds(field("abcde"), "abcdefgh"));
+  assert(!holds(field(""), "hello"));
+  assert(holds(field("12.50", "number"), "12.5"));
+  assert(!holds(field("", "date"), "May 17"));
+  assert(!holds(field("2024-05-17", "date"), "2024-05-1"));
 });
