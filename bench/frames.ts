@@ -33,7 +33,11 @@ function pageHtml(count: number, origin: string): string {
     `<h1>Dashboard</h1><button>Refresh</button>${frames}</body></html>`;
 }
 
-const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  onListen() {},
+}, (request: Request): Response => {
   const url = new URL(request.url);
   const html = (body: string) =>
     new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });
@@ -41,8 +45,10 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (re
   if (frame) return html(frameHtml(Number(frame[1])));
   const page = url.pathname.match(/^\/page\/(\d+)\/(same|cross)$/);
   if (page) {
-    const port = server.addr.port;
-    const origin = page[2] === "cross" ? `http://localhost:${port}` : `http://127.0.0.1:${port}`;
+    const port: number = server.addr.port;
+    const origin: string = page[2] === "cross"
+      ? `http://localhost:${port}`
+      : `http://127.0.0.1:${port}`;
     return html(pageHtml(Number(page[1]), origin));
   }
   return new Response("not found", { status: 404 });
