@@ -80,7 +80,11 @@ Deno.test("Actor.act() pointer", async (t) => {
   await t.step(
     "Actor.act() throws and presses nothing when hovering hides or covers the target",
     async () => {
-      const { context, page, actor } = await open("/act/hover", { 1: "#trash", 2: "#tipped" });
+      const { context, page, actor } = await open("/act/hover", {
+        1: "#trash",
+        2: "#tipped",
+        3: "#runaway",
+      });
       await using _ = context;
       await rejectsWith(actor.act({ action: "click", id: 1 }), "not-visible");
       await rejectsWith(
@@ -88,6 +92,7 @@ Deno.test("Actor.act() pointer", async (t) => {
         "covered",
         'covered by div#tip "Sharing is off for this file"',
       );
+      await rejectsWith(actor.act({ action: "click", id: 3 }), "target-moved", "kept moving");
       assertEquals(await evaluate(page, "window.__log"), []);
     },
   );
