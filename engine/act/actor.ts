@@ -144,6 +144,9 @@ export interface ActResult {
   detail?: string;
 }
 
+/** Elements that may stand in for a field until clicked (then `type` follows the focus). */
+const STAND_IN_TAGS = /^(div|span|p|li|section|article|td)$/;
+
 /** A point aimed at on an element: in the page, and in the element's own frame. */
 interface Aim {
   page: Page;
@@ -788,7 +791,11 @@ export class Actor {
     }
     const ref = await this.#element(id);
     const facts = await this.#ready(ref, id);
-    if (!facts.editable) {
+    // A plain element standing in for a field ("Add a comment…") becomes one
+    // when clicked: type into whatever field the click focused.
+    const standIn = !facts.editable && !facts.readonly && STAND_IN_TAGS.test(facts.tag) &&
+      /^(|textbox|searchbox)$/.test(facts.role);
+    if (!facts.editable && !standIn) {
       const why = facts.readonly ? "is read-only" : "does not take text";
       throw new ActionError("not-editable", `Element ${id} (${facts.name}) ${why}`, { id });
     }
@@ -797,10 +804,21 @@ export class Actor {
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
     let target = ref;
     let field = await this.#call<FieldState>(ref, FIELD_STATE);
-    if (field.connected && field.disabled) {
+    if (standIn) {
+      const focused = await this.#callForElement(ref, FOCUSED_EDITABLE);
+      if (!focused) {
+        throw new ActionError(
+          "not-editable",
+          `Element ${id} (${facts.name}) does not take text, and clicking it focused no field`,
+          { id },
+        );
+      }
+      target = focused;
+      field = await this.#call<FieldState>(target, FIELD_STATE);
+    } else if (field.connected && field.disabled) {
       throw notSet(`Element ${id} (${facts.name}) became disabled when it took focus`);
     }
-    if (!field.connected || !await this.#call<boolean>(ref, FOCUS)) {
+    if (target === ref && (!field.connected || !await this.#call<boolean>(ref, FOCUS))) {
       // Replaced (or hidden behind a new field) as it took focus: keys go to
       // whatever editable has focus now, as they would for a person.
       const focused = await this.#callForElement(ref, FOCUSED_EDITABLE);

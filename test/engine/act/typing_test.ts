@@ -34,6 +34,7 @@ const IDS: Record<number, string> = {
   11: "#freeze",
   12: "#limited",
   13: "#essay",
+  14: "#comment",
 };
 
 async function evaluate(page: Page, expression: string): Promise<unknown> {
@@ -149,12 +150,14 @@ Deno.test("Actor.act() type", async (t) => {
   );
 
   await t.step(
-    "Actor.act() types into the replacement when a field is replaced on focus",
+    "Actor.act() types into the replacement when a field or its stand-in is replaced on focus",
     async () => {
       const { context, page, actor } = await open();
       await using _ = context;
       await actor.act({ action: "type", id: 9, text: "hello" });
       assertEquals(await value(page, "#swapped"), "hello");
+      await actor.act({ action: "type", id: 14, text: "Looks good" });
+      assertEquals(await value(page, "#comment-editor"), "Looks good");
       await rejectsWith(
         actor.act({ action: "type", id: 10, text: "hello" }),
         "value-not-set",
