@@ -14,6 +14,10 @@
  *   or its nearest scrolling ancestor itself; coordinates are mapped
  *   from the element's frame to the page through same-process frames (by the
  *   document's CDP box) and out-of-process frames (by each owner's box);
+ * - `type` fills a field as `_typing.ts` describes (keys, inserted runs, or
+ *   the value setter for dates and ranges), follows the focus when the field
+ *   or a stand-in for it is replaced as it takes focus, and succeeds only
+ *   when the field reads back holding the text;
  * - every failure is an {@linkcode ActionError} with a code (or a `TypeError`
  *   for invalid input); the actor keeps no half-done state, so the next
  *   action works;
