@@ -461,8 +461,27 @@ export function statesOf(
     if (min !== null && min !== "") states.push(`min=${min}`);
     if (max !== null && max !== "") states.push(`max=${max}`);
   }
+  // What a field takes, so an agent knows what to type (`type` sets a date
+  // through its value in this format).
+  const format = tag === "input"
+    ? INPUT_FORMATS[(el.getAttribute("type") ?? "").toLowerCase()]
+    : undefined;
+  if (format !== undefined) states.push(...format);
   return states;
 }
+
+/** The input types shown on the line, with the format each takes. */
+const INPUT_FORMATS: Record<string, string[]> = {
+  date: ["type=date", "format=YYYY-MM-DD"],
+  time: ["type=time", "format=HH:MM"],
+  "datetime-local": ["type=datetime-local", "format=YYYY-MM-DDTHH:MM"],
+  month: ["type=month", "format=YYYY-MM"],
+  week: ["type=week", "format=YYYY-Www"],
+  email: ["type=email"],
+  tel: ["type=tel"],
+  url: ["type=url"],
+  color: ["type=color", "format=#rrggbb"],
+};
 
 /**
  * Whether the element is disabled: a disabled form control (also through a
