@@ -1,0 +1,105 @@
+/**
+ * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
+ * [--templates a,b] [--json FILE] [--md FILE]`: runs the site checker
+ * (`fixtures/sites/kit/check.ts`) on a shipped site over N seeds, printing a
+ * line per template and seed while it runs and a table per template at the
+ * end. Exits with status 1 on any failure.
+ *
+ * The Incus backend needs the site's image (`deno task image
+ * fixtures/sites/<site>/mod.ts`) and a storage pool (`WEBSERV_INCUS_POOL`,
+ * default `webserv-btrfs`).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Browser } from "../engine/browser/browser.ts";
+import { checkSite, formatReport, type SiteReport } from "../fixtures/sites/kit/check.ts";
+import { siteByName } from "../fixtures/sites/registry.ts";
+import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
+import { Gateway } from "../sandboxes/gateway.ts";
+import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
+import type { Sandbox } from "../sandboxes/types.ts";
+
+const USAGE =
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--json FILE] [--md FILE]";
+
+/**
+ * Runs the checker as the command line asks.
+ *
+ * @param args the command-line arguments
+ * @returns the report
+ * @throws {TypeError} when the arguments are wrong
+ */
+export async function main(args: string[]): Promise<SiteReport> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      seeds: { type: "string", default: "3" },
+      from: { type: "string", default: "0" },
+      backend: { type: "string", default: "fixture" },
+      templates: { type: "string" },
+      json: { type: "string" },
+      md: { type: "string" },
+    },
+  });
+  const [name, ...rest] = positionals;
+  if (name === undefined || rest.length > 0) throw new TypeError(USAGE);
+  const count = Number(values.seeds);
+  const from = Number(values.from);
+  if (!Number.isInteger(count) || count < 1) {
+    throw new TypeError(`Invalid --seeds "${values.seeds}": expected an integer >= 1`);
+  }
+  if (!Number.isInteger(from) || from < 0) {
+    throw new TypeError(`Invalid --from "${values.from}": expected an integer >= 0`);
+  }
+  const site = siteByName(name);
+  const seeds = Array.from({ length: count }, (_, i) => from + i);
+  await using gateway = new Gateway();
+  const sandbox: Sandbox = values.backend === "fixture"
+    ? new FixtureSandbox(site, { gateway })
+    : values.backend === "incus"
+    ? await IncusSandbox.open({
+      gateway,
+      image: `webserv-${site.name}`,
+      pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+      prefix: "wsc-",
+    })
+    : (() => {
+      throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
+    })();
+  await using _sandbox = sandbox;
+  await using browser = await Browser.launch();
+  const started = performance.now();
+  const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
+  console.error(
+    `site:check ${site.name}: ${site.templates.length} templates × ${count} seeds (${seeds[0]}–${
+      seeds.at(-1)
+    }) on the ${sandbox.kind} backend`,
+  );
+  const report = await checkSite(browser, site, {
+    sandbox,
+    seeds,
+    ...(templates ? { templates } : {}),
+    onProgress: (line) =>
+      console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`),
+  });
+  const markdown = formatReport(report);
+  console.log(markdown);
+  if (values.json) {
+    const { episodes: _episodes, ...summary } = report;
+    await Deno.writeTextFile(values.json, JSON.stringify(summary, null, 2) + "\n");
+  }
+  if (values.md) await Deno.writeTextFile(values.md, markdown + "\n");
+  return report;
+}
+
+if (import.meta.main) {
+  try {
+    const report = await main(Deno.args);
+    Deno.exit(report.ok ? 0 : 1);
+  } catch (error) {
+    console.error(error instanceof TypeError ? error.message : error);
+    Deno.exit(2);
+  }
+}
