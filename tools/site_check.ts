@@ -1,9 +1,10 @@
 /**
  * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
- * [--templates a,b] [--json FILE] [--md FILE]`: runs the site checker
+ * [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]`: runs the site checker
  * (`fixtures/sites/kit/check.ts`) on a shipped site over N seeds, printing a
  * line per template and seed while it runs and a table per template at the
- * end. Exits with status 1 on any failure.
+ * end. `--concurrency K` runs K episodes at once, each on its own instance.
+ * Exits with status 1 on any failure, 2 on bad arguments.
  *
  * The Incus backend needs the site's image (`deno task image
  * fixtures/sites/<site>/mod.ts`) and a storage pool (`WEBSERV_INCUS_POOL`,
@@ -21,7 +22,7 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--json FILE] [--md FILE]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]";
 
 /**
  * Runs the checker as the command line asks.
@@ -39,6 +40,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       from: { type: "string", default: "0" },
       backend: { type: "string", default: "fixture" },
       templates: { type: "string" },
+      concurrency: { type: "string", default: "1" },
       json: { type: "string" },
       md: { type: "string" },
     },
@@ -52,6 +54,12 @@ export async function main(args: string[]): Promise<SiteReport> {
   }
   if (!Number.isInteger(from) || from < 0) {
     throw new TypeError(`Invalid --from "${values.from}": expected an integer >= 0`);
+  }
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TypeError(
+      `Invalid --concurrency "${values.concurrency}": expected an integer >= 1`,
+    );
   }
   const site = siteByName(name);
   const seeds = Array.from({ length: count }, (_, i) => from + i);
@@ -80,6 +88,7 @@ export async function main(args: string[]): Promise<SiteReport> {
   const report = await checkSite(browser, site, {
     sandbox,
     seeds,
+    concurrency,
     ...(templates ? { templates } : {}),
     onProgress: (line) =>
       console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`),
