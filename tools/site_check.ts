@@ -81,9 +81,9 @@ export async function main(args: string[]): Promise<SiteReport> {
   const started = performance.now();
   const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
   console.error(
-    `site:check ${site.name}: ${site.templates.length} templates × ${count} seeds (${seeds[0]}–${
-      seeds.at(-1)
-    }) on the ${sandbox.kind} backend`,
+    `site:check ${site.name}: ${
+      templates?.length ?? site.templates.length
+    } templates × ${count} seeds (${seeds[0]}–${seeds.at(-1)}) on the ${sandbox.kind} backend`,
   );
   const report = await checkSite(browser, site, {
     sandbox,
