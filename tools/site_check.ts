@@ -95,11 +95,29 @@ export async function main(args: string[]): Promise<SiteReport> {
   });
   const markdown = formatReport(report);
   console.log(markdown);
+  const { episodes: _episodes, ...summary } = report;
+  let sites: Record<string, Omit<SiteReport, "episodes">> = { [report.site]: summary };
   if (values.json) {
-    const { episodes: _episodes, ...summary } = report;
-    await Deno.writeTextFile(values.json, JSON.stringify(summary, null, 2) + "\n");
+    // One results file for every site: this run replaces its site's entry.
+    try {
+      const old: unknown = JSON.parse(await Deno.readTextFile(values.json));
+      if (typeof old === "object" && old !== null && "sites" in old) {
+        sites = { ...(old.sites as typeof sites), [report.site]: summary };
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound || error instanceof SyntaxError)) throw error;
+    }
+    await Deno.writeTextFile(values.json, JSON.stringify({ version: 1, sites }, null, 2) + "\n");
   }
-  if (values.md) await Deno.writeTextFile(values.md, markdown + "\n");
+  if (values.md) {
+    const body = Object.values(sites).map((site) => formatReport(site)).join("\n\n");
+    await Deno.writeTextFile(
+      values.md,
+      `# Site checker results\n\nWritten by \`deno task site:check SITE --json ${
+        values.json ?? "FILE"
+      } --md ${values.md}\`: per template, the distinct tasks over the first seed's data, solver wins, negative controls at 0 (do nothing, claim only, random), resets that restored the seeded hash exactly, and the median steps and seconds of a solver episode.\n\n${body}\n`,
+    );
+  }
   return report;
 }
 
