@@ -74,6 +74,7 @@ export type {
   PageCrash,
   PageEvents,
   TargetInitializer,
+  Viewport,
 } from "./engine/browser/mod.ts";
 
 // Settling

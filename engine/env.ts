@@ -34,7 +34,7 @@
  */
 import { Actor, type ActorOptions, type ActResult, type DialogInfo } from "./act/actor.ts";
 import { ActionError } from "./act/errors.ts";
-import type { Browser } from "./browser/browser.ts";
+import type { Browser, Viewport } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
 import { withSignal } from "./cdp/abort_scope.ts";
@@ -162,6 +162,12 @@ export interface EnvOptions {
    * @default {[the site's origin] when there is a site, else every origin}
    */
   onlyOrigins?: string[];
+  /**
+   * The viewport of every page of the env, popups included, in CSS pixels.
+   *
+   * @default {{ width: 1280, height: 720 }}
+   */
+  viewport?: Viewport;
 }
 
 /** One tab, as the observation lists it. */
@@ -217,6 +223,9 @@ interface Episode {
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** The actor's per-command timeout, when the env's deadline is longer. */
 const COMMAND_TIMEOUT_MS = 10_000;
+
+/** The viewport of an env's pages unless `EnvOptions.viewport` says otherwise. */
+const DEFAULT_VIEWPORT: Viewport = { width: 1280, height: 720 };
 /** The longest delay `setTimeout` takes; longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long the next operation waits for an abandoned one to wind down. */
@@ -702,7 +711,11 @@ export class Env implements AsyncDisposable {
     // Outside the abort scope: a context created but never heard of would leak.
     const context = await withSignal(
       undefined,
-      () => this.#browser.newContext(onlyOrigins ? { onlyOrigins } : {}),
+      () =>
+        this.#browser.newContext({
+          ...(onlyOrigins ? { onlyOrigins } : {}),
+          viewport: this.#options.viewport ?? DEFAULT_VIEWPORT,
+        }),
     );
     try {
       signal.throwIfAborted();

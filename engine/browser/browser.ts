@@ -58,6 +58,22 @@ export interface NewContextOptions {
    * @default {every origin}
    */
   onlyOrigins?: string[];
+  /**
+   * The viewport of every page of the context, popups included, in CSS
+   * pixels (`Emulation.setDeviceMetricsOverride`). Without it a page gets
+   * the window size headless Chromium gives a new window (780 × 493).
+   *
+   * @default {the window's size}
+   */
+  viewport?: Viewport;
+}
+
+/** A viewport in CSS pixels. */
+export interface Viewport {
+  /** Width, at least 1. */
+  width: number;
+  /** Height, at least 1. */
+  height: number;
 }
 
 /**
@@ -252,11 +268,24 @@ export class Browser implements AsyncDisposable {
    * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
    */
   async newContext(options: NewContextOptions = {}): Promise<BrowserContext> {
+    const viewport = options.viewport;
+    if (viewport) checkViewport(viewport);
     const { browserContextId } = await this.connection.send("Target.createBrowserContext", {
       disposeOnDetach: true,
       ...networkPolicy(options),
     });
     const context = new BrowserContext(this, browserContextId);
+    if (viewport) {
+      context.addInitializer(async ({ kind, session }) => {
+        if (kind !== "page") return;
+        await session.send("Emulation.setDeviceMetricsOverride", {
+          width: viewport.width,
+          height: viewport.height,
+          deviceScaleFactor: 1,
+          mobile: false,
+        });
+      });
+    }
     this.#contexts.set(browserContextId, context);
     return context;
   }
@@ -511,5 +540,16 @@ async function launchAndConnect(
   } catch (error) {
     await process.kill();
     throw error;
+  }
+}
+
+function checkViewport(viewport: Viewport): void {
+  for (const side of ["width", "height"] as const) {
+    const value = viewport[side];
+    if (!Number.isInteger(value) || value < 1 || value > 10_000) {
+      throw new RangeError(
+        `Cannot create a context: viewport ${side} "${value}" is not an integer from 1 to 10000`,
+      );
+    }
   }
 }

@@ -4,7 +4,13 @@
  * @module
  */
 export { Browser } from "./browser.ts";
-export type { BrowserEvents, ConnectOptions, LaunchOptions, NewContextOptions } from "./browser.ts";
+export type {
+  BrowserEvents,
+  ConnectOptions,
+  LaunchOptions,
+  NewContextOptions,
+  Viewport,
+} from "./browser.ts";
 export { BrowserContext } from "./browser_context.ts";
 export type { AttachedTarget, BrowserContextEvents, TargetInitializer } from "./browser_context.ts";
 export { BrowserLaunchError, BrowserProcess } from "./browser_process.ts";

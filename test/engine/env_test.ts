@@ -264,3 +264,29 @@ Deno.test("Env.step() uploads only from the env's upload directory", async () =>
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Env gives every page, popups included, a 1280x720 viewport unless told otherwise", async () => {
+  await using server = serveHtml({
+    "/": `<title>Home</title><a href="/other" target="_blank">Other</a>`,
+    "/other": "<title>Other</title><p>Elsewhere</p>",
+  });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  const size = "JSON.stringify([innerWidth, innerHeight])";
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  // Without the option, headless Chromium gives a new window 780x493.
+  assertEquals(await env.evaluate(size), "[1280,720]");
+  const opened = await env.step({
+    action: "click",
+    id: idOf(await env.observe(), "link", "Other"),
+  });
+  assertEquals(opened.observation.tabs.length, 2);
+  assertEquals(await env.evaluate(size), "[1280,720]");
+  await using small = await Env.create(browser, { site, viewport: { width: 640, height: 480 } });
+  assertEquals(await small.evaluate(size), "[640,480]");
+  await assertRejects(
+    () => Env.create(browser, { site, viewport: { width: 0, height: 480 } }),
+    RangeError,
+    'viewport width "0"',
+  );
+});
