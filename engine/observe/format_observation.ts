@@ -34,6 +34,8 @@ export function describeElement(el: WireElement, showNew = true): string {
   if (el.id !== undefined) parts.push(`[${el.id}]`);
   if (el.role) parts.push(el.role);
   if (el.name) parts.push(quote(el.name));
+  if (el.href) parts.push(`→ ${el.href}`);
+  if (el.description) parts.push(`title=${quote(el.description)}`);
   if (el.value !== undefined) parts.push(`value=${quote(el.value)}`);
   if (el.states) parts.push(...el.states);
   if (el.cues) parts.push(...el.cues);

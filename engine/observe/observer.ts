@@ -98,10 +98,21 @@ export interface ObservedElement {
   box: WireBox;
   /** The CDP frame id of the element's document. */
   frame: string;
-  /** Whether the box intersects the viewport. */
+  /**
+   * Whether the box intersects the viewport and the visible part of every
+   * scroll container around it (an item scrolled out of its list is not).
+   */
   inViewport: boolean;
   /** Whether the id is new since the previous observation. */
   isNew: boolean;
+  /** Where a link goes: path on the page's own origin, host and path elsewhere. */
+  href?: string;
+  /**
+   * The id of the nearest enclosing element with an id that holds others
+   * (a scroll container, or a dialog, form, list or menu with an id), so a
+   * program can scope a search or scroll the right box.
+   */
+  container?: number;
 }
 
 /** What changed since the previous observation of a page. */
@@ -311,7 +322,8 @@ export class Observer {
       pageMs += result.ms;
       req.nextId = result.nextId;
       if (depth === 0) top = result;
-      for (const [id, role, name, value, states, cues, x, y, w, h, flags] of result.elements) {
+      for (const facts of result.elements) {
+        const [id, role, name, value, states, cues, x, y, w, h, flags, href, container] = facts;
         const el: ObservedElement = {
           id,
           role,
@@ -324,6 +336,8 @@ export class Observer {
           isNew: (flags & 2) !== 0,
         };
         if (value !== null) el.value = value;
+        if (href) el.href = href;
+        if (container) el.container = container;
         elements.push(el);
         this.#where.set(id, { frameId: frame.frameId, state: frame.state });
       }

@@ -61,7 +61,17 @@ const S_HOVER = 64;
 const S_POINTER = 128;
 const S_PROXY = 256;
 const S_SCROLL = 512;
+/** A delegated handler of its own, found by the hook's probe (React, Svelte, jQuery). */
+const S_DELEGATED = 1024;
+/** An item of a listened list without signals of its own: the leaf the listener serves. */
+const S_ITEM = 2048;
 const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
+/** Signals that make an element a target by its own doing, not through an ancestor. */
+const OWN_TARGET = S_POINTER | S_DELEGATED | S_ITEM;
+/** Weak signals: an element with only these may be a container of the real targets. */
+const WEAK = S_TABINDEX | S_ONATTR | S_LISTENER | S_HOVER | S_POINTER | S_DELEGATED | S_ITEM;
+/** Most elements probed for delegated handlers in one pass (each probe is one event). */
+const MAX_PROBES = 3000;
 
 // Inherited and own flags.
 const F_ARIA_HIDDEN = 2;
@@ -177,6 +187,26 @@ interface DNode {
   style?: StyleFacts | undefined;
   /** Whether the element's own `visibility` hides it, once asked. */
   hidden?: boolean;
+  /** The nearest weak-only candidate around this one (a possible delegation container). */
+  up?: DNode | undefined;
+  /** Whether a candidate inside this one keeps an id. */
+  inner?: boolean;
+  /** The nearest ancestor that clips its content (overflow other than visible). */
+  clipper?: DNode | undefined;
+  /** Whether this element scrolls (rather than only clips) its overflow. */
+  scrolls?: boolean;
+  /** The clipping box of a clipper, once measured. */
+  clipBox?: Rect;
+  /** A compact link target, for links. */
+  href?: string;
+  /** The id of the nearest container with an id, filled in by `emit`. */
+  container?: number;
+  /** A sibling that stands in visibly for a hidden native input. */
+  standIn?: Element;
+  /** Whether the name was read from the element's content (that text is not shown again). */
+  named?: boolean;
+  /** A `title` that differs from the name, shown as a description. */
+  description?: string;
 }
 
 /**
@@ -199,7 +229,14 @@ type DKid = DNode | string | WireMore | DFrame;
 interface Inherited {
   flags: number;
   pointer: boolean;
-  inCandidate: boolean;
+  /** Inside a candidate with a strong signal: weak signals there are the candidate's. */
+  inStrong: boolean;
+  /** The nearest weak-only candidate around. */
+  weak: DNode | undefined;
+  /** Inside an element with a click listener: descendants are probed for delegated handlers. */
+  delegation: boolean;
+  /** The nearest clipping ancestor. */
+  clipper: DNode | undefined;
   inside: boolean;
 }
 
@@ -214,6 +251,12 @@ interface Pass {
   below: WireMore;
   /** Elements that got a line of their own (labels naming them stay quiet). */
   kept: Set<Element>;
+  /** Visible stand-ins of hidden inputs: their text is the input's name. */
+  standIns: Set<Element>;
+  /** Probes for delegated handlers left in this pass. */
+  probes: number;
+  /** The document's origin, for compact link targets. */
+  origin: string;
 }
 
 /** A distiller for one document, keeping ids for the document's life. */
@@ -266,13 +309,19 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       above: { k: "m", n: 0, a: 0, why: "above" },
       below: { k: "m", n: 0, a: 0, why: "below" },
       kept: new Set(),
+      standIns: new Set(),
+      probes: MAX_PROBES,
+      origin: originOf(doc),
     };
     const root = doc.body ?? doc.documentElement;
     const top: DNode | null = root
       ? collect(pass, root, {
         flags: 0,
         pointer: false,
-        inCandidate: false,
+        inStrong: false,
+        weak: undefined,
+        delegation: false,
+        clipper: undefined,
         inside: req.mode === "page",
       })
       : null;
@@ -393,7 +442,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   // Style reads are the walk's main cost: every element needs `display`;
   // `visibility` is read only where text or a line depends on it,
-  // `pointer-events` only in vet, and `cursor` only outside candidates.
+  // `pointer-events` only in vet, and `cursor` only outside strong candidates.
   let flags = inh.flags;
   const attributed = el.hasAttributes();
   let role: string;
@@ -443,16 +492,30 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
   let pointer = inh.pointer;
-  if (!inh.inCandidate || sig & STRONG) {
+  if (!inh.inStrong || sig & STRONG) {
+    // A pointer cursor is a signal where it starts, not where it is inherited.
     pointer = style.cursor === "pointer";
     if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
   }
+  const delegation = inh.delegation || (listened & LISTEN_CLICK) !== 0;
   if (tag === "body" || tag === "html") sig = 0;
-  if (!(sig & STRONG) && inh.inCandidate) sig = 0;
+  // Inside a strong candidate (a link, a button) weak signals belong to it.
+  if (!(sig & STRONG) && inh.inStrong) sig = 0;
+  else if (
+    inh.delegation && !inh.inStrong && !(sig & (STRONG | S_LISTENER | S_ONATTR)) &&
+    pass.probes > 0 && el.firstChild !== null
+  ) {
+    // Inside a listened ancestor: is this element a delegated target itself?
+    pass.probes--;
+    if (layout.delegated(el)) sig |= S_DELEGATED;
+  }
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
-  if (el.childElementCount > 0 && !NEVER_SCROLLS.has(tag) && isScrollable(el, style)) {
-    sig |= S_SCROLL;
+  let clips = false, scrolls = false;
+  if (!NEVER_SCROLLS.has(tag) && style.overflow !== "visible") {
+    clips = true;
+    scrolls = el.childElementCount > 0 && isScrollable(el, style);
+    if (scrolls) sig |= S_SCROLL;
   }
   if (tag === "legend" && inh.flags & F_IN_DISABLED_FIELDSET) {
     // The first legend of a disabled fieldset stays enabled (HTML 4.10.19).
@@ -461,7 +524,19 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       flags &= ~F_IN_DISABLED_FIELDSET;
     }
   }
-  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style };
+  const node: DNode = {
+    el,
+    tag,
+    role,
+    sig,
+    flags,
+    kids: [],
+    keep: 0,
+    style,
+    up: inh.weak,
+    clipper: inh.clipper,
+  };
+  if (clips) node.scrolls = scrolls;
   if (sig && style.pointerEvents === "none") node.noPointer = true;
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
@@ -470,7 +545,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (
     tag === "input" &&
     /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) &&
-    !layout.visible(el)
+    isStyledAway(layout, el, style)
   ) {
     pass.proxies.push(node);
   }
@@ -485,12 +560,17 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     node.style = undefined;
     return node;
   }
+  const weakOnly = (sig & WEAK) !== 0 && !(sig & STRONG);
   const next: Inherited = {
     flags,
     pointer,
-    inCandidate: inh.inCandidate || (sig & ~S_SCROLL) !== 0,
+    inStrong: inh.inStrong || (sig & STRONG) !== 0,
+    weak: weakOnly ? node : inh.weak,
+    delegation,
+    clipper: clips ? node : inh.clipper,
     inside,
   };
+  const before = pass.candidates.length;
   const closedDetails = tag === "details" && !el.hasAttribute("open");
   const parent = plainParent(el);
   const many = req.summariseAfter > 0 && !closedDetails &&
@@ -503,6 +583,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       collectKid(pass, node, kid, next);
     }
     node.style = undefined;
+    if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
     return node;
   }
   const kids = childNodes(el);
@@ -519,7 +600,58 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   // Holding thousands of live style declarations makes the walk slower.
   node.style = undefined;
+  if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
   return node;
+}
+
+/**
+ * A listened element with no candidate inside but several items of one
+ * kind (a delegated list: menu entries, suggestions, tree rows) stands for
+ * each item, not for the whole list: the items become the candidates. Only
+ * click-like listeners count (a hover listener on a list is not a click).
+ */
+function leafItems(pass: Pass, node: DNode): void {
+  if (!(node.sig & (S_LISTENER | S_ONATTR)) || node.sig & S_POINTER) return;
+  let items: DNode[] = [];
+  let holder = node;
+  // Through single wrappers (`div > ul > li`).
+  for (let depth = 0; depth < 3; depth++) {
+    items = holder.kids.filter((kid): kid is DNode => typeof kid !== "string" && !("k" in kid));
+    if (items.length !== 1 || holder.kids.some((kid) => typeof kid === "string")) break;
+    holder = items[0]!;
+  }
+  if (items.length < 2) return;
+  const tag = items[0]!.tag;
+  if (items.some((item) => item.tag !== tag || !fold(item.el.textContent ?? ""))) return;
+  for (const item of items) {
+    item.sig |= S_ITEM;
+    item.up = node;
+    pass.candidates.push(item);
+  }
+}
+
+/**
+ * Whether a native checkbox, radio or file input is styled out of sight
+ * while it stays the real control: transparent or hidden, at most 1 px,
+ * or clipped away.
+ */
+function isStyledAway(layout: Layout, el: Element, style: StyleFacts): boolean {
+  if (!layout.visible(el)) return true;
+  const clipStyle = style.clip;
+  if (clipStyle && clipStyle !== "auto") return true;
+  const clipPath = style.clipPath;
+  if (clipPath && clipPath !== "none") return true;
+  const r = layout.rect(el);
+  return r.w < 2 || r.h < 2;
+}
+
+/** The document's origin, or `""` where it has none to compare with. */
+function originOf(doc: Document): string {
+  try {
+    return new URL(doc.URL).origin;
+  } catch {
+    return "";
+  }
 }
 
 /** Whether the element scrolls its content: overflow auto or scroll, with more content than room. */
@@ -680,11 +812,35 @@ function vet(pass: Pass, doc: Document): void {
       label.role = proxy.role;
       label.sig |= S_PROXY;
       if (!pass.candidates.includes(label)) pass.candidates.push(label);
+      continue;
     }
+    // No label names it: a visible sibling (a label without `for`, a span
+    // drawn by CSS) stands in, and the input itself takes the id, so that
+    // checking it acts on the real control.
+    const standIn = siblingStandIn(layout, proxy.el);
+    if (standIn) {
+      proxy.standIn = standIn;
+      pass.standIns.add(standIn);
+      const parent = proxy.el.parentElement;
+      if (
+        !fold(standIn.textContent ?? "") && parent && fold(parent.textContent ?? "").length <= 80
+      ) {
+        // A box drawn by CSS, the words beside it: the whole small wrapper stands in.
+        pass.standIns.add(parent);
+        for (let sib = parent.firstElementChild; sib; sib = sib.nextElementSibling) {
+          if (sib !== proxy.el && !sib.querySelector("input,select,textarea,button,a[href]")) {
+            pass.standIns.add(sib);
+          }
+        }
+      }
+    }
+    const r = layout.rect(proxy.el);
+    if (standIn || r.w >= 2 && r.h >= 2) proxy.sig |= S_PROXY;
   }
   for (const node of pass.candidates) {
     const { el, flags } = node;
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
+    if (pass.standIns.has(el)) continue;
     if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
@@ -693,20 +849,125 @@ function vet(pass: Pass, doc: Document): void {
         FORM_TAGS.has(node.tag) &&
           (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
     node.disabled = disabled;
-    const r = layout.rect(el);
+    const shown = node.standIn ?? el;
+    const r = layout.rect(shown);
     node.rect = r;
     if (r.w < 2 || r.h < 2) continue;
     if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
+    const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
+    if (clipped === CLIP_HIDDEN) continue;
+    if (clipped === CLIP_SCROLLED) node.inView = false;
     if (disabled || node.noPointer) {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
     }
-    if (node.inView && covered(layout, el, r, vp)) continue;
+    if (node.inView && covered(layout, shown, r, vp)) continue;
     node.keep = 2;
   }
+  unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/**
+ * A listener on an ancestor is not a signal that the ancestor is the
+ * target: a weak-only candidate (listener, hover, tabindex, on* attribute)
+ * with candidates inside that keep their ids is a container, kept as
+ * structure, unless it marks itself as a target of its own (a pointer
+ * cursor where its parent has none, a delegated handler of its own).
+ */
+function unwrapContainers(pass: Pass): void {
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
+    for (let up = node.up; up && !up.inner; up = up.up) up.inner = true;
+  }
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
+    if (node.sig & OWN_TARGET) {
+      // A target of its own, unless everything it shows belongs to the targets inside
+      // (a delegated `li` around its `menuitem`).
+      const parts: string[] = [];
+      contentText(node, parts);
+      if (fold(parts.join(" "))) continue;
+    }
+    node.sig &= ~WEAK;
+    if (!(node.sig & S_SCROLL)) node.keep = 0;
+  }
+}
+
+const CLIP_NONE = 0;
+/** Outside the visible part of a scroll container: there, but scrolled out of view. */
+const CLIP_SCROLLED = 1;
+/** Cut away by an `overflow: hidden` box that does not scroll: not visible at all. */
+const CLIP_HIDDEN = 2;
+
+/**
+ * The element's box against every clipping ancestor: wholly outside one
+ * that scrolls means scrolled out of view, wholly outside one that only
+ * clips means hidden. Positioned content can escape a clipping box that is
+ * not its containing block, so "hidden" in the viewport is confirmed by a
+ * hit test at the box's centre.
+ */
+function clipState(pass: Pass, node: DNode, r: Rect): number {
+  let state = CLIP_NONE;
+  for (let c = node.clipper; c; c = c.clipper) {
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    const outside = r.x >= box.x + box.w || r.x + r.w <= box.x || r.y >= box.y + box.h ||
+      r.y + r.h <= box.y;
+    if (!outside) continue;
+    if (c.scrolls) {
+      state = CLIP_SCROLLED;
+      continue;
+    }
+    const { vp } = pass;
+    const cx = r.x + r.w / 2, cy = r.y + r.h / 2;
+    if (cx >= 0 && cy >= 0 && cx < vp.w && cy < vp.h) {
+      const root = node.el.getRootNode() as Document | ShadowRoot;
+      const hit = typeof root.elementFromPoint === "function"
+        ? pass.layout.hit(root, cx, cy)
+        : null;
+      if (hit && (hit === node.el || node.el.contains(hit) || (node.standIn?.contains(hit)))) {
+        continue;
+      }
+    }
+    return CLIP_HIDDEN;
+  }
+  return state;
+}
+
+/** The padding box of a clipping element: where its content shows. */
+function clientBox(layout: Layout, el: Element): Rect {
+  const r = layout.rect(el);
+  const html = el as HTMLElement;
+  if (!html.clientWidth && !html.clientHeight) return r;
+  return {
+    x: r.x + (html.clientLeft ?? 0),
+    y: r.y + (html.clientTop ?? 0),
+    w: html.clientWidth,
+    h: html.clientHeight,
+  };
+}
+
+/**
+ * The visible sibling that stands in for a hidden checkbox or radio: the
+ * next (else previous) element sibling when it is a label for no other
+ * control or an inline box such as a span drawn by CSS.
+ */
+function siblingStandIn(layout: Layout, input: Element): Element | null {
+  for (const sibling of [input.nextElementSibling, input.previousElementSibling]) {
+    if (!sibling) continue;
+    const tag = sibling.localName;
+    if (tag === "label") {
+      const control = (sibling as HTMLLabelElement).control;
+      if (control && control !== input) continue;
+      if (sibling.hasAttribute("for") && !control) continue;
+    } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
+    if (sibling.querySelector("input,select,textarea,button,a[href]")) continue;
+    const r = layout.rect(sibling);
+    if (r.w >= 2 && r.h >= 2 && layout.visible(sibling)) return sibling;
+  }
+  return null;
 }
 
 /**
@@ -774,12 +1035,30 @@ function contentText(node: DNode, out: string[]): void {
   if (node.ownText) out.push(node.ownText);
   for (const kid of node.kids) {
     if (typeof kid === "string") out.push(kid);
-    else if (!("k" in kid) && kid.keep === 0 && !STRUCTURE_ROLES.has(kid.role)) {
-      contentText(kid, out);
-    } else if (!("k" in kid) && kid.keep === 0 && kid.role === "img") {
-      contentText(kid, out);
-    }
+    else if (!("k" in kid) && consumed(kid)) contentText(kid, out);
   }
+}
+
+/** Whether a child's text is read into its parent's name from content (and so not shown again). */
+function consumed(kid: DNode): boolean {
+  return kid.keep === 0 &&
+    (!STRUCTURE_ROLES.has(kid.role) || kid.role === "img" || kid.role === "heading");
+}
+
+/** What is left of emitted nodes once their text went into a name: the elements with ids. */
+function prune(nodes: WireNode[]): WireNode[] {
+  const out: WireNode[] = [];
+  for (const node of nodes) {
+    if (node.k === "f") out.push(node);
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) {
+      out.push(node);
+      continue;
+    }
+    const inner = node.c ? prune(node.c) : [];
+    out.push(...inner);
+  }
+  return out;
 }
 
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
@@ -790,16 +1069,28 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
   if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
   node.role = role;
-  let name = node.proxy ? fold(node.el.textContent ?? "") : nameFromAttributes(target, tag);
   const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
-    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR)) !== 0);
+    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) !== 0);
+  // accname 1.2 step 2: content comes before `title` for roles named from content.
+  let name = node.proxy
+    ? fold(node.el.textContent ?? "")
+    : nameFromAttributes(target, tag, { title: !fromContent });
+  if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
     name = fold(parts.join(" "));
+    // The element's own text is its name: do not repeat it below the line.
+    if (name) node.named = true;
   }
-  // The element's own text is its label: do not repeat it below the line.
-  if (fromContent) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
+  if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
+  else if (title && title !== name) node.description = clip(title, req.maxText);
+  if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  else if (name) {
+    // Named otherwise (aria-labelledby, aria-label): its own text stays, unless it says the same.
+    node.kids = node.kids.filter((kid) => typeof kid !== "string" || kid !== name);
+  }
   if (name) node.name = clip(name, req.maxText);
   const value = node.sig & S_EDITABLE && !node.proxy
     ? fold(node.el.textContent ?? "")
@@ -807,6 +1098,10 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
   if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (tag === "select") node.options = optionsOf(target, req.maxText);
+  if ((tag === "a" || tag === "area") && role === "link") {
+    const href = compactHref(target, pass.origin);
+    if (href) node.href = href;
+  }
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");
   if (node.sig & S_SCROLL) {
@@ -821,7 +1116,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const cues: string[] = [];
   if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
     if (node.sig & S_EDITABLE) cues.push("editable");
-    if (node.sig & (S_LISTENER | S_ONATTR)) cues.push("listener");
+    if (node.sig & (S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) cues.push("listener");
     if (node.sig & S_POINTER) cues.push("pointer");
     if (node.sig & S_TABINDEX) cues.push("focusable");
   }
@@ -833,6 +1128,42 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
 function describe(pass: Pass): void {
   const focused = pass.layout.focused();
   for (const node of pass.candidates) if (node.keep) describeNode(pass, node, focused);
+}
+
+/**
+ * The name a stand-in gives its hidden input: its text, else the text of
+ * the input's parent when that is short (`<input><span class=box></span> Newsletter`).
+ */
+function standInText(input: Element, standIn: Element): string {
+  const own = fold(standIn.textContent ?? "");
+  if (own) return own;
+  const around = fold(input.parentElement?.textContent ?? "");
+  return around.length <= 80 ? around : "";
+}
+
+/** Longest link target shown, in characters. */
+const MAX_HREF = 80;
+
+/**
+ * Where a link goes, compactly: path, query and fragment on the document's
+ * own origin, origin and path elsewhere; nothing for script links.
+ */
+function compactHref(el: Element, origin: string): string {
+  const raw = el.getAttribute("href");
+  if (raw === null) return "";
+  const trimmed = raw.trim();
+  if (/^javascript:/i.test(trimmed)) return "";
+  let url: URL;
+  try {
+    url = new URL(trimmed, el.ownerDocument.baseURI || undefined);
+  } catch {
+    return clip(trimmed, MAX_HREF);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return clip(url.href, MAX_HREF);
+  const here = el.ownerDocument.URL.replace(/#.*$/, "");
+  if (url.href.replace(/#.*$/, "") === here) return url.hash; // this page: its fragment, or nothing
+  const path = url.pathname + url.search + url.hash;
+  return clip(url.origin === origin ? path : url.host + path, MAX_HREF);
 }
 
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
@@ -870,16 +1201,44 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
   const name = fold(parts.join(" "));
   if (!name) return undefined;
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  node.named = true;
   return clip(name, req.maxText);
 }
 
-function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
+/** Roles that hold other elements, so that an id on one scopes what lies inside. */
+const CONTAINER_ROLES = new Set([
+  "dialog",
+  "alertdialog",
+  "form",
+  "list",
+  "listbox",
+  "menu",
+  "menubar",
+  "tree",
+  "grid",
+  "treegrid",
+  "tablist",
+  "radiogroup",
+  "toolbar",
+  "scrollable",
+]);
+
+function emit(
+  pass: Pass,
+  node: DNode,
+  owners: readonly Element[],
+  container?: number,
+): WireNode[] {
   const { req } = pass;
+  const inner = node.id !== undefined && (node.sig & S_SCROLL || CONTAINER_ROLES.has(node.role))
+    ? node.id
+    : container;
   const line = node.keep > 0 ||
     (STRUCTURE_ROLES.has(node.role) && !(node.flags & F_ARIA_HIDDEN) && !isHidden(node));
   const name = node.keep ? node.name : line ? structureName(node, req) : undefined;
   const kids: WireNode[] = [];
-  const quiet = node.tag === "label" && labelledKept(pass, node.el);
+  const quiet = node.tag === "label" && labelledKept(pass, node.el) ||
+    pass.standIns.has(node.el);
   for (const kid of node.kids) {
     if (typeof kid === "string") {
       if (quiet) continue;
@@ -900,7 +1259,8 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
         kids.push(kid);
       }
     } else {
-      for (const out of emit(pass, kid, owners)) kids.push(out);
+      const outs = emit(pass, kid, owners, inner);
+      for (const out of node.named && consumed(kid) ? prune(outs) : outs) kids.push(out);
     }
   }
   if (!line) {
@@ -910,12 +1270,17 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
   }
   if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
   const out: WireElement = { k: "e", role: node.role };
-  if (node.id !== undefined) out.id = node.id;
+  if (node.id !== undefined) {
+    out.id = node.id;
+    if (container !== undefined) out.container = container;
+  }
   if (name) out.name = name;
   if (node.value !== undefined) out.value = node.value;
   if (node.options) out.options = node.options;
   if (node.states) out.states = node.states;
   if (node.cues) out.cues = node.cues;
+  if (node.href) out.href = node.href;
+  if (node.description) out.description = node.description;
   if (node.id !== undefined && node.rect) {
     out.box = box(node.rect);
     out.inView = node.inView === true;
@@ -949,6 +1314,8 @@ function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult["frame
         box[2],
         box[3],
         (node.inView ? 1 : 0) | (node.isNew ? 2 : 0),
+        node.href ?? "",
+        node.container ?? 0,
       ]);
     }
     if (node.c) facts(node.c, out, frames);

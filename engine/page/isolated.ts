@@ -54,6 +54,8 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   win.addEventListener(`${secret}:c`, record(LISTEN_CLICK), true);
   win.addEventListener(`${secret}:h`, record(LISTEN_HOVER), true);
   const getStyle = win.getComputedStyle.bind(win);
+  const probeType = `${secret}:p`;
+  const EventClass = win.CustomEvent;
   const perf = win.performance;
   const layout: Layout = {
     style(el) {
@@ -85,6 +87,10 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     },
     listened(el) {
       return listened.get(el) ?? 0;
+    },
+    delegated(el) {
+      // The hook cancels the probe when the element has a handler of its own.
+      return !el.dispatchEvent(new EventClass(probeType, { cancelable: true, composed: true }));
     },
     focused() {
       let el = currentDocument().activeElement;

@@ -23,6 +23,8 @@ function inline(el: Element, property: string): string | undefined {
 export interface FakeLayoutOptions {
   /** Elements that have script-registered click listeners. */
   clickListeners?: Set<Element>;
+  /** Elements that have delegated handlers of their own (React props and the like). */
+  delegated?: Set<Element>;
   /** Viewport height; boxes are 20 px tall, one per element in document order. */
   viewportHeight?: number;
 }
@@ -59,6 +61,8 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
         cursor: inherited("cursor", "auto"),
         pointerEvents: inherited("pointer-events", "auto"),
         position: inline(el, "position") ?? "static",
+        clip: inline(el, "clip") ?? "auto",
+        clipPath: inline(el, "clip-path") ?? "none",
         overflow: inline(el, "overflow") ?? "visible",
         overflowX: inline(el, "overflow-x") ?? inline(el, "overflow") ?? "visible",
         overflowY: inline(el, "overflow-y") ?? inline(el, "overflow") ?? "visible",
@@ -85,6 +89,7 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
     hit: () => null,
     viewport: () => ({ x: 0, y: 0, w: 800, h: options.viewportHeight ?? 600, sw: 800, sh: 4000 }),
     listened: (el: Element) => options.clickListeners?.has(el) ? 1 : 0,
+    delegated: (el: Element) => options.delegated?.has(el) ?? false,
     focused: () => doc.activeElement ?? null,
     now: () => performance.now(),
   };

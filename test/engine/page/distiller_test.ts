@@ -199,8 +199,8 @@ Deno.test("formatNodes() joins short groups and lays tables out by rows", () => 
   assertEquals(lines, [
     "main",
     '  heading "Cart"',
-    '  [1] link "Shirt" · $19.99',
-    '  [2] link "Hat" · $5',
+    '  [1] link "Shirt" → /1 · $19.99',
+    '  [2] link "Hat" → /2 · $5',
     "  table",
     "    Name | Price",
     "    Shirt | $19.99",
