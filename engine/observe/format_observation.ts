@@ -5,8 +5,8 @@
  */
 import type { WireElement, WireMore, WireNode } from "./wire.ts";
 
-/** Longest line of plain text kept, in characters. */
-const MAX_TEXT_LINE = 400;
+/** Longest line of plain text kept whole, in characters (a long article paragraph fits). */
+const MAX_TEXT_LINE = 4000;
 /** Longest line made by joining a group's parts. */
 const MAX_JOINED = 200;
 /** Marks a frame placeholder line: `<indent>\u0001<slot>`; the driver splices the child frame in. */
@@ -47,8 +47,18 @@ export function describeElement(el: WireElement, showNew = true): string {
 function describeMore(more: WireMore): string {
   const actionable = more.a ? ` (${more.a} actionable)` : "";
   switch (more.why) {
-    case "similar":
-      return `… ${more.n} more ${more.what ?? "items"}${actionable}`;
+    case "similar": {
+      // Where the rest is and how to get it.
+      const where = more.where ? ` ${more.where}` : "";
+      const how = more.scroll !== undefined
+        ? `scroll [${more.scroll}] to list them`
+        : more.where === "above"
+        ? "scroll up to list them"
+        : "scroll down to list them";
+      return `… ${more.n} more ${
+        more.what ?? "items"
+      }${where}${actionable}: ${how}, or observe with summariseAfter 0`;
+    }
     case "above":
       return `… ${more.n} elements above the viewport${actionable}`;
     case "below":
@@ -58,8 +68,16 @@ function describeMore(more: WireMore): string {
   }
 }
 
+/**
+ * Text is kept whole up to a generous limit; past it the cut falls at a
+ * sentence end, never mid-word, and says how much was left out.
+ */
 function clipLine(text: string): string {
-  return text.length <= MAX_TEXT_LINE ? text : `${text.slice(0, MAX_TEXT_LINE - 1)}…`;
+  if (text.length <= MAX_TEXT_LINE) return text;
+  const head = text.slice(0, MAX_TEXT_LINE);
+  const end = Math.max(head.lastIndexOf(". "), head.lastIndexOf("! "), head.lastIndexOf("? "));
+  const cut = end > MAX_TEXT_LINE / 2 ? end + 1 : Math.max(head.lastIndexOf(" "), 1);
+  return `${text.slice(0, cut)} … (${text.length - cut} more characters)`;
 }
 
 /** One node on one line, children joined in. */

@@ -111,6 +111,10 @@ export interface WireMore {
   why: "similar" | "above" | "below" | "outside";
   /** A short label of the left-out items, such as `"tr"` or `"li.product"`. */
   what?: string;
+  /** For a summarised run: whether the left-out items lie above or below those listed. */
+  where?: "above" | "below";
+  /** For a summarised run inside a scroll container: the container's id, to scroll it. */
+  scroll?: number;
 }
 
 /** An iframe: its content comes from the child frame's own distiller. */

@@ -47,6 +47,7 @@ import type {
   WireFrame,
   WireMore,
   WireNode,
+  WireText,
 } from "../observe/wire.ts";
 import { formatNodes } from "../observe/format_observation.ts";
 
@@ -187,6 +188,16 @@ interface DNode {
   style?: StyleFacts | undefined;
   /** Whether the element's own `visibility` hides it, once asked. */
   hidden?: boolean;
+  /**
+   * Text a screen reader reads but the page does not show: visually hidden
+   * (clipped to a pixel, the `sr-only` pattern) or `font-size: 0`. It counts
+   * in names, never as text of its own.
+   */
+  unseen?: boolean;
+  /** Whether the element is laid out inline, so its text runs on with its neighbours'. */
+  inline?: boolean;
+  /** Whether white space follows the element before the next text. */
+  spaceAfter?: boolean;
   /** The nearest weak-only candidate around this one (a possible delegation container). */
   up?: DNode | undefined;
   /** Whether a candidate inside this one keeps an id. */
@@ -313,7 +324,10 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       probes: MAX_PROBES,
       origin: originOf(doc),
     };
-    const root = doc.body ?? doc.documentElement;
+    // Chromium's own error page (a frame the context's origin rule blocked, or
+    // one that failed to load) is not the site's content: say so, no more.
+    const failed = (doc.URL ?? "").startsWith("chrome-error:");
+    const root = failed ? null : doc.body ?? doc.documentElement;
     const top: DNode | null = root
       ? collect(pass, root, {
         flags: 0,
@@ -342,8 +356,9 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       lap("describe");
     }
     const nodes: WireNode[] = [];
+    if (failed) nodes.push({ k: "t", t: BLOCKED_TEXT });
     if (pass.above.n) nodes.push(pass.above);
-    if (top) nodes.push(...emit(pass, top, owners));
+    if (top) nodes.push(...tidy(emit(pass, top, owners)));
     if (pass.below.n) nodes.push(pass.below);
     lap("emit");
     // `*new` marks only once this document has been observed before.
@@ -384,6 +399,9 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
 
   return { observe, element };
 }
+
+/** What a frame shows instead of Chromium's error page. */
+const BLOCKED_TEXT = "(blocked frame: its page did not load or is outside the allowed origins)";
 
 // ---------------------------------------------------------------- collect
 
@@ -512,7 +530,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
   let clips = false, scrolls = false;
-  if (!NEVER_SCROLLS.has(tag) && style.overflow !== "visible") {
+  if (!NEVER_SCROLLS.has(tag) && !LEAF_TAGS.has(tag) && style.overflow !== "visible") {
     clips = true;
     scrolls = el.childElementCount > 0 && isScrollable(el, style);
     if (scrolls) sig |= S_SCROLL;
@@ -537,6 +555,14 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     clipper: inh.clipper,
   };
   if (clips) node.scrolls = scrolls;
+  const display = style.display;
+  if (display === "inline" || display === "math" || display === "inline math") node.inline = true;
+  if (
+    style.overflow !== "visible" && isVisuallyHidden(layout, el, style) ||
+    style.fontSize === "0px"
+  ) {
+    node.unseen = true;
+  }
   if (sig && style.pointerEvents === "none") node.noPointer = true;
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
@@ -556,6 +582,11 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       node.ownText = svgName(el);
     } else if (tag === "img") {
       node.ownText = fold(el.getAttribute("alt") ?? "");
+    } else if (tag === "math") {
+      // MathML is content: kept as linear text (`π·r^2`, `(a)/(b)`).
+      const text = fold(el.getAttribute("alttext") ?? el.getAttribute("aria-label") ?? "") ||
+        mathText(el);
+      if (text && !isHidden(node)) node.kids.push(text);
     }
     node.style = undefined;
     return node;
@@ -645,6 +676,54 @@ function isStyledAway(layout: Layout, el: Element, style: StyleFacts): boolean {
   return r.w < 2 || r.h < 2;
 }
 
+/**
+ * The visually hidden pattern (`sr-only`, `visually-hidden`,
+ * `ui-helper-hidden-accessible`): clipped away, or a box of at most 1 px
+ * that hides its overflow.
+ */
+function isVisuallyHidden(layout: Layout, el: Element, style: StyleFacts): boolean {
+  const clipStyle = style.clip;
+  if (clipStyle && clipStyle !== "auto" && /rect\(\s*0/.test(clipStyle)) return true;
+  const clipPath = style.clipPath;
+  if (clipPath && /inset\(\s*50%|circle\(\s*0/.test(clipPath)) return true;
+  if (style.position !== "absolute" && style.position !== "fixed") return false;
+  const r = layout.rect(el);
+  return r.w <= 1 && r.h <= 1;
+}
+
+/** Linear text of a MathML subtree: scripts as `^`/`_`, fractions and roots bracketed. */
+function mathText(el: Element): string {
+  const parts: string[] = [];
+  for (let kid = el.firstChild; kid; kid = kid.nextSibling) {
+    if (kid.nodeType === 3) parts.push(fold((kid as Text).data));
+    else if (kid.nodeType === 1) {
+      const child = kid as Element;
+      const tag = child.localName;
+      if (tag === "annotation" || tag === "annotation-xml") continue;
+      parts.push(mathText(child));
+    }
+  }
+  const kids = parts.filter(Boolean);
+  switch (el.localName) {
+    case "msup":
+      return kids.length === 2 ? `${kids[0]}^${kids[1]}` : kids.join(" ");
+    case "msub":
+      return kids.length === 2 ? `${kids[0]}_${kids[1]}` : kids.join(" ");
+    case "msubsup":
+      return kids.length === 3 ? `${kids[0]}_${kids[1]}^${kids[2]}` : kids.join(" ");
+    case "mfrac":
+      return kids.length === 2 ? `(${kids[0]})/(${kids[1]})` : kids.join(" ");
+    case "msqrt":
+      return `√(${kids.join(" ")})`;
+    case "mroot":
+      return kids.length === 2 ? `root${kids[1]}(${kids[0]})` : kids.join(" ");
+    case "semantics":
+      return kids[0] ?? "";
+    default:
+      return kids.join(" ");
+  }
+}
+
 /** The document's origin, or `""` where it has none to compare with. */
 function originOf(doc: Document): string {
   try {
@@ -666,12 +745,50 @@ function isScrollable(el: Element, style: StyleFacts): boolean {
 
 function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
   if (kid.nodeType === 3) {
-    const text = fold((kid as Text).data);
-    if (text && !isHidden(node)) node.kids.push(text);
+    const data = (kid as Text).data;
+    const text = fold(data);
+    if (!text) {
+      // White space between inline boxes is a word break.
+      const last = node.kids[node.kids.length - 1];
+      if (typeof last === "string") {
+        if (!last.endsWith(" ")) node.kids[node.kids.length - 1] = `${last} `;
+      } else if (last && !("k" in last)) last.spaceAfter = true;
+      return;
+    }
+    if (isHidden(node)) return;
+    // Edges keep one space where the source has white space, so inline runs join as they read.
+    const lead = /^\s/.test(data) ? " " : "", trail = /\s$/.test(data) ? " " : "";
+    node.kids.push(lead + text + trail);
   } else if (kid.nodeType === 1) {
     const child = collect(pass, kid as Element, next);
     if (child) node.kids.push(child);
   }
+}
+
+/** Tags of prose: a run of them is the page's text, never summarised. */
+const PROSE_TAGS = new Set(["p", "blockquote", "pre", "dd", "dt", "h2", "h3", "h4", "figure"]);
+
+/**
+ * Whether a run of similar siblings is the page's content rather than
+ * repeated chrome: paragraphs of a story, or rows of a table in the main
+ * content or an article whose text is mostly not link text (a data table of
+ * an article, against a list of links). Content is never summarised.
+ */
+function isContent(elements: Element[], from: number, to: number): boolean {
+  const first = elements[from]!;
+  const tag = first.localName;
+  if (PROSE_TAGS.has(tag)) return true;
+  if (tag !== "tr" || !first.closest("main,article,[role=main]")) return false;
+  let text = 0, linked = 0;
+  const step = Math.max(1, Math.floor((to - from) / 8));
+  for (let i = from; i < to; i += step) {
+    const el = elements[i]!;
+    text += fold(el.textContent ?? "").length;
+    for (const link of Array.from(el.querySelectorAll("a[href],button"))) {
+      linked += fold(link.textContent ?? "").length;
+    }
+  }
+  return linked * 2 < text;
 }
 
 /** Tag and first class; siblings are similar when these match. */
@@ -716,7 +833,9 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
     if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
-    if (i - from > req.summariseAfter) runs.push({ from, to: i, sig: label(elements[from]!) });
+    if (i - from > req.summariseAfter && !isContent(elements, from, i)) {
+      runs.push({ from, to: i, sig: label(elements[from]!) });
+    }
     from = i;
   }
   const mores = new Map<number, WireMore>();
@@ -747,7 +866,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
       }
       skip.add(i);
       if (!pending) {
-        pending = { k: "m", n: 0, a: 0, why: "similar", what: run.sig };
+        pending = {
+          k: "m",
+          n: 0,
+          a: 0,
+          why: "similar",
+          what: run.sig,
+          where: i < firstIn ? "above" : "below",
+        };
         mores.set(i, pending);
       }
       pending.n += 1;
@@ -889,7 +1015,7 @@ function unwrapContainers(pass: Pass): void {
       // (a delegated `li` around its `menuitem`).
       const parts: string[] = [];
       contentText(node, parts);
-      if (fold(parts.join(" "))) continue;
+      if (fold(parts.join(""))) continue;
     }
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
@@ -1032,10 +1158,15 @@ function assign(
 
 /** Visible text under a node, without the text of nested nodes that get their own line. */
 function contentText(node: DNode, out: string[]): void {
-  if (node.ownText) out.push(node.ownText);
+  if (node.ownText) out.push(` ${node.ownText} `);
   for (const kid of node.kids) {
     if (typeof kid === "string") out.push(kid);
-    else if (!("k" in kid) && consumed(kid)) contentText(kid, out);
+    else if (!("k" in kid) && consumed(kid)) {
+      // Block boxes break words; inline boxes run on as the text reads.
+      if (!kid.inline) out.push(" ");
+      contentText(kid, out);
+      if (!kid.inline || kid.spaceAfter) out.push(" ");
+    }
   }
 }
 
@@ -1043,6 +1174,25 @@ function contentText(node: DNode, out: string[]): void {
 function consumed(kid: DNode): boolean {
   return kid.keep === 0 &&
     (!STRUCTURE_ROLES.has(kid.role) || kid.role === "img" || kid.role === "heading");
+}
+
+/** Folds the white space text runs kept at their edges, dropping runs left empty. */
+function tidy(nodes: WireNode[]): WireNode[] {
+  const out: WireNode[] = [];
+  for (const node of nodes) {
+    if (node.k === "t") {
+      const t = fold(node.t);
+      if (t) out.push({ k: "t", t });
+      continue;
+    }
+    if (node.k === "e" && node.c) {
+      const c = tidy(node.c);
+      if (c.length) node.c = c;
+      else delete node.c;
+    }
+    out.push(node);
+  }
+  return out;
 }
 
 /** What is left of emitted nodes once their text went into a name: the elements with ids. */
@@ -1079,7 +1229,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
-    name = fold(parts.join(" "));
+    name = fold(parts.join(""));
     // The element's own text is its name: do not repeat it below the line.
     if (name) node.named = true;
   }
@@ -1089,7 +1239,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   else if (name) {
     // Named otherwise (aria-labelledby, aria-label): its own text stays, unless it says the same.
-    node.kids = node.kids.filter((kid) => typeof kid !== "string" || kid !== name);
+    node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
   }
   if (name) node.name = clip(name, req.maxText);
   const value = node.sig & S_EDITABLE && !node.proxy
@@ -1198,7 +1348,7 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
   if (hasLines) return undefined;
   const parts: string[] = [];
   contentText(node, parts);
-  const name = fold(parts.join(" "));
+  const name = fold(parts.join(""));
   if (!name) return undefined;
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
   node.named = true;
@@ -1228,8 +1378,22 @@ function emit(
   node: DNode,
   owners: readonly Element[],
   container?: number,
+  scroller?: number,
+): WireNode[] {
+  const out = emitNode(pass, node, owners, container, scroller);
+  // Unseen text is read into names above, never shown as text of its own.
+  return node.unseen ? prune(out) : out;
+}
+
+function emitNode(
+  pass: Pass,
+  node: DNode,
+  owners: readonly Element[],
+  container?: number,
+  outerScroller?: number,
 ): WireNode[] {
   const { req } = pass;
+  const scroller = node.id !== undefined && node.sig & S_SCROLL ? node.id : outerScroller;
   const inner = node.id !== undefined && (node.sig & S_SCROLL || CONTAINER_ROLES.has(node.role))
     ? node.id
     : container;
@@ -1238,14 +1402,21 @@ function emit(
   const name = node.keep ? node.name : line ? structureName(node, req) : undefined;
   const kids: WireNode[] = [];
   const quiet = node.tag === "label" && labelledKept(pass, node.el) ||
-    pass.standIns.has(node.el);
+    pass.standIns.has(node.el) || node.unseen === true;
+  // Whether the last text can run on into the next (no block box in between).
+  let runs = false;
+  const addText = (text: string, glue: boolean): void => {
+    const last = kids[kids.length - 1];
+    if (last && last.k === "t" && runs) last.t += glue ? text : ` ${text}`;
+    else kids.push({ k: "t", t: text });
+    runs = true;
+  };
   for (const kid of node.kids) {
     if (typeof kid === "string") {
       if (quiet) continue;
-      const last = kids[kids.length - 1];
-      if (last && last.k === "t") last.t += ` ${kid}`;
-      else kids.push({ k: "t", t: kid });
+      addText(kid, true);
     } else if ("k" in kid) {
+      runs = false;
       if (kid.k === "f") {
         const frame: WireFrame = {
           k: "f",
@@ -1256,11 +1427,22 @@ function emit(
         if (title) frame.name = title;
         kids.push(frame);
       } else {
+        if (kid.why === "similar" && scroller !== undefined) kid.scroll = scroller;
         kids.push(kid);
       }
     } else {
-      const outs = emit(pass, kid, owners, inner);
-      for (const out of node.named && consumed(kid) ? prune(outs) : outs) kids.push(out);
+      const emitted = emit(pass, kid, owners, inner, scroller);
+      const outs = node.named && consumed(kid) ? prune(emitted) : emitted;
+      if (kid.inline && outs.length && outs.every((out) => out.k === "t")) {
+        // An inline box of text (`<b>`, `<code>`, a span) runs on in the sentence.
+        addText(outs.map((out) => (out as WireText).t).join(" "), true);
+        if (kid.spaceAfter) addText(" ", true);
+        continue;
+      }
+      if (kid.tag === "br" && kids[kids.length - 1]?.k === "t") addText(" ", true);
+      runs = false;
+      for (const out of outs) kids.push(out);
+      if (kid.inline && kid.spaceAfter) runs = false;
     }
   }
   if (!line) {

@@ -23,6 +23,8 @@ export interface StyleFacts {
   clip: string;
   /** `clip-path`, `"none"` when unset. */
   clipPath: string;
+  /** `font-size`; `"0px"` hides text from sight, not from screen readers. */
+  fontSize: string;
   /** `overflow` (the shorthand), for scroll containers. */
   overflow: string;
   /** `overflow-x`, for scroll containers. */

@@ -126,6 +126,20 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     assertEquals(help?.href, "/help");
     assertStringIncludes(observation.text, 'link "Help" → /help');
   });
+  await t.step(
+    "a frame the origin rule blocks shows as blocked, not as an error page",
+    async () => {
+      const closed = await browser.newContext({ onlyOrigins: [server.origin] });
+      const watcher = Observer.attach(closed);
+      const tab = await closed.newPage();
+      await open(watcher, tab, server.url("/iframe-cross-origin"));
+      const observation = await watcher.observe(tab);
+      assertStringIncludes(observation.text, "(blocked frame");
+      assert(!/ERR_|proxy|Reload/i.test(observation.text), observation.text);
+      assertEquals(observation.elements.map((el) => el.name), ["Parent"]);
+      await closed.close();
+    },
+  );
   await t.step("the page's DOM is identical before and after observing", async () => {
     for (
       const path of ["/native-controls", "/shadow-dom", "/hostile-globals", "/click-listeners"]

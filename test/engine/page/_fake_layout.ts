@@ -62,6 +62,7 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
         pointerEvents: inherited("pointer-events", "auto"),
         position: inline(el, "position") ?? "static",
         clip: inline(el, "clip") ?? "auto",
+        fontSize: inherited("font-size", "16px"),
         clipPath: inline(el, "clip-path") ?? "none",
         overflow: inline(el, "overflow") ?? "visible",
         overflowX: inline(el, "overflow-x") ?? inline(el, "overflow") ?? "visible",
