@@ -520,7 +520,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   // Inside a strong candidate (a link, a button) weak signals belong to it.
   if (!(sig & STRONG) && inh.inStrong) sig = 0;
   else if (
-    inh.delegation && !inh.inStrong && !(sig & (STRONG | S_LISTENER | S_ONATTR)) &&
+    inh.delegation && !inh.inStrong && !(sig & (STRONG | S_LISTENER | S_ONATTR | S_POINTER)) &&
     pass.probes > 0 && el.firstChild !== null
   ) {
     // Inside a listened ancestor: is this element a delegated target itself?

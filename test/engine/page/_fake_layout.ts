@@ -8,6 +8,20 @@
  */
 import type { Layout, Rect, StyleFacts } from "../../../engine/page/layout.ts";
 
+/** Tags laid out inline by default, as in a browser's user-agent sheet. */
+const INLINE_TAGS = new Set([
+  "a",
+  "b",
+  "i",
+  "em",
+  "strong",
+  "code",
+  "kbd",
+  "span",
+  "small",
+  "label",
+]);
+
 /** Reads one declaration from an inline style attribute. */
 function inline(el: Element, property: string): string | undefined {
   const style = el.getAttribute("style");
@@ -55,7 +69,9 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
       };
       void parent;
       return {
-        display: el.hasAttribute("hidden") ? "none" : inline(el, "display") ?? "block",
+        display: el.hasAttribute("hidden")
+          ? "none"
+          : inline(el, "display") ?? (INLINE_TAGS.has(el.localName) ? "inline" : "block"),
         visibility: inherited("visibility", "visible"),
         opacity: inline(el, "opacity") ?? "1",
         cursor: inherited("cursor", "auto"),
