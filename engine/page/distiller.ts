@@ -334,7 +334,9 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
         pointer: false,
         inStrong: false,
         weak: undefined,
-        delegation: false,
+        // The walk starts at the body: a listener on the root element counts from here.
+        delegation: doc.documentElement !== null &&
+          (layout.listened(doc.documentElement) & LISTEN_CLICK) !== 0,
         clipper: undefined,
         inside: req.mode === "page",
       })

@@ -207,25 +207,36 @@ export function installHook(secret: string): void {
         if (typeof props[REACT_HANDLERS[j]!] === "function") return true;
       }
     }
-    const jq = (win as unknown as { jQuery?: { _data?: (el: Element, key: string) => unknown } })
-      .jQuery;
-    if (!jq || typeof jq._data !== "function") return false;
-    // Ancestors that jQuery listens on (through addEventListener, so seen).
+    const jq = jQueryOf();
+    if (!jq) return false;
+    // Ancestors that jQuery listens on (through addEventListener, so seen), and the document.
     for (
       let up = apply(parentElementOf, el, []) as Element | null;
       up;
       up = apply(parentElementOf, up, []) as Element | null
     ) {
-      if (!apply(weakSetHas, seen, [up])) continue;
-      const events = jq._data(up, "events") as Record<string, { selector?: string }[]> | undefined;
-      if (!events) continue;
-      for (let t = 0; t < CLICK_TYPES.length; t++) {
-        const handlers = events[CLICK_TYPES[t]!];
-        if (!handlers) continue;
-        for (let h = 0; h < handlers.length; h++) {
-          const selector = handlers[h]!.selector;
-          if (selector && apply(matches, el, [selector])) return true;
-        }
+      if (apply(weakSetHas, seen, [up]) && matchesDelegated(jq, up, el)) return true;
+    }
+    return matchesDelegated(jq, win.document, el);
+  }
+
+  type JQuery = { _data: (owner: object, key: string) => unknown };
+  /** The page's jQuery, when it has one with its private data reader. */
+  function jQueryOf(): JQuery | undefined {
+    const jq = (win as unknown as { jQuery?: Partial<JQuery> }).jQuery;
+    return jq && typeof jq._data === "function" ? jq as JQuery : undefined;
+  }
+
+  /** Whether `owner` has a jQuery handler delegated to a selector that `el` matches (any when `el` is null). */
+  function matchesDelegated(jq: JQuery, owner: object, el: Element | null): boolean {
+    const events = jq._data(owner, "events") as Record<string, { selector?: string }[]> | undefined;
+    if (!events) return false;
+    for (let t = 0; t < CLICK_TYPES.length; t++) {
+      const handlers = events[CLICK_TYPES[t]!];
+      if (!handlers) continue;
+      for (let h = 0; h < handlers.length; h++) {
+        const selector = handlers[h]!.selector;
+        if (selector && (el === null || apply(matches, el, [selector]))) return true;
       }
     }
     return false;
@@ -242,6 +253,16 @@ export function installHook(secret: string): void {
   }, true]);
 
   apply(nativeAdd, win, [`${secret}:flush`, function flush(): void {
+    try {
+      // jQuery handlers delegated from the document: its element is then a delegation root.
+      const jq = jQueryOf();
+      const root = win.document.documentElement;
+      if (jq && root && matchesDelegated(jq, win.document, null)) {
+        apply(nativeDispatch, root, [new CustomEventClass(`${secret}:c`, { composed: true })]);
+      }
+    } catch {
+      // an odd jQuery: no document delegation
+    }
     const waiting: [WeakRef<Element>, string][] = [];
     const list = pending;
     pending = waiting;
