@@ -645,21 +645,38 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
  */
 function leafItems(pass: Pass, node: DNode): void {
   if (!(node.sig & (S_LISTENER | S_ONATTR)) || node.sig & S_POINTER) return;
+  markItems(pass, node, node, 2, 0);
+}
+
+/**
+ * Marks the items of `list` (through single wrappers, `div > ul > li`) as
+ * candidates when there are at least `least` of one tag, each with text;
+ * nested lists inside an item (the branches of a tree) get the same, under
+ * their item.
+ */
+function markItems(pass: Pass, list: DNode, owner: DNode, least: number, depth: number): void {
   let items: DNode[] = [];
-  let holder = node;
-  // Through single wrappers (`div > ul > li`).
-  for (let depth = 0; depth < 3; depth++) {
+  let holder = list;
+  for (let hop = 0; hop < 3; hop++) {
     items = holder.kids.filter((kid): kid is DNode => typeof kid !== "string" && !("k" in kid));
     if (items.length !== 1 || holder.kids.some((kid) => typeof kid === "string")) break;
     holder = items[0]!;
   }
-  if (items.length < 2) return;
+  if (items.length < least) return;
   const tag = items[0]!.tag;
   if (items.some((item) => item.tag !== tag || !fold(item.el.textContent ?? ""))) return;
   for (const item of items) {
+    if (item.sig & STRONG) continue;
     item.sig |= S_ITEM;
-    item.up = node;
+    item.up = owner;
     pass.candidates.push(item);
+    if (depth >= 4) continue;
+    for (const kid of item.kids) {
+      if (typeof kid === "string" || "k" in kid) continue;
+      if (kid.tag === "ul" || kid.tag === "ol" || kid.role === "group") {
+        markItems(pass, kid, item, 1, depth + 1);
+      }
+    }
   }
 }
 
