@@ -99,10 +99,32 @@ function inline(node: WireNode): string {
         : node.role === "" || node.role === "list" || node.role === "listitem"
         ? (node.id !== undefined || node.name ? describeElement(node, showNew) : "")
         : describeElement(node, showNew);
-      const tail = node.c ? node.c.map(inline).filter(Boolean).join(" · ") : "";
+      const tail = node.c ? joinParts(node.c) : "";
       return head && tail ? `${head} ${tail}` : head || tail;
     }
   }
+}
+
+/**
+ * Joins nodes on one line: with ` · ` between separate things, with a
+ * space where an element runs on inside the text around it (a link in a
+ * sentence).
+ */
+function joinParts(nodes: readonly WireNode[]): string {
+  let out = "";
+  let previous: WireNode | undefined;
+  for (const node of nodes) {
+    const text = inline(node);
+    if (!text) continue;
+    if (previous) {
+      const runs = (previous.k === "t" && node.k === "e" && node.inline) ||
+        (previous.k === "e" && previous.inline && node.k === "t");
+      out += runs ? " " : " · ";
+    }
+    out += text;
+    previous = node;
+  }
+  return out;
 }
 
 /** Roles whose content always gets lines of its own. */
@@ -165,7 +187,7 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
     if (TRANSPARENT.has(node.role) && unnamed) {
       // Items of a list keep a line each; other wrappers join when short.
       if (node.role !== "list" && node.c && node.c.every(isLeaf)) {
-        const joined = node.c.map(inline).filter(Boolean).join(" · ");
+        const joined = joinParts(node.c);
         if (joined.length <= MAX_JOINED) {
           if (joined) out.push(pad + joined);
           continue;
@@ -180,7 +202,7 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
       continue;
     }
     if (!BLOCKS.has(node.role) && node.c.every(isLeaf)) {
-      const joined = node.c.map(inline).filter(Boolean).join(" · ");
+      const joined = joinParts(node.c);
       if (head.length + joined.length <= MAX_JOINED) {
         out.push(pad + (joined ? `${head} · ${joined}` : head));
         continue;

@@ -85,6 +85,8 @@ export interface WireElement {
   inView?: boolean;
   /** Whether the id was handed out by this observation. */
   isNew?: boolean;
+  /** Whether the element is laid out inline in the text around it (a link in a sentence). */
+  inline?: boolean;
   /** The CDP frame id of the element's document; filled in by the driver. */
   frame?: string;
   /** Child nodes. */

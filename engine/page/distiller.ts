@@ -1460,6 +1460,8 @@ function emitNode(
       }
       if (kid.tag === "br" && kids[kids.length - 1]?.k === "t") addText(" ", true);
       runs = false;
+      const only = outs.length === 1 ? outs[0] : undefined;
+      if (kid.inline && only?.k === "e" && only.id !== undefined && !only.c) only.inline = true;
       for (const out of outs) kids.push(out);
       if (kid.inline && kid.spaceAfter) runs = false;
     }

@@ -199,8 +199,8 @@ Deno.test("formatNodes() joins short groups and lays tables out by rows", () => 
   assertEquals(lines, [
     "main",
     '  heading "Cart"',
-    '  [1] link "Shirt" → /1 · $19.99',
-    '  [2] link "Hat" → /2 · $5',
+    '  [1] link "Shirt" → /1 $19.99',
+    '  [2] link "Hat" → /2 $5',
     "  table",
     "    Name | Price",
     "    Shirt | $19.99",
@@ -258,15 +258,16 @@ Deno.test("createDistiller() reaches a styled-away checkbox through one id on th
 
 Deno.test("createDistiller() joins inline runs, keeps a differing title apart and shows link targets", () => {
   const { distiller } = setup(`
-    <p>Type "<code>hello</code>" here</p>
+    <p>Type "<code>hello</code>" here</p><p>Read the <a href="/docs">docs</a> first.</p>
     <a href="/year" title="Sort ascending">Year</a>
     <span id="l">Order 7</span><div aria-labelledby="l" onclick="go()">Shipped</div>`);
   const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
   assertEquals(lines, [
     'Type "hello" here',
-    '[1] link "Year" → /year title="Sort ascending"',
+    'Read the [1] link "docs" → /docs first.',
+    '[2] link "Year" → /year title="Sort ascending"',
     "Order 7",
-    '[2] clickable "Order 7" listener · Shipped',
+    '[3] clickable "Order 7" listener · Shipped',
   ]);
 });
 
