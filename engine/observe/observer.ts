@@ -107,6 +107,8 @@ export interface ObservedElement {
   isNew: boolean;
   /** Where a link goes: path on the page's own origin, host and path elsewhere. */
   href?: string;
+  /** A `title` that differs from the name (a tooltip), for roles named from their content. */
+  description?: string;
   /**
    * The id of the nearest enclosing element with an id that holds others
    * (a scroll container, or a dialog, form, list or menu with an id), so a
@@ -323,7 +325,22 @@ export class Observer {
       req.nextId = result.nextId;
       if (depth === 0) top = result;
       for (const facts of result.elements) {
-        const [id, role, name, value, states, cues, x, y, w, h, flags, href, container] = facts;
+        const [
+          id,
+          role,
+          name,
+          value,
+          states,
+          cues,
+          x,
+          y,
+          w,
+          h,
+          flags,
+          href,
+          container,
+          description,
+        ] = facts;
         const el: ObservedElement = {
           id,
           role,
@@ -338,6 +355,7 @@ export class Observer {
         if (value !== null) el.value = value;
         if (href) el.href = href;
         if (container) el.container = container;
+        if (description) el.description = description;
         elements.push(el);
         this.#where.set(id, { frameId: frame.frameId, state: frame.state });
       }

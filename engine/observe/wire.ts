@@ -31,7 +31,8 @@ export interface DistillRequest {
  * them: a tuple, because thousands cross per observation. States and cues
  * are space-separated; `flags` has bit 1 for "in the viewport" and bit 2 for
  * "new in this observation"; `href` is a link's compact target or `""`;
- * `container` is the id of the nearest container with an id, or `0`.
+ * `container` is the id of the nearest container with an id, or `0`;
+ * `description` is a `title` that differs from the name, or `""`.
  */
 export type WireFacts = [
   id: number,
@@ -47,6 +48,7 @@ export type WireFacts = [
   flags: number,
   href: string,
   container: number,
+  description: string,
 ];
 
 /** A node of the distilled tree. */

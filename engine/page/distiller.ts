@@ -6,15 +6,23 @@
  *
  * 1. `collect` walks the rendered DOM once (open shadow roots and slots
  *    included, `display:none` subtrees pruned), reading one computed style per
- *    element, and records interactivity signals that cost no layout.
+ *    element, and records interactivity signals that cost no layout. Inside
+ *    an element with a click listener, elements are probed for delegated
+ *    handlers of their own; a listened list without candidates inside makes
+ *    its items the candidates.
  * 2. `vet` measures boxes only for candidates and applies the vetoes
  *    (aria-hidden, inert, hidden, disabled, pointer-events, zero size,
- *    off-document, outside an open modal, fully covered).
+ *    off-document, outside an open modal, cut away by a clipping box, fully
+ *    covered); a hidden native checkbox takes its visible stand-in's box. A
+ *    weak-only candidate (listener, hover, tabindex) with candidates inside
+ *    that keep ids is a container: it loses its own id, they keep theirs.
  * 3. `assign` hands out ids: an element keeps its id for its whole life and
  *    an id is never handed out twice (the driver owns the counter).
  * 4. `describe` computes roles, names, values, states and cues.
  * 5. `emit` writes the plain JSON tree: generic wrappers collapse, text read
- *    into a name is not repeated, runs of similar siblings are summarised.
+ *    into a name is not repeated, inline runs join as they read, visually
+ *    hidden text shows only in names, runs of similar siblings are
+ *    summarised (prose and article tables never are).
  *
  * Invariants: the distiller writes nothing to the page (no attributes, no
  * nodes, no properties on page objects); everything it remembers lives in
@@ -1472,6 +1480,13 @@ function emitNode(
     return kids;
   }
   if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
+  if (name && node.id !== undefined) {
+    // Text that only says the name again (`[7] link "Share" Share`) is left out.
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const kid = kids[i]!;
+      if (kid.k === "t" && fold(kid.t) === name) kids.splice(i, 1);
+    }
+  }
   const out: WireElement = { k: "e", role: node.role };
   if (node.id !== undefined) {
     out.id = node.id;
@@ -1519,6 +1534,7 @@ function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult["frame
         (node.inView ? 1 : 0) | (node.isNew ? 2 : 0),
         node.href ?? "",
         node.container ?? 0,
+        node.description ?? "",
       ]);
     }
     if (node.c) facts(node.c, out, frames);

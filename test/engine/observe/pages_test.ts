@@ -124,6 +124,10 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     const observation = await observer.observe(page);
     const help = observation.elements.find((el) => el.name === "Help");
     assertEquals(help?.href, "/help");
+    await open(observer, page, server.url("/text-runs"));
+    const texts = await observer.observe(page);
+    const year = texts.elements.find((el) => el.name === "Year");
+    assertEquals([year?.href, year?.description], ["#year", "Sort ascending"]);
     assertStringIncludes(observation.text, 'link "Help" → /help');
   });
   await t.step(
