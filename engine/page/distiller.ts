@@ -202,6 +202,8 @@ interface DNode {
    * in names, never as text of its own.
    */
   unseen?: boolean;
+  /** Whether `font-size` was read for the element's text. */
+  sized?: boolean;
   /** Whether the element is laid out inline, so its text runs on with its neighbours'. */
   inline?: boolean;
   /** Whether white space follows the element before the next text. */
@@ -276,6 +278,8 @@ interface Pass {
   probes: number;
   /** The document's origin, for compact link targets. */
   origin: string;
+  /** The document's URL without its fragment: links to it show only their fragment. */
+  here: string;
 }
 
 /** A distiller for one document, keeping ids for the document's life. */
@@ -331,6 +335,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       standIns: new Set(),
       probes: MAX_PROBES,
       origin: originOf(doc),
+      here: (doc.URL ?? "").replace(/#.*$/, ""),
     };
     // Chromium's own error page (a frame the context's origin rule blocked, or
     // one that failed to load) is not the site's content: say so, no more.
@@ -452,7 +457,8 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (SKIP_TAGS.has(tag)) return null;
   const { layout, req } = pass;
   const style = layout.style(el);
-  if (style.display === "none") return null;
+  const display = style.display;
+  if (display === "none") return null;
   let inside = inh.inside;
   if (!inside) {
     const r = layout.rect(el);
@@ -565,14 +571,9 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     clipper: inh.clipper,
   };
   if (clips) node.scrolls = scrolls;
-  const display = style.display;
   if (display === "inline" || display === "math" || display === "inline math") node.inline = true;
-  if (
-    style.overflow !== "visible" && isVisuallyHidden(layout, el, style) ||
-    style.fontSize === "0px"
-  ) {
-    node.unseen = true;
-  }
+  // `font-size: 0` is asked only where text is met (`collectKid`).
+  if (style.overflow !== "visible" && isVisuallyHidden(layout, el, style)) node.unseen = true;
   if (sig && style.pointerEvents === "none") node.noPointer = true;
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
@@ -783,6 +784,10 @@ function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
       return;
     }
     if (isHidden(node)) return;
+    if (!node.unseen && node.style && !node.sized) {
+      node.sized = true;
+      if (node.style.fontSize === "0px") node.unseen = true;
+    }
     // Edges keep one space where the source has white space, so inline runs join as they read.
     const lead = /^\s/.test(data) ? " " : "", trail = /\s$/.test(data) ? " " : "";
     node.kids.push(lead + text + trail);
@@ -1276,7 +1281,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (tag === "select") node.options = optionsOf(target, req.maxText);
   if ((tag === "a" || tag === "area") && role === "link") {
-    const href = compactHref(target, pass.origin);
+    const href = compactHref(target, pass);
     if (href) node.href = href;
   }
   const states = statesOf(target, tag, role, node.disabled);
@@ -1325,22 +1330,24 @@ const MAX_HREF = 80;
  * Where a link goes, compactly: path, query and fragment on the document's
  * own origin, origin and path elsewhere; nothing for script links.
  */
-function compactHref(el: Element, origin: string): string {
+function compactHref(el: Element, pass: Pass): string {
   const raw = el.getAttribute("href");
   if (raw === null) return "";
   const trimmed = raw.trim();
   if (/^javascript:/i.test(trimmed)) return "";
-  let url: URL;
-  try {
-    url = new URL(trimmed, el.ownerDocument.baseURI || undefined);
-  } catch {
-    return clip(trimmed, MAX_HREF);
+  // The browser's resolved `href` spares parsing a URL per link.
+  const href = (el as HTMLAnchorElement).href;
+  if (typeof href !== "string" || !/^https?:\/\//.test(href)) {
+    return clip(href && typeof href === "string" ? href : trimmed, MAX_HREF);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return clip(url.href, MAX_HREF);
-  const here = el.ownerDocument.URL.replace(/#.*$/, "");
-  if (url.href.replace(/#.*$/, "") === here) return url.hash; // this page: its fragment, or nothing
-  const path = url.pathname + url.search + url.hash;
-  return clip(url.origin === origin ? path : url.host + path, MAX_HREF);
+  const hash = href.indexOf("#");
+  const bare = hash === -1 ? href : href.slice(0, hash);
+  if (bare === pass.here) return hash === -1 ? "" : href.slice(hash); // this page: its fragment
+  const { origin } = pass;
+  if (origin && href.startsWith(origin) && href.charCodeAt(origin.length) === 47) {
+    return clip(href.slice(origin.length), MAX_HREF);
+  }
+  return clip(href.replace(/^https?:\/\//, ""), MAX_HREF);
 }
 
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
