@@ -212,6 +212,8 @@ interface DNode {
   up?: DNode | undefined;
   /** Whether a candidate inside this one keeps an id. */
   inner?: boolean;
+  /** Whether a candidate inside this one was found by the delegation probe. */
+  delegates?: boolean;
   /** The nearest ancestor that clips its content (overflow other than visible). */
   clipper?: DNode | undefined;
   /** Whether this element scrolls (rather than only clips) its overflow. */
@@ -536,10 +538,11 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   // Inside a strong candidate (a link, a button) weak signals belong to it.
   if (!(sig & STRONG) && inh.inStrong) sig = 0;
   else if (
-    inh.delegation && !inh.inStrong && !(sig & (STRONG | S_LISTENER | S_ONATTR | S_POINTER)) &&
-    pass.probes > 0 && el.firstChild !== null
+    inh.delegation && !inh.inStrong && pass.probes > 0 && el.firstChild !== null
   ) {
-    // Inside a listened ancestor: is this element a delegated target itself?
+    // Inside a listened ancestor: is this element a delegated target itself? Asked of
+    // controls too (React's own `onclick` no-op on them hides nothing): a hit marks the
+    // ancestor as a delegation root, not a target.
     pass.probes--;
     if (layout.delegated(el)) sig |= S_DELEGATED;
   }
@@ -1030,24 +1033,36 @@ function vet(pass: Pass, doc: Document): void {
 
 /**
  * A listener on an ancestor is not a signal that the ancestor is the
- * target: a weak-only candidate (listener, hover, tabindex, on* attribute)
- * with candidates inside that keep their ids is a container, kept as
- * structure, unless it marks itself as a target of its own (a pointer
- * cursor where its parent has none, a delegated handler of its own).
+ * target. A weak-only candidate (listener, hover, tabindex, on* attribute)
+ * with candidates inside that keep ids is a container, kept as structure,
+ * when everything it shows belongs to those targets, or it only hovers or
+ * takes focus, or it delegates (a target inside was found by the probe), or
+ * it is too big to be one thing a person clicks (more than half the
+ * viewport). Otherwise (a listened row with its own text and a Delete
+ * button inside) it stays a target beside them. A pointer cursor of its own
+ * or a delegated handler of its own keeps it unless it shows nothing of its own.
  */
 function unwrapContainers(pass: Pass): void {
   for (const node of pass.candidates) {
     if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
-    for (let up = node.up; up && !up.inner; up = up.up) up.inner = true;
+    const delegated = (node.sig & S_DELEGATED) !== 0;
+    for (let up = node.up; up; up = up.up) {
+      if (up.inner && (!delegated || up.delegates)) break;
+      up.inner = true;
+      if (delegated) up.delegates = true;
+    }
   }
+  const { vp } = pass;
   for (const node of pass.candidates) {
     if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
-    if (node.sig & OWN_TARGET) {
-      // A target of its own, unless everything it shows belongs to the targets inside
-      // (a delegated `li` around its `menuitem`).
-      const parts: string[] = [];
-      contentText(node, parts);
-      if (fold(parts.join(""))) continue;
+    const parts: string[] = [];
+    contentText(node, parts);
+    const own = fold(parts.join("")) !== "";
+    if (own) {
+      if (node.sig & OWN_TARGET) continue;
+      const r = node.rect;
+      const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
+      if (node.sig & (S_LISTENER | S_ONATTR) && !node.delegates && !big) continue;
     }
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
