@@ -222,12 +222,23 @@ Deno.test("createDistiller() walks open shadow roots and reads their labels", ()
 Deno.test("createDistiller() keeps a listened ancestor as structure and gives its targets ids", () => {
   const { document } = parseHTML(`<html><body>
     <div id="bar"><span style="cursor:pointer">Reply</span><span style="cursor:pointer">Forward</span></div>
-    <div id="card" style="cursor:pointer"><h3>Card</h3><button>Buy</button></div></body></html>`);
-  const listeners = new Set([document.getElementById("bar")!, document.getElementById("card")!]);
+    <div id="card" style="cursor:pointer"><h3>Card</h3><button>Buy</button></div>
+    <div id="row"><span>Invoice 12</span> <button>Delete</button></div></body></html>`);
+  const listeners = new Set(
+    ["bar", "card", "row"].map((id) => document.getElementById(id)!),
+  );
   const distiller = createDistiller(document, fakeLayout(document, { clickListeners: listeners }));
   const named = withIds(distiller.observe(REQUEST).nodes!).map((el) => `${el.role}:${el.name}`);
   // The toolbar is no target of its own; the card, with a pointer cursor of its own, is.
-  assertEquals(named, ["clickable:Reply", "clickable:Forward", "clickable:Card", "button:Buy"]);
+  // A listened row with text of its own stays a target beside its button.
+  assertEquals(named, [
+    "clickable:Reply",
+    "clickable:Forward",
+    "clickable:Card",
+    "button:Buy",
+    "clickable:Invoice 12",
+    "button:Delete",
+  ]);
 });
 
 Deno.test("createDistiller() finds delegated targets by probe and the items of a listened list", () => {
