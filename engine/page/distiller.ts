@@ -1346,14 +1346,11 @@ const MAX_HREF = 80;
  * own origin, origin and path elsewhere; nothing for script links.
  */
 function compactHref(el: Element, pass: Pass): string {
-  const raw = el.getAttribute("href");
-  if (raw === null) return "";
-  const trimmed = raw.trim();
-  if (/^javascript:/i.test(trimmed)) return "";
   // The browser's resolved `href` spares parsing a URL per link.
-  const href = (el as HTMLAnchorElement).href;
-  if (typeof href !== "string" || !/^https?:\/\//.test(href)) {
-    return clip(href && typeof href === "string" ? href : trimmed, MAX_HREF);
+  let href = (el as HTMLAnchorElement).href;
+  if (typeof href !== "string") href = el.getAttribute("href") ?? "";
+  if (!href.startsWith("http")) {
+    return /^javascript:/i.test(href) ? "" : clip(href, MAX_HREF);
   }
   const hash = href.indexOf("#");
   const bare = hash === -1 ? href : href.slice(0, hash);
