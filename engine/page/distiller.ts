@@ -1283,11 +1283,15 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
-  if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
-  else if (name) {
-    // Named otherwise (aria-labelledby, aria-label): its own text stays, unless it says the same.
-    node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
-  }
+  if (name && fromContent && !node.named) {
+    if (target.hasAttribute("aria-labelledby")) {
+      // Named by other text: its own text is content of its own and stays, unless it says the same.
+      node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
+    } else {
+      // `aria-label` and the like replace what it shows (an icon's letters, a repeated caption).
+      node.kids = node.kids.filter((kid) => typeof kid !== "string");
+    }
+  } else if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (name) node.name = clip(name, req.maxText);
   const value = node.sig & S_EDITABLE && !node.proxy
     ? fold(node.el.textContent ?? "")
