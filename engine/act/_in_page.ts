@@ -171,9 +171,10 @@ export const POINT = `function () {
   const target = this;
   const el = proxyOf(target);
   const doc = el.ownerDocument;
-  const html = doc.documentElement;
-  const vw = html.clientWidth || innerWidth;
-  const vh = html.clientHeight || innerHeight;
+  // In quirks mode the root's client box is the whole document, not the viewport.
+  const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
+  const vw = (html && html.clientWidth) || innerWidth;
+  const vh = (html && html.clientHeight) || innerHeight;
   let r = el.getBoundingClientRect();
   let shown = clipped(el, r, vw, vh);
   const whole = (c) => !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 && c.y1 >= r.bottom - 0.5;
@@ -193,7 +194,7 @@ export const POINT = `function () {
     if (accepts(hit, target, el)) {
       const over = frame ? ancestorsCover(frame, x, y) : null;
       if (over === null) {
-        const box = html.getBoundingClientRect();
+        const box = doc.documentElement.getBoundingClientRect();
         return { ok: true, x, y, docX: box.left, docY: box.top };
       }
       if (cover === undefined) cover = over;
@@ -372,8 +373,10 @@ export const FILE_INPUT = `function () {
 
 /** The viewport size of the element's (or the page's) document. */
 export const VIEWPORT = `function () {
-  const html = (this && this.ownerDocument ? this.ownerDocument : document).documentElement;
-  return { width: html.clientWidth || innerWidth, height: html.clientHeight || innerHeight };
+  const doc = this && this.ownerDocument ? this.ownerDocument : document;
+  // In quirks mode the root's client box is the whole document, not the viewport.
+  const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
+  return { width: (html && html.clientWidth) || innerWidth, height: (html && html.clientHeight) || innerHeight };
 }`;
 
 /**

@@ -102,10 +102,23 @@ export interface ObservedElement {
   box: Box;
   /** The CDP frame id of the element's document. */
   frame: string;
-  /** Whether the box intersects the viewport. */
+  /**
+   * Whether the box intersects the viewport and the visible part of every
+   * scroll container around it (an item scrolled out of its list is not).
+   */
   inViewport: boolean;
   /** Whether the id is new since the previous observation. */
   isNew: boolean;
+  /** Where a link goes: path on the page's own origin, host and path elsewhere. */
+  href?: string;
+  /** A `title` that differs from the name (a tooltip), for roles named from their content. */
+  description?: string;
+  /**
+   * The id of the nearest enclosing element with an id that holds others
+   * (a scroll container, or a dialog, form, list or menu with an id), so a
+   * program can scope a search or scroll the right box.
+   */
+  container?: number;
 }
 
 /** Scroll offsets and sizes of a document, in CSS pixels. */
@@ -358,7 +371,23 @@ export class Observer {
       if (!result) return undefined;
       pageMs += result.ms;
       if (depth > 0) this.#relabel(frame, result);
-      for (const [id, role, name, value, states, cues, x, y, w, h, flags] of result.elements) {
+      for (const facts of result.elements) {
+        const [
+          id,
+          role,
+          name,
+          value,
+          states,
+          cues,
+          x,
+          y,
+          w,
+          h,
+          flags,
+          href,
+          container,
+          description,
+        ] = facts;
         const el: ObservedElement = {
           id,
           role,
@@ -371,6 +400,9 @@ export class Observer {
           isNew: (flags & 2) !== 0,
         };
         if (value !== null) el.value = value;
+        if (href) el.href = href;
+        if (container) el.container = container;
+        if (description) el.description = description;
         elements.push(el);
         if (depth === 0) {
           this.#where.set(id, { frameId: frame.frameId, state: frame.state, local: id });

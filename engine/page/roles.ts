@@ -300,9 +300,15 @@ function textWithout(root: Element, skip: Element): string {
  *
  * @param el the element
  * @param tag its lowercase local name
+ * @param options `title`: whether `title` and `placeholder` may name it (default true); roles
+ *   named from their content pass false, as content comes before `title` (accname 1.2 step 2I)
  * @returns the folded name, or `""` when none of those name it
  */
-export function nameFromAttributes(el: Element, tag: string): string {
+export function nameFromAttributes(
+  el: Element,
+  tag: string,
+  options: { title?: boolean } = {},
+): string {
   const byId = labelledBy(el);
   if (byId) return byId;
   const aria = fold(el.getAttribute("aria-label") ?? "");
@@ -332,6 +338,7 @@ export function nameFromAttributes(el: Element, tag: string): string {
     const caption = el.querySelector("caption");
     if (caption) return fold(caption.textContent ?? "");
   }
+  if (options.title === false) return "";
   const title = fold(el.getAttribute("title") ?? "");
   if (title) return title;
   return fold(el.getAttribute("placeholder") ?? el.getAttribute("aria-placeholder") ?? "");
