@@ -23,7 +23,8 @@
  *
  * Writes `bench/results/apps.json` and `bench/results/apps.md`.
  *
- * Run: `deno task bench:apps` (`--quick` for 2 runs and 2 seeds).
+ * Run: `deno task bench:apps` (`--quick` for 2 runs and 2 seeds; `--only=/path` for one
+ * page and its tasks; `--tasks-only` and `--seeds=N` to try the solvers).
  *
  * @module
  */
@@ -43,8 +44,9 @@ import { interleave, openPlaywright } from "./_harness.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const ONLY = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const NO_PAGES = Deno.args.includes("--tasks-only");
 const RUNS = QUICK ? 2 : 5;
-const SEEDS = QUICK ? 2 : 10;
+const SEEDS = Number(Deno.args.find((a) => a.startsWith("--seeds="))?.slice(8) ?? (QUICK ? 2 : 10));
 const VIEWPORT = { width: 1280, height: 800 };
 const LOAD_BEFORE = Deno.loadavg();
 const GROUP = "apps-bench";
@@ -192,7 +194,7 @@ interface PageRow {
 }
 
 const pageRows: PageRow[] = [];
-const pages = APP_PAGES.filter((p) => !ONLY || p.path === ONLY);
+const pages = NO_PAGES ? [] : APP_PAGES.filter((p) => !ONLY || p.path === ONLY);
 
 async function measurePage(page: AppPage): Promise<PageRow> {
   const url = server.url(page.path);
@@ -380,7 +382,11 @@ const report = {
 };
 const dir = new URL("./results/", import.meta.url);
 await Deno.mkdir(dir, { recursive: true });
-await Deno.writeTextFile(new URL("apps.json", dir), JSON.stringify(report, null, 2) + "\n");
+// A partial run (one page, tasks only) prints its report and keeps the committed results.
+const PARTIAL = NO_PAGES || ONLY !== undefined;
+if (!PARTIAL) {
+  await Deno.writeTextFile(new URL("apps.json", dir), JSON.stringify(report, null, 2) + "\n");
+}
 
 const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
 const md: string[] = [
@@ -461,5 +467,5 @@ for (const r of taskRows) {
   }
 }
 md.push("");
-await Deno.writeTextFile(new URL("apps.md", dir), md.join("\n"));
-console.log(md.slice(0, 20).join("\n"));
+if (!PARTIAL) await Deno.writeTextFile(new URL("apps.md", dir), md.join("\n"));
+console.log(PARTIAL ? md.join("\n") : md.slice(0, 20).join("\n"));
