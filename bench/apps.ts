@@ -13,7 +13,8 @@
  *   itself, one of its labels, an ancestor holding that one control and no
  *   other, or a descendant of it;
  * - **false ids**: ids whose element matches no control that way (for
- *   instance a container holding several controls);
+ *   instance a container holding several controls); an id on a scroll
+ *   container (what the `scroll` action takes) is counted apart, as neither;
  * - **content kept**: of the page's visible text words (the truth script's
  *   text, lower-cased runs of letters and digits, counted with
  *   multiplicity), the fraction found in the observation text; the same for
@@ -24,7 +25,8 @@
  * Writes `bench/results/apps.json` and `bench/results/apps.md`.
  *
  * Run: `deno task bench:apps` (`--quick` for 2 runs and 2 seeds; `--only=/path` for one
- * page and its tasks; `--tasks-only` and `--seeds=N` to try the solvers).
+ * page and its tasks, replacing them in the committed results; `--tasks-only` and `--seeds=N`
+ * to try the solvers, printing only).
  *
  * @module
  */
@@ -184,6 +186,7 @@ interface PageRow {
   recall: number;
   ids: number;
   falseIds: number;
+  scrollers: number;
   contentKept: number;
   contentKeptAria: number;
   tokens: { engine: number; aria: number };
@@ -212,12 +215,14 @@ async function measurePage(page: AppPage): Promise<PageRow> {
   const matched = new Set<string>();
   const merged: { what: string; id: number; contains: string[] }[] = [];
   const falseIdList: string[] = [];
+  let scrollers = 0;
   for (const element of observation.elements) {
     const found = await classifyId(element.id);
     if (!found) continue;
     const s = sessions.indexOf(found.session);
     const { c } = found;
-    if (c.kind !== "none") matched.add(`${s}:${c.index}`);
+    if (c.kind === "scroller") scrollers++;
+    else if (c.kind !== "none") matched.add(`${s}:${c.index}`);
     else {
       falseIdList.push(
         `[${element.id}] ${element.role} ${JSON.stringify(element.name.slice(0, 50))} on ${c.what}${
@@ -267,6 +272,7 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     recall: round(controls ? (controls - misses.length) / controls : 1),
     ids: observation.elements.length,
     falseIds: falseIdList.length,
+    scrollers,
     contentKept: round(kept(truthWords, timed.engine.value)),
     contentKeptAria: round(kept(truthWords, timed.aria.value)),
     tokens: { engine: encode(timed.engine.value).length, aria: encode(timed.aria.value).length },
@@ -346,6 +352,31 @@ await env.close();
 
 // ---------------------------------------------------------------- report
 
+const dir = new URL("./results/", import.meta.url);
+const RESULTS = new URL("apps.json", dir);
+// A run of one page replaces that page's row and tasks in the committed
+// results; a tasks-only run just prints.
+const reruns: { path: string; date: string }[] = [];
+if (ONLY !== undefined && !NO_PAGES) {
+  const previous = JSON.parse(await Deno.readTextFile(RESULTS)) as {
+    pages: PageRow[];
+    tasks: TaskRow[];
+    reruns?: { path: string; date: string }[];
+  };
+  const fresh = new Set(pageRows.map((r) => r.path));
+  pageRows.unshift(...previous.pages.filter((r) => !fresh.has(r.path)));
+  const freshTasks = new Set(taskRows.map((r) => r.name));
+  taskRows.unshift(...previous.tasks.filter((r) => !freshTasks.has(r.name)));
+  const order = (path: string) => APP_PAGES.findIndex((p) => p.path === path);
+  pageRows.sort((a, b) => order(a.path) - order(b.path));
+  const taskOrder = (name: string) => APP_TASKS.findIndex((t) => t.name === name);
+  taskRows.sort((a, b) => taskOrder(a.name) - taskOrder(b.name));
+  reruns.push(...(previous.reruns ?? []).filter((r) => r.path !== ONLY), {
+    path: ONLY,
+    date: new Date().toISOString(),
+  });
+}
+
 const totalControls = pageRows.reduce((n, r) => n + r.controls, 0);
 const totalMatched = pageRows.reduce((n, r) => n + r.matched, 0);
 const summary = {
@@ -377,16 +408,13 @@ const report = {
     "latency: median of interleaved runs, whole-page env.observe() vs locator('body').ariaSnapshot(), each in its own tab",
   ],
   summary,
+  reruns,
   pages: pageRows,
   tasks: taskRows,
 };
-const dir = new URL("./results/", import.meta.url);
 await Deno.mkdir(dir, { recursive: true });
-// A partial run (one page, tasks only) prints its report and keeps the committed results.
-const PARTIAL = NO_PAGES || ONLY !== undefined;
-if (!PARTIAL) {
-  await Deno.writeTextFile(new URL("apps.json", dir), JSON.stringify(report, null, 2) + "\n");
-}
+const PARTIAL = NO_PAGES;
+if (!PARTIAL) await Deno.writeTextFile(RESULTS, JSON.stringify(report, null, 2) + "\n");
 
 const pct = (n: number) => `${Math.round(n * 1000) / 10}%`;
 const md: string[] = [
@@ -402,6 +430,14 @@ const md: string[] = [
     report.loadAverage.after.map((n) => n.toFixed(1)).join(", ")
   } after, on a 2-core machine shared with other engineers' work: latencies are noisy, read the ratios.`,
   "",
+  ...(reruns.length
+    ? [
+      `Pages measured again alone after the whole run (their rows and tasks replaced): ${
+        reruns.map((r) => `${r.path} (${r.date})`).join(", ")
+      }.`,
+      "",
+    ]
+    : []),
   "## Summary",
   "",
   "| figure | target | measured |",
