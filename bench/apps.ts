@@ -262,7 +262,11 @@ async function measurePage(page: AppPage): Promise<PageRow> {
         control: `${control.role} ${JSON.stringify(control.name.slice(0, 50))}${
           s > 0 ? " (out-of-process iframe)" : ""
         }${control.source === "pointer" ? " (cursor:pointer)" : ""}`,
-        reason: container ? `no id of its own: merged into ${container.what}` : "no id",
+        reason: container
+          ? `no id of its own: merged into ${container.what}`
+          : control.name && !observation.text.includes(control.name.slice(0, 40))
+          ? "no id, and its name is not in the text (summarised or left out)"
+          : "no id, though its name is in the text",
       });
     }
   });
