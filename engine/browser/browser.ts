@@ -528,7 +528,9 @@ async function launchAndConnect(
 ): Promise<{ process: BrowserProcess; connection: Connection }> {
   const { launchTimeoutMs, commandTimeoutMs, ...processOptions } = options;
   const process = await BrowserProcess.launch(
-    launchTimeoutMs === undefined ? processOptions : { ...processOptions, timeoutMs: launchTimeoutMs },
+    launchTimeoutMs === undefined
+      ? processOptions
+      : { ...processOptions, timeoutMs: launchTimeoutMs },
   );
   try {
     const transport = await WebSocketTransport.connect(process.wsEndpoint);
