@@ -994,6 +994,25 @@ export class Actor {
       );
     }
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
+    // Read the state back: a click on a stand-in the page does not wire to
+    // its input, or a handler that undoes the change, leaves it as it was.
+    let after = await this.#call<ElementFacts>(ref, FACTS);
+    if (after.state !== "stale" && after.checked !== checked && this.#settler && this.page) {
+      await this.#settler.settle(this.page, { ...this.#settleOptions, capMs: 2_000 });
+      after = await this.#call<ElementFacts>(ref, FACTS);
+    }
+    // Re-rendered away by the click (a ticked item moving to another list):
+    // nothing is left to read.
+    if (after.state === "stale") return "changed; the element was replaced, so not read back";
+    if (after.checked !== checked) {
+      throw new ActionError(
+        "value-not-set",
+        `Element ${id} (${facts.name}) is still ${
+          checked ? "unchecked" : "checked"
+        } after a click on it: the page did not take the click`,
+        { id },
+      );
+    }
     return "changed";
   }
 
