@@ -176,6 +176,8 @@ export interface ElementFacts {
   readonly: boolean;
   /** Checked state of a checkbox, radio, switch or a label of one; `null` otherwise. */
   checked: boolean | null;
+  /** Whether the checked state is shown (a native input's, or `aria-checked`), so it can be read back. */
+  checkedShown: boolean;
   /** The described element. */
   name: string;
 }
@@ -184,7 +186,7 @@ export interface ElementFacts {
 export const FACTS = `function () {
   ${HELPERS}
   const el = this;
-  if (!el || !el.isConnected) return { state: "stale", tag: "", type: "", role: "", editable: false, readonly: false, checked: null, name: "" };
+  if (!el || !el.isConnected) return { state: "stale", tag: "", type: "", role: "", editable: false, readonly: false, checked: null, checkedShown: false, name: "" };
   const tag = el.localName;
   const type = (el.getAttribute("type") || "").toLowerCase();
   const role = (el.getAttribute("role") || "").trim().split(/\\s+/)[0] || "";
@@ -194,11 +196,12 @@ export const FACTS = `function () {
   const textual = tag === "textarea" ||
     (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type)) ||
     el.isContentEditable;
-  let checked = null;
+  let checked = null, checkedShown = true;
   const ctype = (control.getAttribute("type") || "").toLowerCase();
   if (control.localName === "input" && (ctype === "checkbox" || ctype === "radio")) checked = control.checked;
   else if (el.hasAttribute("aria-checked")) checked = el.getAttribute("aria-checked") === "true";
-  else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) checked = false;
+  else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) { checked = false; checkedShown = false; }
+  if (checked === null) checkedShown = false;
   const shown = visible(proxyOf(el));
   return {
     state: !shown ? "hidden" : disabled ? "disabled" : "ok",
@@ -206,6 +209,7 @@ export const FACTS = `function () {
     editable: textual && !readonly,
     readonly,
     checked,
+    checkedShown,
     name: describe(el),
   };
 }`;

@@ -1063,6 +1063,8 @@ export class Actor {
     // Re-rendered away by the click (a ticked item moving to another list):
     // nothing is left to read.
     if (after.state === "stale") return "changed; the element was replaced, so not read back";
+    // A role without aria-checked keeps its state where nothing can read it.
+    if (!facts.checkedShown && !after.checkedShown) return "clicked; its state is not shown";
     if (after.checked !== checked) {
       throw new ActionError(
         "value-not-set",

@@ -125,10 +125,17 @@ Deno.test("Actor.act() pointer", async (t) => {
   );
 
   await t.step(
-    "Actor.act() throws value-not-set when a check leaves the input as it was",
+    "Actor.act() throws value-not-set when a check leaves the input as it was, unless no state is shown",
     async () => {
-      const { context, page, actor } = await open("/act/standins", { 1: "#dead", 2: "#veto" });
+      const { context, page, actor } = await open("/act/standins", {
+        1: "#dead",
+        2: "#veto",
+        3: "#bare",
+      });
       await using _ = context;
+      const bare = await actor.act({ action: "check", id: 3 });
+      assertEquals(bare.detail, "clicked; its state is not shown");
+      assertEquals(await evaluate(page, "$('#bare').className"), "on");
       await rejectsWith(
         actor.act({ action: "check", id: 1 }),
         "value-not-set",
