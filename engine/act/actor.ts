@@ -1055,10 +1055,17 @@ export class Actor {
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
     // Read the state back: a click on a stand-in the page does not wire to
     // its input, or a handler that undoes the change, leaves it as it was.
-    let after = await this.#call<ElementFacts>(ref, FACTS);
-    if (after.state !== "stale" && after.checked !== checked && this.#settler && this.page) {
-      await this.#settler.settle(this.page, { ...this.#settleOptions, capMs: 2_000 });
+    let after: ElementFacts;
+    try {
       after = await this.#call<ElementFacts>(ref, FACTS);
+      if (after.state !== "stale" && after.checked !== checked && this.#settler && this.page) {
+        await this.#settler.settle(this.page, { ...this.#settleOptions, capMs: 2_000 });
+        after = await this.#call<ElementFacts>(ref, FACTS);
+      }
+    } catch (error) {
+      // The click navigated (a form that submits on change): its document is gone.
+      if (error instanceof ActionError || error instanceof CdpTimeoutError) throw error;
+      return "changed; the page moved on, so not read back";
     }
     // Re-rendered away by the click (a ticked item moving to another list):
     // nothing is left to read.
