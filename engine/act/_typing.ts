@@ -293,8 +293,10 @@ function wordsOf(text: string): string[] {
  *   `null` when the field did not consume it
  * @example
  * ```ts
- * consumed("red,green,bl", "bl", { added: ["red ×", "green ×"], changed: false }); // ["red ×", "green ×"]
- * consumed("red", "", { added: [], changed: false }); // null
+ * import { consumed } from "./_typing.ts";
+ * const tags = consumed("red,green,bl", "bl", { added: ["red ×", "green ×"], changed: false });
+ * console.assert(tags?.join() === "red ×,green ×");
+ * console.assert(consumed("red", "", { added: [], changed: false }) === null);
  * ```
  */
 export function consumed(expected: string, held: string, watch: FieldWatch): string[] | null {
