@@ -17,11 +17,47 @@ const HELPERS = `
     return r.width > 0 && r.height > 0 &&
       (typeof e.checkVisibility !== "function" || e.checkVisibility({ visibilityProperty: true }));
   };
-  const proxyOf = (e) => {
-    if (visible(e) || !e.labels) return e;
-    for (const label of e.labels) if (visible(label)) return label;
-    return e;
+  const toggle = (e) => e.localName === "input" && /^(checkbox|radio)$/.test((e.type || "").toLowerCase());
+  // A checkbox or radio drawn by something else: 1 px, or clipped away.
+  const styledAway = (e) => {
+    const r = e.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return true;
+    const cs = e.ownerDocument.defaultView.getComputedStyle(e);
+    return (cs.clip && cs.clip !== "auto" && /absolute|fixed/.test(cs.position)) ||
+      (cs.clipPath && cs.clipPath !== "none");
   };
+  // The visible sibling that stands in for a hidden checkbox or radio (the
+  // distiller's rule): the next, else previous, element sibling when it is a
+  // label for no other control, or a span, i or div holding no control.
+  const siblingStandIn = (input) => {
+    for (const s of [input.nextElementSibling, input.previousElementSibling]) {
+      if (!s) continue;
+      const tag = s.localName;
+      if (tag === "label") {
+        if (s.control && s.control !== input) continue;
+        if (s.hasAttribute("for") && !s.control) continue;
+      } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
+      if (s.querySelector("input,select,textarea,button,a[href]")) continue;
+      const r = s.getBoundingClientRect();
+      if (r.width >= 2 && r.height >= 2 && visible(s)) return s;
+    }
+    return null;
+  };
+  // What to aim at for an element, best first: itself when it shows; for a
+  // labelable element hidden or styled away, its visible labels; for a
+  // checkbox or radio, then its visible stand-in; the element last.
+  const aimsOf = (e) => {
+    const out = [];
+    const away = !visible(e) || (toggle(e) && styledAway(e));
+    if (!away) out.push(e);
+    if (away || toggle(e)) {
+      if (e.labels) for (const label of e.labels) if (visible(label)) out.push(label);
+      if (toggle(e)) { const s = siblingStandIn(e); if (s && !out.includes(s)) out.push(s); }
+    }
+    if (!out.includes(e)) out.push(e);
+    return out;
+  };
+  const proxyOf = (e) => aimsOf(e)[0];
   const within = (node, root) => {
     for (let n = node; n; n = n.parentNode || n.host) if (n === root) return true;
     return false;
@@ -40,15 +76,44 @@ const HELPERS = `
   // Returns the covering element's description, or null when clear.
   const ancestorsCover = (frame, x, y) => {
     for (let owner = frame; owner; ) {
-      const r = owner.getBoundingClientRect();
-      const cs = owner.ownerDocument.defaultView.getComputedStyle(owner);
-      x += r.left + owner.clientLeft + (parseFloat(cs.paddingLeft) || 0);
-      y += r.top + owner.clientTop + (parseFloat(cs.paddingTop) || 0);
+      [x, y] = reveal(owner, x, y);
       const hit = deepHit(owner.ownerDocument, x, y);
       if (hit !== owner) return hit ? describe(hit) : "the edge of the page";
       owner = owner.ownerDocument.defaultView.frameElement;
     }
     return null;
+  };
+  // A point of a frame's viewport, in its owner iframe's document.
+  const inOwner = (owner, x, y) => {
+    const r = owner.getBoundingClientRect();
+    const cs = owner.ownerDocument.defaultView.getComputedStyle(owner);
+    return [
+      x + r.left + owner.clientLeft + (parseFloat(cs.paddingLeft) || 0),
+      y + r.top + owner.clientTop + (parseFloat(cs.paddingTop) || 0),
+    ];
+  };
+  // Scrolls an iframe within its document (every scrolling ancestor and the
+  // viewport) until a point of its frame's viewport shows there; returns the
+  // point in the owner's document. An element scrolled into view in its own
+  // frame can still sit in a frame below the fold.
+  const reveal = (owner, x, y) => {
+    const doc = owner.ownerDocument;
+    const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
+    const vw = (html && html.clientWidth) || doc.defaultView.innerWidth;
+    const vh = (html && html.clientHeight) || doc.defaultView.innerHeight;
+    const shows = ([px, py]) => {
+      const c = clipped(owner, owner.getBoundingClientRect(), vw, vh);
+      return !c.cut && px >= c.x0 && px < c.x1 && py >= c.y0 && py < c.y1;
+    };
+    let p = inOwner(owner, x, y);
+    if (shows(p)) return p;
+    owner.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    p = inOwner(owner, x, y);
+    if (shows(p)) return p;
+    // A frame taller or wider than the viewport: bring the point to the middle.
+    const scroller = doc.scrollingElement || doc.documentElement;
+    scroller.scrollBy({ left: p[0] < 0 || p[0] >= vw ? p[0] - vw / 2 : 0, top: p[1] < 0 || p[1] >= vh ? p[1] - vh / 2 : 0, behavior: "instant" });
+    return inOwner(owner, x, y);
   };
   // The element's box cut by every clipping ancestor (overflow other than
   // visible; shadow hosts and slots crossed) and by the viewport. A fixed
@@ -111,6 +176,8 @@ export interface ElementFacts {
   readonly: boolean;
   /** Checked state of a checkbox, radio, switch or a label of one; `null` otherwise. */
   checked: boolean | null;
+  /** Whether the checked state is shown (a native input's, or `aria-checked`), so it can be read back. */
+  checkedShown: boolean;
   /** The described element. */
   name: string;
 }
@@ -119,7 +186,7 @@ export interface ElementFacts {
 export const FACTS = `function () {
   ${HELPERS}
   const el = this;
-  if (!el || !el.isConnected) return { state: "stale", tag: "", type: "", role: "", editable: false, readonly: false, checked: null, name: "" };
+  if (!el || !el.isConnected) return { state: "stale", tag: "", type: "", role: "", editable: false, readonly: false, checked: null, checkedShown: false, name: "" };
   const tag = el.localName;
   const type = (el.getAttribute("type") || "").toLowerCase();
   const role = (el.getAttribute("role") || "").trim().split(/\\s+/)[0] || "";
@@ -129,11 +196,12 @@ export const FACTS = `function () {
   const textual = tag === "textarea" ||
     (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type)) ||
     el.isContentEditable;
-  let checked = null;
+  let checked = null, checkedShown = true;
   const ctype = (control.getAttribute("type") || "").toLowerCase();
   if (control.localName === "input" && (ctype === "checkbox" || ctype === "radio")) checked = control.checked;
   else if (el.hasAttribute("aria-checked")) checked = el.getAttribute("aria-checked") === "true";
-  else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) checked = false;
+  else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) { checked = false; checkedShown = false; }
+  if (checked === null) checkedShown = false;
   const shown = visible(proxyOf(el));
   return {
     state: !shown ? "hidden" : disabled ? "disabled" : "ok",
@@ -141,6 +209,7 @@ export const FACTS = `function () {
     editable: textual && !readonly,
     readonly,
     checked,
+    checkedShown,
     name: describe(el),
   };
 }`;
@@ -159,49 +228,57 @@ export type PointResult =
   | { ok: false; reason: "not-visible" | "covered"; cover?: string };
 
 /**
- * Scrolls the element (or the visible label of a hidden input) into view,
- * within every scrolling ancestor and the viewport, when it is not fully
- * shown inside its clipping boxes; then hit-tests points across the part of
- * its box those boxes show (shadow roots pierced) until one lands on it, a
- * descendant, or its label, and also lands on each same-origin frame owner up
- * the chain (so content of a parent page over the iframe counts as a cover).
+ * Scrolls the element into view, within every scrolling ancestor and the
+ * viewport, when it is not fully shown inside its clipping boxes; then
+ * hit-tests points across the part of its box those boxes show (shadow roots
+ * pierced) until one lands on it, a descendant, or its label, and also lands
+ * on each same-origin frame owner up the chain (each scrolled so the point
+ * shows in its document; content of a parent page over the iframe counts as
+ * a cover). A hidden input is aimed at through its visible label; a checkbox
+ * or radio styled away (1 px, clipped) or covered, through its label or the
+ * visible sibling standing in for it.
  */
 export const POINT = `function () {
   ${HELPERS}
   const target = this;
-  const el = proxyOf(target);
-  const doc = el.ownerDocument;
+  const doc = target.ownerDocument;
   // In quirks mode the root's client box is the whole document, not the viewport.
   const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
   const vw = (html && html.clientWidth) || innerWidth;
   const vh = (html && html.clientHeight) || innerHeight;
-  let r = el.getBoundingClientRect();
-  let shown = clipped(el, r, vw, vh);
-  const whole = (c) => !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 && c.y1 >= r.bottom - 0.5;
-  if (!whole(shown)) {
-    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    r = el.getBoundingClientRect();
-    shown = clipped(el, r, vw, vh);
-  }
-  const { x0, x1, y0, y1 } = shown;
-  if (x1 - x0 < 1 || y1 - y0 < 1) return { ok: false, reason: "not-visible" };
   const frame = doc.defaultView ? doc.defaultView.frameElement : null;
   const spots = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75], [0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5]];
-  let cover;
-  for (const [fx, fy] of spots) {
-    const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
-    const hit = deepHit(doc, x, y);
-    if (accepts(hit, target, el)) {
-      const over = frame ? ancestorsCover(frame, x, y) : null;
-      if (over === null) {
-        const box = doc.documentElement.getBoundingClientRect();
-        return { ok: true, x, y, docX: box.left, docY: box.top };
-      }
-      if (cover === undefined) cover = over;
-      continue;
+  let cover, seen = false;
+  // The element itself, else (a styled-away checkbox or radio) its label or
+  // visible stand-in: the first that takes the pointer.
+  for (const el of aimsOf(target)) {
+    let r = el.getBoundingClientRect();
+    let shown = clipped(el, r, vw, vh);
+    const whole = (c) => !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 && c.y1 >= r.bottom - 0.5;
+    if (!whole(shown)) {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      r = el.getBoundingClientRect();
+      shown = clipped(el, r, vw, vh);
     }
-    if (cover === undefined && hit) cover = describe(hit);
+    const { x0, x1, y0, y1 } = shown;
+    if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+    seen = true;
+    for (const [fx, fy] of spots) {
+      const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
+      const hit = deepHit(doc, x, y);
+      if (accepts(hit, target, el)) {
+        const over = frame ? ancestorsCover(frame, x, y) : null;
+        if (over === null) {
+          const box = doc.documentElement.getBoundingClientRect();
+          return { ok: true, x, y, docX: box.left, docY: box.top };
+        }
+        if (cover === undefined) cover = over;
+        continue;
+      }
+      if (cover === undefined && hit) cover = describe(hit);
+    }
   }
+  if (!seen) return { ok: false, reason: "not-visible" };
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
 }`;
 
@@ -218,8 +295,8 @@ export const CHECK_POINT = `function (x, y) {
   ${HELPERS}
   const target = this;
   if (!target.isConnected) return { ok: false, gone: true };
-  const el = proxyOf(target);
-  return accepts(deepHit(el.ownerDocument, x, y), target, el) ? { ok: true } : { ok: false, gone: false };
+  const hit = deepHit(target.ownerDocument, x, y);
+  return aimsOf(target).some((el) => accepts(hit, target, el)) ? { ok: true } : { ok: false, gone: false };
 }`;
 
 /** What scrolling a container did; see {@linkcode SCROLL_BY}. */
@@ -381,8 +458,9 @@ export const VIEWPORT = `function () {
 
 /**
  * Called on an out-of-process iframe's owner element with a point in that
- * frame's viewport: whether the owner (and each same-origin owner above it)
- * receives the point in its parent. Returns the cover's description, or null.
+ * frame's viewport: scrolls the owner (and each same-origin owner above it)
+ * until the point shows in its document, and tells whether it receives the
+ * point there. Returns the cover's description, or null.
  */
 export const OWNER_COVER = `function (x, y) {
   ${HELPERS}

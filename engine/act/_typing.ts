@@ -15,7 +15,14 @@
  *   `input` and `change` events, which frameworks (React's value tracker
  *   included) see as a user's edit;
  * - after typing the field is read back, and `type` succeeds only when it
- *   holds what was asked (modulo formatting: masks, separators, case).
+ *   holds what was asked (modulo formatting: masks, separators, case), or
+ *   when it consumed the text: a tag or chip input that clears itself on a
+ *   separator succeeds when the words it no longer holds appeared as new
+ *   elements near it (within three ancestors, not past a form) while typing,
+ *   or when it fired `change` itself while typing (it committed the text to
+ *   something shown elsewhere). Otherwise it is `value-not-set`, and a field
+ *   that consumed text is never set again through its value (that would add
+ *   the tags twice).
  *
  * @module
  */
@@ -218,4 +225,102 @@ export function quoteHeld(state: FieldState): string {
   const held = state.value ?? state.text ?? "";
   const short = held.length > 60 ? `${held.slice(0, 59)}…` : held;
   return `"${short.replace(/\n/g, "\\n")}"`;
+}
+
+/**
+ * Starts watching a field while it is typed into: text added in elements
+ * near it (the field's ancestors up to three levels, stopping at a form or
+ * the body) and `change` events it fires. Returns the watcher (kept as a
+ * handle, so the page never sees it); {@linkcode READ_WATCH} reads and stops it.
+ */
+export const WATCH_FIELD = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  const doc = el.ownerDocument;
+  let root = el;
+  for (let i = 0; i < 3; i++) {
+    const up = root.parentElement || (root.parentNode && root.parentNode.host);
+    if (!up || up === doc.body || up === doc.documentElement || root.localName === "form") break;
+    root = up;
+  }
+  const watch = { added: [], changed: false };
+  const take = (records) => {
+    for (const r of records) {
+      for (const n of r.addedNodes) {
+        const t = n.nodeType === 1 ? (n.innerText || n.textContent || "") : n.nodeType === 3 ? n.textContent || "" : "";
+        if (t.trim()) watch.added.push(t.replace(/\\s+/g, " ").trim());
+      }
+    }
+  };
+  const observer = new MutationObserver(take);
+  observer.observe(root, { childList: true, subtree: true });
+  const onChange = () => { watch.changed = true; };
+  el.addEventListener("change", onChange);
+  watch.stop = () => {
+    take(observer.takeRecords());
+    observer.disconnect();
+    el.removeEventListener("change", onChange);
+    return { added: watch.added.slice(0, 50), changed: watch.changed };
+  };
+  return watch;
+}`;
+
+/** Called on a watcher from {@linkcode WATCH_FIELD}: stops it and returns what it saw. */
+export const READ_WATCH = `function () { return this.stop(); }`;
+
+/** What {@linkcode WATCH_FIELD} saw while typing. */
+export interface FieldWatch {
+  /** The text of each element or text node added near the field. */
+  added: string[];
+  /** Whether the field fired `change` itself. */
+  changed: boolean;
+}
+
+/** Runs of letters and digits, lowercased. */
+function wordsOf(text: string): string[] {
+  return text.normalize("NFC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/**
+ * Whether a field that does not hold the text consumed it: it holds only a
+ * tail of what was asked (nothing, or the words after the last separator),
+ * and the words it no longer holds appeared in elements added near it (tags,
+ * chips), or it fired `change` itself while typing.
+ *
+ * @param expected what the field should hold had it kept the text
+ * @param held what it holds
+ * @param watch what was seen near the field while typing
+ * @returns the tags the text became (empty when only `change` tells), or
+ *   `null` when the field did not consume it
+ * @example
+ * ```ts
+ * import { consumed } from "./_typing.ts";
+ * const tags = consumed("red,green,bl", "bl", { added: ["red ×", "green ×"], changed: false });
+ * console.assert(tags?.join() === "red ×,green ×");
+ * console.assert(consumed("red", "", { added: [], changed: false }) === null);
+ * ```
+ */
+export function consumed(expected: string, held: string, watch: FieldWatch): string[] | null {
+  const want = wordsOf(expected);
+  const have = wordsOf(held);
+  // The field keeps a tail of the text: its words end the asked words.
+  if (have.length >= want.length) return null;
+  const tail = want.slice(want.length - have.length);
+  if (have.some((word, i) => word !== tail[i])) return null;
+  const gone = want.slice(0, want.length - have.length);
+  const pool = new Map<string, number>();
+  const tags: string[] = [];
+  for (const text of watch.added) {
+    const words = wordsOf(text);
+    if (!words.some((word) => gone.includes(word))) continue;
+    tags.push(text.length > 40 ? `${text.slice(0, 39)}…` : text);
+    for (const word of words) pool.set(word, (pool.get(word) ?? 0) + 1);
+  }
+  const shown = gone.every((word) => {
+    const n = pool.get(word) ?? 0;
+    if (n === 0) return false;
+    pool.set(word, n - 1);
+    return true;
+  });
+  if (shown) return tags;
+  return watch.changed ? [] : null;
 }

@@ -66,17 +66,21 @@ import {
 } from "./_in_page.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
 import {
+  consumed,
   expectedValue,
   FIELD_STATE,
   type FieldState,
+  type FieldWatch,
   FOCUSED_EDITABLE,
   formatOf,
   holds,
   isSettable,
   quoteHeld,
+  READ_WATCH,
   SET_VALUE,
   TYPE_MAX_LENGTH,
   typingPlan,
+  WATCH_FIELD,
 } from "./_typing.ts";
 
 /** The kinds of JavaScript dialog. */
@@ -487,8 +491,12 @@ export class Actor {
         return;
       }
       case "type":
-        await this.#type(action.id, action.text, action.mode ?? "replace", action.enter ?? false);
-        return;
+        return await this.#type(
+          action.id,
+          action.text,
+          action.mode ?? "replace",
+          action.enter ?? false,
+        );
       case "press": {
         const chord = parseChord(action.keys);
         if (action.id !== undefined) {
@@ -804,7 +812,12 @@ export class Actor {
     }
   }
 
-  async #type(id: number, text: string, mode: "replace" | "append", enter: boolean): Promise<void> {
+  async #type(
+    id: number,
+    text: string,
+    mode: "replace" | "append",
+    enter: boolean,
+  ): Promise<string | undefined> {
     if (text.length > TYPE_MAX_LENGTH) {
       throw new ActionError(
         "too-long",
@@ -858,6 +871,8 @@ export class Actor {
       target = focused;
       field = await this.#call<FieldState>(target, FIELD_STATE);
     }
+    let detail: string | undefined;
+    let watcher: string | undefined;
     try {
       const settable = isSettable(field.type);
       const expected = settable
@@ -874,10 +889,23 @@ export class Actor {
         } else {
           await this.#call(target, CARET_TO_END);
         }
+        watcher = await this.#watch(target);
         await this.#typeText(text);
       }
       let after = await this.#call<FieldState>(target, FIELD_STATE);
-      if (!holds(after, expected)) {
+      // A tag or chip input that turned the text into tags and cleared itself.
+      const seen = watcher !== undefined ? await this.#unwatch(target, watcher) : undefined;
+      watcher = undefined;
+      const tags = seen && !holds(after, expected) && after.connected && !after.disabled
+        ? consumed(expected, after.value ?? after.text ?? "", seen)
+        : null;
+      if (tags) {
+        detail = tags.length > 0
+          ? `the field turned the text into ${tags.map((tag) => `"${tag}"`).join(", ")} and holds ${
+            quoteHeld(after)
+          }`
+          : `the field took the text, fired change and holds ${quoteHeld(after)}`;
+      } else if (!holds(after, expected)) {
         if (!after.connected) {
           throw notSet(`Element ${id} (${facts.name}) was removed from the page while typing`);
         }
@@ -908,6 +936,9 @@ export class Actor {
         }
       }
     } finally {
+      if (watcher !== undefined) {
+        bestEffort("stopping a field watch", this.#unwatch(target, watcher));
+      }
       if (target !== ref) {
         bestEffort(
           "releasing a handle",
@@ -916,6 +947,34 @@ export class Actor {
       }
     }
     if (enter) await this.#chord([], keyDefinition("Enter")!);
+    return detail;
+  }
+
+  /** Starts watching a field being typed into; returns the watcher's handle. */
+  async #watch(target: ElementRef): Promise<string | undefined> {
+    const { result } = await target.session.send("Runtime.callFunctionOn", {
+      objectId: target.objectId,
+      functionDeclaration: WATCH_FIELD,
+    }, { timeoutMs: this.#timeoutMs });
+    return result.objectId;
+  }
+
+  /** Stops a field watch; returns what it saw, or nothing when the page went away. */
+  async #unwatch(target: ElementRef, watcher: string): Promise<FieldWatch | undefined> {
+    try {
+      return await this.#call<FieldWatch>(
+        { session: target.session, objectId: watcher },
+        READ_WATCH,
+      );
+    } catch (error) {
+      if (error instanceof ActionError) throw error;
+      return undefined;
+    } finally {
+      bestEffort(
+        "releasing a handle",
+        target.session.send("Runtime.releaseObject", { objectId: watcher }),
+      );
+    }
   }
 
   /** Types text into the focused field: key by key when short, inserted in runs when long. */
@@ -994,6 +1053,34 @@ export class Actor {
       );
     }
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
+    // Read the state back: a click on a stand-in the page does not wire to
+    // its input, or a handler that undoes the change, leaves it as it was.
+    let after: ElementFacts;
+    try {
+      after = await this.#call<ElementFacts>(ref, FACTS);
+      if (after.state !== "stale" && after.checked !== checked && this.#settler && this.page) {
+        await this.#settler.settle(this.page, { ...this.#settleOptions, capMs: 2_000 });
+        after = await this.#call<ElementFacts>(ref, FACTS);
+      }
+    } catch (error) {
+      // The click navigated (a form that submits on change): its document is gone.
+      if (error instanceof ActionError || error instanceof CdpTimeoutError) throw error;
+      return "changed; the page moved on, so not read back";
+    }
+    // Re-rendered away by the click (a ticked item moving to another list):
+    // nothing is left to read.
+    if (after.state === "stale") return "changed; the element was replaced, so not read back";
+    // A role without aria-checked keeps its state where nothing can read it.
+    if (!facts.checkedShown && !after.checkedShown) return "clicked; its state is not shown";
+    if (after.checked !== checked) {
+      throw new ActionError(
+        "value-not-set",
+        `Element ${id} (${facts.name}) is still ${
+          checked ? "unchecked" : "checked"
+        } after a click on it: the page did not take the click`,
+        { id },
+      );
+    }
     return "changed";
   }
 

@@ -8,7 +8,7 @@
 import type { CdpSession } from "../cdp/connection.ts";
 import type { EventName, EventParams } from "../cdp/protocol.ts";
 import { decodeActivityReport } from "./_activity_hook.ts";
-import type { PageActivity } from "./_page_activity.ts";
+import { frameShape, type PageActivity } from "./_page_activity.ts";
 
 /** Resource types that never end by design or that no one waits for. */
 const IGNORED_TYPES = new Set(["EventSource", "Ping", "Prefetch", "CSPViolationReport"]);
@@ -69,7 +69,7 @@ export function listen(
   on("Network.loadingFailed", ({ requestId }) => finish(requestId));
   on("Network.eventSourceMessageReceived", () => activity.touch());
   on("Network.webSocketCreated", ({ requestId, url }) => {
-    sockets.set(requestId, { url, sentAt: undefined });
+    sockets.set(requestId, { url, sentAt: undefined, pushed: new Set() });
     activity.touch();
   });
   on("Network.webSocketFrameSent", ({ requestId }) => {
@@ -77,9 +77,15 @@ export function listen(
     if (socket && socket.sentAt === undefined) socket.sentAt = performance.now();
     activity.touch();
   });
-  on("Network.webSocketFrameReceived", ({ requestId }) => {
+  on("Network.webSocketFrameReceived", ({ requestId, response }) => {
     const socket = sockets.get(requestId);
-    if (socket) socket.sentAt = undefined;
+    if (socket) {
+      const shape = frameShape(response.payloadData);
+      // A tick or heartbeat arriving while a message waits is not its answer.
+      if (socket.sentAt === undefined) {
+        if (socket.pushed.size < 50) socket.pushed.add(shape);
+      } else if (!socket.pushed.has(shape)) socket.sentAt = undefined;
+    }
     activity.touch();
   });
   on("Network.webSocketClosed", ({ requestId }) => {

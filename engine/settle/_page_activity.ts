@@ -17,7 +17,9 @@
  *   counting, and its endpoint (origin and path) is remembered so later
  *   requests to it never count;
  * - a WebSocket message the page sent counts until the socket answers, for
- *   at most the reply grace period;
+ *   at most the reply grace period; a frame shaped like one the socket pushed
+ *   while nothing was asked (a tick, a heartbeat: the same payload, digits
+ *   aside) is no answer;
  * - a frame counts from `frameRequestedNavigation` or `frameStartedLoading`
  *   until `frameStoppedLoading` or its detach; a requested navigation that
  *   never starts loading stops counting after the grace period;
@@ -27,6 +29,27 @@
  */
 import { type Busy, shortUrl } from "./_tracker.ts";
 import type { ActivityReport } from "./_activity_hook.ts";
+
+/** An open WebSocket. */
+export interface OpenSocket {
+  /** The socket's URL. */
+  url: string;
+  /** When the page sent a message still unanswered. */
+  sentAt: number | undefined;
+  /** Shapes of the frames it pushed while no message awaited an answer. */
+  pushed: Set<string>;
+}
+
+/**
+ * The shape of a WebSocket frame's payload: digit runs folded, cut at 200
+ * characters, so a counter's ticks ("tick 5", "tick 6") share one.
+ *
+ * @param payload the frame's payload
+ * @returns its shape
+ */
+export function frameShape(payload: string): string {
+  return payload.slice(0, 200).replace(/\d+/g, "#");
+}
 
 /** An HTTP request in flight. */
 export interface InFlight {
@@ -65,7 +88,7 @@ export class PageActivity {
   /** Requests in flight, by request id. */
   readonly requests: Map<string, InFlight> = new Map();
   /** Open WebSockets, by request id, with when a message awaits an answer. */
-  readonly sockets: Map<string, { url: string; sentAt: number | undefined }> = new Map();
+  readonly sockets: Map<string, OpenSocket> = new Map();
   /** Loading frames, by frame id, with when they stop counting. */
   readonly loading: Map<string, number> = new Map();
   /** Hook reports, by `sessionId:executionContextId`. */

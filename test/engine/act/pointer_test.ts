@@ -1,5 +1,6 @@
-// Pointer actions reach targets clipped by nested scroll boxes, scroll the
-// container they are given, and never press where a hover effect moved the
+// Pointer actions reach targets clipped by nested scroll boxes and in frames
+// below the fold, scroll the container they are given, aim at the stand-in
+// of a styled-away checkbox, and never press where a hover effect moved the
 // target away.
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
@@ -94,6 +95,80 @@ Deno.test("Actor.act() pointer", async (t) => {
       );
       await rejectsWith(actor.act({ action: "click", id: 3 }), "target-moved", "kept moving");
       assertEquals(await evaluate(page, "window.__log"), []);
+    },
+  );
+
+  await t.step(
+    "Actor.act() ticks a styled-away input through its stand-in when the stand-in covers it",
+    async () => {
+      const { context, page, actor } = await open("/act/standins", {
+        1: "#monthly",
+        2: "#yearly",
+        3: "#dark",
+      });
+      await using _ = context;
+      assertEquals((await actor.act({ action: "check", id: 1 })).detail, "changed");
+      await actor.act({ action: "click", id: 2 });
+      assertEquals((await actor.act({ action: "check", id: 3 })).detail, "changed");
+      assertEquals((await actor.act({ action: "uncheck", id: 3 })).detail, "changed");
+      assertEquals(await evaluate(page, "[$('#monthly').checked, $('#yearly').checked]"), [
+        false,
+        true,
+      ]);
+      assertEquals(await evaluate(page, "window.__log"), [
+        { change: "monthly", checked: true },
+        { change: "yearly", checked: true },
+        { change: "dark", checked: true },
+        { change: "dark", checked: false },
+      ]);
+    },
+  );
+
+  await t.step(
+    "Actor.act() throws value-not-set when a check leaves the input as it was, unless no state is shown",
+    async () => {
+      const { context, page, actor } = await open("/act/standins", {
+        1: "#dead",
+        2: "#veto",
+        3: "#bare",
+      });
+      await using _ = context;
+      const bare = await actor.act({ action: "check", id: 3 });
+      assertEquals(bare.detail, "clicked; its state is not shown");
+      assertEquals(await evaluate(page, "$('#bare').className"), "on");
+      await rejectsWith(
+        actor.act({ action: "check", id: 1 }),
+        "value-not-set",
+        "is still unchecked after a click on it",
+      );
+      await rejectsWith(actor.act({ action: "check", id: 2 }), "value-not-set");
+      assertEquals(await evaluate(page, "[$('#dead').checked, $('#veto').checked]"), [
+        false,
+        false,
+      ]);
+    },
+  );
+
+  await t.step(
+    "Actor.act() clicks into frames below the fold when they sit in the page or a scroll box",
+    async () => {
+      const { context, page, actor } = await open("/act/low-frames", {
+        1: "#low-same >> #inner",
+        2: "#boxed >> #inner",
+        3: "cross >> #cross-btn",
+      });
+      await using _ = context;
+      await actor.act({ action: "click", id: 1 });
+      await actor.act({ action: "click", id: 2 });
+      await evaluate(page, "scrollTo(0, 0)");
+      await actor.act({ action: "click", id: 3 });
+      await actor.act({ action: "click", id: 1 });
+      assertEquals(await evaluate(page, "window.__log"), [
+        { click: "low-same", trusted: true },
+        { click: "boxed", trusted: true },
+        { message: "cross-frame click true" },
+        { click: "low-same", trusted: true },
+      ]);
     },
   );
 });

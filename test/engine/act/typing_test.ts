@@ -1,10 +1,12 @@
 // `type` succeeds only when the field holds the text: date-like, number and
-// range inputs, masks, fields replaced or disabled on focus, the length cap
-// and long text inserted rather than typed key by key.
+// range inputs, masks, fields replaced or disabled on focus, the length cap,
+// long text inserted rather than typed key by key, and tag inputs that turn
+// the text into chips.
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import {
+  consumed,
   type FieldState,
   holds,
   TYPE_MAX_LENGTH,
@@ -213,6 +215,73 @@ function App() {
 }
 ReactDOM.createRoot(document.getElementById("root")).render(h(App));
 `;
+
+Deno.test("Actor.act() type into tag inputs", async (t) => {
+  await using server = serveSpa();
+  await using browser = await Browser.launch();
+
+  async function open() {
+    const context = await browser.newContext();
+    const settler = Settler.install(context);
+    const page = await context.newPage(`${server.origin}/act/tags`);
+    const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
+    const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });
+    return { context, page, actor };
+  }
+  const chips = (page: Page, box: string) =>
+    evaluate(page, `[...document.querySelectorAll("${box} .chip")].map((c) => c.textContent)`);
+
+  await t.step(
+    "Actor.act() succeeds and names the tags when a tag input turns the text into chips",
+    async () => {
+      const { context, page, actor } = await open();
+      await using _ = context;
+      const keys = await actor.act({ action: "type", id: 1, text: "red,green,blu" });
+      assertEquals(await chips(page, "#keys-box"), ["red ×", "green ×"]);
+      assertEquals(await value(page, "#keys"), "blu");
+      assertEquals(
+        keys.detail,
+        'the field turned the text into "red ×", "green ×" and holds "blu"',
+      );
+      const split = await actor.act({ action: "type", id: 2, text: "cats, dogs," });
+      assertEquals(await chips(page, "#split-box"), ["cats ×", "dogs ×"]);
+      assertEquals(await value(page, "#split"), "");
+      assertStringIncludes(split.detail ?? "", '"cats ×", "dogs ×"');
+    },
+  );
+
+  await t.step(
+    "Actor.act() succeeds when the field commits the text with change and clears itself",
+    async () => {
+      const { context, page, actor } = await open();
+      await using _ = context;
+      const result = await actor.act({ action: "type", id: 3, text: "ada@example.com;" });
+      assertEquals(result.detail, 'the field took the text, fired change and holds ""');
+      assertEquals(await evaluate(page, "$('#far').textContent"), "ada@example.com");
+    },
+  );
+
+  await t.step("Actor.act() still throws value-not-set when a field drops the text", async () => {
+    const { context, page, actor } = await open();
+    await using _ = context;
+    await rejectsWith(actor.act({ action: "type", id: 4, text: "abc" }), "value-not-set");
+    assertEquals(await value(page, "#digits"), "");
+  });
+});
+
+Deno.test("consumed() tells a field that turned the text into tags from one that lost it", () => {
+  const watch = (added: string[], changed = false) => ({ added, changed });
+  assertEquals(consumed("red,green,bl", "bl", watch(["red ×", "green ×"])), ["red ×", "green ×"]);
+  assertEquals(consumed("new york, paris", "", watch(["New York", "Paris"])), [
+    "New York",
+    "Paris",
+  ]);
+  assertEquals(consumed("ada;", "", watch([], true)), []);
+  assertEquals(consumed("red", "", watch([])), null);
+  assertEquals(consumed("red,green", "", watch(["red ×"])), null);
+  assertEquals(consumed("red,green", "green", watch(["blue ×"])), null);
+  assertEquals(consumed("red", "red", watch(["red ×"])), null);
+});
 
 Deno.test("Actor.act() sets React-controlled date and range inputs through React's events", async () => {
   const html = `<title>React</title><div id="root"></div>` +

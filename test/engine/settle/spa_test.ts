@@ -16,6 +16,7 @@ const MUST_WAIT_FOR: Record<string, string[]> = {
   "spinner-timer": ["timers"],
   "raf-animation": ["animation-frames"],
   "websocket": ["websocket"],
+  "websocket-heartbeat": ["websocket"],
   "self-navigate": ["navigation"],
   "form-redirect": ["navigation"],
   "shadow-chunks": ["dom"],
