@@ -803,27 +803,26 @@ function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
 /** Tags of prose: a run of them is the page's text, never summarised. */
 const PROSE_TAGS = new Set(["p", "blockquote", "pre", "dd", "dt", "h2", "h3", "h4", "figure"]);
 
+/** Chrome inside the main content: navigation, asides, headers and footers. */
+const CHROME = "nav,aside,footer,header,[role=navigation],[role=complementary],[role=contentinfo]";
+/** The main content of a page. */
+const MAIN = "main,article,[role=main]";
+
 /**
  * Whether a run of similar siblings is the page's content rather than
- * repeated chrome: paragraphs of a story, or rows of a table in the main
- * content or an article whose text is mostly not link text (a data table of
- * an article, against a list of links). Content is never summarised.
+ * repeated chrome: paragraphs of a story anywhere, and any run inside the
+ * main content (`main`, `article`, role `main`: the products of a listing,
+ * the rows of an article's table, a reading list) that is not chrome within
+ * it (a `nav`, `aside`, `header` or `footer`). Content is never summarised;
+ * link lists, tag clouds and footers outside the main content are.
  */
-function isContent(elements: Element[], from: number, to: number): boolean {
+function isContent(elements: Element[], from: number): boolean {
   const first = elements[from]!;
-  const tag = first.localName;
-  if (PROSE_TAGS.has(tag)) return true;
-  if (tag !== "tr" || !first.closest("main,article,[role=main]")) return false;
-  let text = 0, linked = 0;
-  const step = Math.max(1, Math.floor((to - from) / 8));
-  for (let i = from; i < to; i += step) {
-    const el = elements[i]!;
-    text += fold(el.textContent ?? "").length;
-    for (const link of Array.from(el.querySelectorAll("a[href],button"))) {
-      linked += fold(link.textContent ?? "").length;
-    }
-  }
-  return linked * 2 < text;
+  if (PROSE_TAGS.has(first.localName)) return true;
+  const main = first.closest(MAIN);
+  if (!main) return false;
+  const chrome = first.closest(CHROME);
+  return !chrome || !main.contains(chrome);
 }
 
 /** Tag and first class; siblings are similar when these match. */
@@ -868,7 +867,7 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
     if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
-    if (i - from > req.summariseAfter && !isContent(elements, from, i)) {
+    if (i - from > req.summariseAfter && !isContent(elements, from)) {
       runs.push({ from, to: i, sig: label(elements[from]!) });
     }
     from = i;
@@ -1024,7 +1023,8 @@ function vet(pass: Pass, doc: Document): void {
       if (node.sig & STRONG) node.keep = 1;
       continue;
     }
-    if (node.inView && covered(layout, shown, r, vp)) continue;
+    // A transparent input laid over its stand-in or label is the element itself, not a cover.
+    if (node.inView && covered(layout, shown, r, vp, node.proxy ?? (node.standIn && el))) continue;
     node.keep = 2;
   }
   unwrapContainers(pass);
@@ -1145,14 +1145,17 @@ function siblingStandIn(layout: Layout, input: Element): Element | null {
 
 /**
  * Whether every probe point of the box hits something that is neither the
- * element, inside it, one of its labels, nor one of its ancestors (an
- * ancestor means the point is clipped by a scroll container, not covered).
+ * element, inside it, one of its labels, one of its ancestors (an ancestor
+ * means the point is clipped by a scroll container, not covered), nor
+ * `input`: the styled-away control the element stands in for, which often
+ * lies transparent over it and takes the click itself.
  */
 function covered(
   layout: Layout,
   el: Element,
   r: Rect,
   vp: { w: number; h: number },
+  input?: Element | false,
 ): boolean {
   const root = el.getRootNode() as Document | ShadowRoot;
   if (typeof root.elementFromPoint !== "function") return false;
@@ -1168,7 +1171,7 @@ function covered(
   for (const [x, y] of points) {
     const hit = layout.hit(root, x, y);
     if (!hit) return false;
-    if (hit === el || el.contains(hit) || hit.contains(el)) return false;
+    if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
     const label = hit.closest("label");
     if (label && (label.control === el || label.contains(el))) return false;
   }
