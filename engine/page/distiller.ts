@@ -222,6 +222,8 @@ interface DNode {
   clipBox?: Rect;
   /** A compact link target, for links. */
   href?: string;
+  /** Whether the name already says where the link goes (the text leaves the target out). */
+  quietHref?: boolean;
   /** The id of the nearest container with an id, filled in by `emit`. */
   container?: number;
   /** A sibling that stands in visibly for a hidden native input. */
@@ -280,6 +282,8 @@ interface Pass {
   probes: number;
   /** The document's origin, for compact link targets. */
   origin: string;
+  /** Characters of left-out items' text the summary lines may still carry. */
+  summaryText: number;
   /** The document's URL without its fragment: links to it show only their fragment. */
   here: string;
 }
@@ -337,6 +341,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       standIns: new Set(),
       probes: MAX_PROBES,
       origin: originOf(doc),
+      summaryText: MAX_SUMMARY_TEXT,
       here: (doc.URL ?? "").replace(/#.*$/, ""),
     };
     // Chromium's own error page (a frame the context's origin rule blocked, or
@@ -912,6 +917,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
       }
       pending.n += 1;
       pending.a += countActionable(elements[i]!);
+      // The words stay (an agent reads what the run holds); the ids come on request.
+      if (pass.summaryText > 0) {
+        const text = clip(fold(elements[i]!.textContent ?? ""), MAX_SUMMARY_ITEM);
+        if (text) {
+          (pending.texts ??= []).push(text);
+          pass.summaryText -= text.length;
+        }
+      }
     }
   }
   let e = 0;
@@ -926,6 +939,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
     collectKid(pass, node, kid, next);
   }
 }
+
+/**
+ * Most characters of left-out items' text the summary lines of one pass
+ * carry: the words of a tag cloud or a footer stay, a 2,000-row table's do not.
+ */
+const MAX_SUMMARY_TEXT = 1000;
+/** Most characters of one left-out item's text in a summary line. */
+const MAX_SUMMARY_ITEM = 40;
 
 function countActionable(el: Element): number {
   let n = el.matches(ACTIONABLE_SELECTOR) ? 1 : 0;
@@ -1018,13 +1039,19 @@ function vet(pass: Pass, doc: Document): void {
     const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
     if (clipped === CLIP_HIDDEN) continue;
     if (clipped === CLIP_SCROLLED) node.inView = false;
+    // Only the part its scroll boxes show can be hit: an item half scrolled
+    // out of a list is probed where it shows, not over what lies below the list.
+    const seen = node.inView && node.clipper ? shownPart(pass, node, r) : r;
+    if (seen.w < 1 || seen.h < 1) node.inView = false;
     if (disabled || node.noPointer) {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
     }
     // A transparent input laid over its stand-in or label is the element itself, not a cover.
-    if (node.inView && covered(layout, shown, r, vp, node.proxy ?? (node.standIn && el))) continue;
+    if (node.inView && covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))) {
+      continue;
+    }
     node.keep = 2;
   }
   unwrapContainers(pass);
@@ -1107,6 +1134,20 @@ function clipState(pass: Pass, node: DNode, r: Rect): number {
     return CLIP_HIDDEN;
   }
   return state;
+}
+
+/** The part of `r` that every scrolling ancestor of the node shows (their boxes are measured by `clipState`). */
+function shownPart(pass: Pass, node: DNode, r: Rect): Rect {
+  let x0 = r.x, y0 = r.y, x1 = r.x + r.w, y1 = r.y + r.h;
+  for (let c = node.clipper; c; c = c.clipper) {
+    if (!c.scrolls) continue;
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    x0 = Math.max(x0, box.x);
+    y0 = Math.max(y0, box.y);
+    x1 = Math.min(x1, box.x + box.w);
+    y1 = Math.min(y1, box.y + box.h);
+  }
+  return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
 }
 
 /** The padding box of a clipping element: where its content shows. */
@@ -1305,6 +1346,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if ((tag === "a" || tag === "area") && role === "link") {
     const href = compactHref(target, pass);
     if (href) node.href = href;
+    if (href && name && saysTarget(href, name)) node.quietHref = true;
   }
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");
@@ -1367,6 +1409,33 @@ function compactHref(el: Element, pass: Pass): string {
     return clip(href.slice(origin.length), MAX_HREF);
   }
   return clip(href.replace(/^https?:\/\//, ""), MAX_HREF);
+}
+
+/** Lower-case letters and digits only, for comparing a name with a path. */
+function squash(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+/**
+ * Whether a link's name already says where it goes: the target's last
+ * path segment, decoded and without an extension, spells the name
+ * (`"Copper Sky"` → `#/film/Copper-Sky`, `"Projects"` → `/projects`);
+ * an in-page anchor (`#year`) never does.
+ */
+function saysTarget(href: string, name: string): boolean {
+  const bare = href.replace(/[?].*$/, "").replace(/\/+$/, "");
+  const slash = bare.lastIndexOf("/");
+  // An in-page anchor (`#year`) says something the name does not: it stays.
+  if (slash < 0 || bare.indexOf("#", slash) >= 0) return false;
+  let last = bare.slice(slash + 1);
+  try {
+    last = decodeURIComponent(last);
+  } catch {
+    // a malformed escape: compare as written
+  }
+  last = last.replace(/\.[a-z0-9]{1,5}$/i, "");
+  const target = squash(last);
+  return target !== "" && target === squash(name);
 }
 
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
@@ -1506,13 +1575,16 @@ function emitNode(
     return kids;
   }
   if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
-  if (name && node.id !== undefined) {
-    // Text that only says the name again (`[7] link "Share" Share`) is left out.
+  if (name) {
+    // Text that only says the name again (`[7] link "Share" Share`, a
+    // fieldset's legend, the part of an `aria-labelledby` name the element
+    // shows) is left out.
     for (let i = kids.length - 1; i >= 0; i--) {
       const kid = kids[i]!;
-      if (kid.k === "t" && fold(kid.t) === name) kids.splice(i, 1);
+      if (kid.k === "t" && saidIn(name, fold(kid.t))) kids.splice(i, 1);
     }
   }
+  dropEchoedImages(kids);
   const out: WireElement = { k: "e", role: node.role };
   if (node.id !== undefined) {
     out.id = node.id;
@@ -1524,6 +1596,7 @@ function emitNode(
   if (node.states) out.states = node.states;
   if (node.cues) out.cues = node.cues;
   if (node.href) out.href = node.href;
+  if (node.quietHref) out.quietHref = true;
   if (node.description) out.description = node.description;
   if (node.id !== undefined && node.rect) {
     out.box = box(node.rect);
@@ -1532,6 +1605,33 @@ function emitNode(
   }
   if (kids.length) out.c = kids;
   return [out];
+}
+
+/** Whether `text` is `name` or a run of whole words of it. */
+function saidIn(name: string, text: string): boolean {
+  if (!text) return false;
+  if (text === name) return true;
+  const at = name.indexOf(text);
+  if (at < 0) return false;
+  const before = at === 0 ? " " : name[at - 1]!, after = name[at + text.length] ?? " ";
+  return !/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after);
+}
+
+/**
+ * Drops an image line that only says what the element beside it is named
+ * (a product photo before the product's link): it carries nothing more.
+ */
+function dropEchoedImages(kids: WireNode[]): void {
+  for (let i = kids.length - 1; i >= 0; i--) {
+    const kid = kids[i]!;
+    if (kid.k !== "e" || kid.role !== "img" || kid.id !== undefined || kid.c || !kid.name) continue;
+    const next = kids[i + 1], previous = kids[i - 1];
+    if (
+      next?.k === "e" && next.name === kid.name || previous?.k === "e" && previous.name === kid.name
+    ) {
+      kids.splice(i, 1);
+    }
+  }
 }
 
 /** Flattens the facts of elements with ids, and the frames, out of the tree. */
