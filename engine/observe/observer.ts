@@ -217,7 +217,7 @@ interface SessionState {
    * saved each time; dropped when the frame detaches or the world goes).
    */
   owners: Map<string, { contextId: number; objectId: string }>;
-  /** The frames of the target, `[frame id, parent id]`, until a frame attaches or detaches. */
+  /** The frames of the target, `[frame id, parent id]`, until a frame attaches, detaches or navigates. */
   tree?: [string, string | undefined][] | undefined;
   /** Frame attachments and detachments seen, so a tree read meanwhile is not kept. */
   treeChanges: number;
@@ -653,6 +653,10 @@ export class Observer {
       worlds.clear();
       byContext.clear();
       owners.clear();
+      if (state) {
+        state.treeChanges++;
+        state.tree = undefined;
+      }
     });
     const ready = (async () => {
       await Promise.all([
@@ -671,6 +675,11 @@ export class Observer {
     })();
     const owners = new Map<string, { contextId: number; objectId: string }>();
     const state: SessionState = { session, worlds, owners, ready, frameCount: 1, treeChanges: 0 };
+    // A document replaced drops its child frames, not always with a detach event each.
+    session.on("Page.frameNavigated", () => {
+      state.treeChanges++;
+      state.tree = undefined;
+    });
     session.on("Page.frameAttached", () => {
       state.frameCount++;
       state.treeChanges++;
@@ -714,7 +723,7 @@ export class Observer {
         };
         visit(frameTree, undefined);
         tree = list;
-        // Kept until a frame attaches or detaches (the events clear it).
+        // Kept until a frame attaches, detaches or navigates (the events clear it).
         if (state.treeChanges === changes) state.tree = list;
       }
       for (const [frameId, parentId] of tree) frames.push({ frameId, parentId, state });
@@ -788,6 +797,8 @@ export class Observer {
         }
         return JSON.parse(result.value) as DistillResult;
       } catch (error) {
+        // The kept frame tree may be what is stale: read it afresh next time.
+        frame.state.tree = undefined;
         if (frame.state.session.closeReason !== undefined && !required) return undefined;
         if (attempt < 3 && frame.state.owners.size && !isContextGone(error)) {
           // A kept frame owner went stale: resolve the owners afresh.
