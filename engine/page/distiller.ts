@@ -31,7 +31,14 @@
  *
  * @module
  */
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect, type StyleFacts } from "./layout.ts";
+import {
+  type Layout,
+  LISTEN_CLICK,
+  LISTEN_HOVER,
+  LISTEN_KEY,
+  type Rect,
+  type StyleFacts,
+} from "./layout.ts";
 import {
   clip,
   fold,
@@ -531,6 +538,9 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
   const listened = layout.listened(el);
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
+  // Keys reach only what has focus: a key listener is a signal on a focusable
+  // element (a custom widget), not on a panel that hears its children's keys.
+  if (listened & LISTEN_KEY && sig & S_TABINDEX) sig |= S_LISTENER;
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
   let pointer = inh.pointer;
   if (!inh.inStrong || sig & STRONG) {
@@ -1463,19 +1473,32 @@ function box(r: Rect): WireBox {
 /** Names structure lines (headings, landmarks, cells) from attributes or content. */
 function structureName(node: DNode, req: DistillRequest): string | undefined {
   const named = node.el.hasAttributes() || node.tag === "fieldset" || node.tag === "table";
-  const attr = (named ? nameFromAttributes(node.el, node.tag) : "") || node.ownText || "";
+  const fromContent = NAME_FROM_CONTENT.has(node.role);
+  // accname: content comes before `title` for roles named from content (a column header).
+  const attr = (named ? nameFromAttributes(node.el, node.tag, { title: !fromContent }) : "") ||
+    node.ownText || "";
   if (attr) return clip(attr, req.maxText);
-  if (!NAME_FROM_CONTENT.has(node.role)) return undefined;
+  if (!fromContent) return undefined;
   const hasLines = node.kids.some((kid) => typeof kid !== "string" && !("k" in kid) && kid.keep);
   if (hasLines) return undefined;
   const parts: string[] = [];
   contentText(node, parts);
   const name = fold(parts.join(""));
-  if (!name) return undefined;
+  if (!name) {
+    return named
+      ? clip(fold(node.el.getAttribute("title") ?? ""), req.maxText) || undefined
+      : undefined;
+  }
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
   node.named = true;
-  return clip(name, req.maxText);
+  // A cell's text is the table's content: kept whole, as a paragraph would be.
+  return clip(name, CELLS.has(node.role) ? MAX_CELL : req.maxText);
 }
+
+/** Roles of table cells, whose content names them. */
+const CELLS = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
+/** Longest cell text kept, in characters. */
+const MAX_CELL = 1000;
 
 /** Roles that hold other elements, so that an id on one scopes what lies inside. */
 const CONTAINER_ROLES = new Set([

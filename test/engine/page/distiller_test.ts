@@ -363,3 +363,16 @@ Deno.test("createDistiller() shows a name's words once: legends, echoed images, 
   assert(!text.includes('"Plan Free" Free'), text);
   assert(!text.includes('img "Urban Lamp"'), text);
 });
+
+Deno.test("createDistiller() names a column header by its content before its title and keeps long cells whole", () => {
+  const long = "A description of the option that runs on well past the usual name limit. ".repeat(
+    3,
+  );
+  const { distiller } = setup(`<main><table>
+    <tr><th title="The option's key">Option</th><th>Description</th></tr>
+    <tr><td>alpha</td><td>${long}The end.</td></tr></table></main>`);
+  const text = formatNodes(distiller.observe(REQUEST).nodes!).join("\n");
+  assertStringIncludes(text, "Option | Description");
+  assert(!text.includes("The option's key Option"), text);
+  assertStringIncludes(text, "The end.");
+});
