@@ -12,6 +12,11 @@
  *   with `DOM.describeNode`, re-resolved in the main world) is the control
  *   itself, one of its labels, an ancestor holding that one control and no
  *   other, or a descendant of it;
+ *   A control left out of the text by a summary line of repeated chrome (a
+ *   link list, tag cloud or footer outside the main content, "… 35 more a
+ *   below …: observe with summariseAfter 0") counts as listed on request when
+ *   an observation with `summariseAfter: 0` gives it an id; it is counted
+ *   apart (`summarised`) and reported, and `recallInText` leaves it out;
  * - **false ids**: ids whose element matches no control that way (for
  *   instance a container holding several controls); an id on a scroll
  *   container (what the `scroll` action takes) is counted apart, as neither;
@@ -187,6 +192,9 @@ interface PageRow {
   patterns: string[];
   controls: number;
   matched: number;
+  /** Controls without an id that a summary line of repeated chrome lists on request. */
+  summarised: number;
+  summarisedList: string[];
   recall: number;
   ids: number;
   falseIds: number;
@@ -242,10 +250,25 @@ async function measurePage(page: AppPage): Promise<PageRow> {
       }
     }
   }
+  // Controls left out of the text by a summary line ("… 35 more a below: … observe with
+  // summariseAfter 0") are listed on request: the mode the line names gives them ids.
+  const listed = new Set<string>();
+  const seen = new Set(observation.elements.map((element) => element.id));
+  if (observation.text.includes("summariseAfter 0")) {
+    const expanded = await env.observe({ summariseAfter: 0 });
+    for (const element of expanded.elements) {
+      if (seen.has(element.id)) continue;
+      const found = await classifyId(element.id);
+      if (!found || found.c.kind === "none" || found.c.kind === "scroller") continue;
+      const key = `${sessions.indexOf(found.session)}:${found.c.index}`;
+      if (!matched.has(key)) listed.add(key);
+    }
+  }
   for (const session of sessions) {
     await session.send("Runtime.releaseObjectGroup", { objectGroup: GROUP }).catch(() => {});
   }
   const misses: Miss[] = [];
+  const summarised: string[] = [];
   let controls = 0;
   const truthText: string[] = [];
   const vetoed: PageRow["vetoed"] = [];
@@ -257,6 +280,10 @@ async function measurePage(page: AppPage): Promise<PageRow> {
       controls++;
       const key = `${s}:${control.index}`;
       if (matched.has(key)) continue;
+      if (listed.has(key)) {
+        summarised.push(`${control.role} ${JSON.stringify(control.name.slice(0, 50))}`);
+        continue;
+      }
       const container = merged.find((m) => m.contains.includes(key));
       misses.push({
         control: `${control.role} ${JSON.stringify(control.name.slice(0, 50))}${
@@ -276,7 +303,9 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     framework: page.framework,
     patterns: page.patterns,
     controls,
-    matched: controls - misses.length,
+    matched: controls - misses.length - summarised.length,
+    summarised: summarised.length,
+    summarisedList: summarised,
     recall: round(controls ? (controls - misses.length) / controls : 1),
     ids: observation.elements.length,
     falseIds: falseIdList.length,
@@ -302,7 +331,7 @@ for (const page of pages) {
     const row = await measurePage(page);
     pageRows.push(row);
     console.log(
-      `${page.path}\trecall ${row.matched}/${row.controls}\tfalse ${row.falseIds}\tkept ${row.contentKept}/${row.contentKeptAria}\ttokens ${row.tokens.engine}/${row.tokens.aria}\tms ${row.ms.engine}/${row.ms.aria}`,
+      `${page.path}\trecall ${row.matched}+${row.summarised}/${row.controls}\tfalse ${row.falseIds}\tkept ${row.contentKept}/${row.contentKeptAria}\ttokens ${row.tokens.engine}/${row.tokens.aria}\tms ${row.ms.engine}/${row.ms.aria}`,
     );
   } catch (error) {
     console.error(`${page.path}: ${error instanceof Error ? error.message : String(error)}`);
@@ -387,8 +416,11 @@ if (ONLY !== undefined && !NO_PAGES) {
 
 const totalControls = pageRows.reduce((n, r) => n + r.controls, 0);
 const totalMatched = pageRows.reduce((n, r) => n + r.matched, 0);
+const totalSummarised = pageRows.reduce((n, r) => n + (r.summarised ?? 0), 0);
 const summary = {
-  recall: round(totalMatched / Math.max(1, totalControls)),
+  recall: round((totalMatched + totalSummarised) / Math.max(1, totalControls)),
+  recallInText: round(totalMatched / Math.max(1, totalControls)),
+  summarised: totalSummarised,
   falseIds: pageRows.reduce((n, r) => n + r.falseIds, 0),
   contentKept: round(mean(pageRows.map((r) => r.contentKept))),
   contentKeptAria: round(mean(pageRows.map((r) => r.contentKeptAria))),
@@ -446,10 +478,26 @@ const md: string[] = [
       "",
     ]
     : []),
+  "## History",
+  "",
+  "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tasks | record |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | 54/140 | `apps.before.md` |",
+  "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | 127/140 | `apps.after.md` |",
+  `| round 2 (this run) | ${pct(summary.recall)} (${
+    pct(summary.recallInText)
+  } in the text) | ${summary.falseIds} | ${summary.pagesContentBelowAria.length} pages | ${
+    pct(summary.tokensVsAria)
+  } | ${
+    pct(summary.latencyVsAria)
+  } (${summary.pagesSlowerThanAria.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
+  "",
+  "Round 1 counted summarised controls as misses; round 2 counts a control a summary line of chrome lists on request apart, as `summarised`.",
+  "",
   "## How it is measured",
   "",
   "- Ground truth, per page, from `fixtures/apps/page/truth.ts`, run over CDP in the main world of the top document and of every out-of-process iframe, independently of the distiller: every visible link, button, input, select, textarea, summary, contenteditable and element with an ARIA widget role, plus an element whose cursor is `pointer` where its parent's is not; vetoed when disabled, under `aria-hidden` or `inert`, not rendered, of zero size, off the document, clipped away by a non-scrolling box, or covered (its centre, scrolled into view, hit-tests to something else; a visually hidden control with a visible label is aimed at on the label). Visible text: text nodes rendered, visible, with a font size, a box, and not in a visually hidden (1px, clipped) box.",
-  '- Matching: each id is resolved to its element (`Observer.resolve`, `DOM.describeNode`, `DOM.resolveNode` in the main world) and matched to a control when it is the control, one of its labels, an ancestor holding that control and no other, or a descendant of it. An id on a scroll container is neither a match nor a false id. Any other id is a false id; a miss is a control no id matched ("merged into" names the container id that swallowed it).',
+  '- Matching: each id is resolved to its element (`Observer.resolve`, `DOM.describeNode`, `DOM.resolveNode` in the main world) and matched to a control when it is the control, one of its labels, an ancestor holding that control and no other, or a descendant of it. An id on a scroll container is neither a match nor a false id. Any other id is a false id; a miss is a control no id matched ("merged into" names the container id that swallowed it). A control left out by a summary line of repeated chrome (link lists, tag clouds, footers outside `main`/`article`; the main content is never summarised) is "summarised, listed on request" when an observation with `summariseAfter: 0`, the mode the line names, gives it an id: it counts towards recall and is reported apart ("with an id in the text" leaves it out).',
   "- Content kept: the truth text's words (lower-cased runs of letters and digits, with multiplicity) found in the observation text, or in `locator('body').ariaSnapshot()`'s text.",
   "- Tasks: `fixtures/apps/tasks.ts`, solved from the JSON observation (elements by role and name) and `env.step` actions only; success read from the page's own state over CDP.",
   "- Known gap of the truth: jQuery UI's datepicker Prev/Next are `<a>` without `href`, role or pointer cursor, so the truth does not list them; ids on them count as false ids although they are real controls.",
@@ -458,9 +506,11 @@ const md: string[] = [
   "",
   "| figure | target | measured |",
   "| --- | --- | --- |",
-  `| recall of visible actionable controls with an id | 100% | ${
+  `| recall of visible actionable controls with an id (or listed on request by a summary line of chrome) | 100% | ${
     pct(summary.recall)
-  } (${totalMatched}/${totalControls}) |`,
+  } (${totalMatched} + ${totalSummarised} summarised / ${totalControls}); with an id in the text: ${
+    pct(summary.recallInText)
+  } |`,
   `| ids on non-actionable elements | 0 | ${summary.falseIds} |`,
   `| content kept, mean over pages (ariaSnapshot) | ≥ ariaSnapshot on every page | ${
     pct(summary.contentKept)
@@ -473,12 +523,12 @@ const md: string[] = [
   "",
   "## Pages",
   "",
-  "| page | framework | controls | with id | false ids | content kept | aria kept | tokens | aria tokens | ms | aria ms |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| page | framework | controls | with id | summarised | false ids | content kept | aria kept | tokens | aria tokens | ms | aria ms |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ...pageRows.map((r) =>
-    `| ${r.path} | ${r.framework} | ${r.controls} | ${r.matched} | ${r.falseIds} | ${
-      pct(r.contentKept)
-    } | ${
+    `| ${r.path} | ${r.framework} | ${r.controls} | ${r.matched} | ${
+      r.summarised ?? 0
+    } | ${r.falseIds} | ${pct(r.contentKept)} | ${
       pct(r.contentKeptAria)
     } | ${r.tokens.engine} | ${r.tokens.aria} | ${r.ms.engine} | ${r.ms.aria} |`
   ),
@@ -495,8 +545,16 @@ const md: string[] = [
   "",
 ];
 for (const r of pageRows) {
-  if (r.misses.length === 0 && r.falseIdList.length === 0) continue;
+  const listed = r.summarisedList ?? [];
+  if (r.misses.length === 0 && r.falseIdList.length === 0 && listed.length === 0) continue;
   md.push(`### ${r.path}`, "");
+  if (listed.length) {
+    md.push(
+      `- summarised, listed on request (${listed.length}): ${listed.slice(0, 8).join(", ")}${
+        listed.length > 8 ? `, … ${listed.length - 8} more` : ""
+      }`,
+    );
+  }
   const byReason = new Map<string, string[]>();
   for (const miss of r.misses) {
     byReason.set(miss.reason, [...(byReason.get(miss.reason) ?? []), miss.control]);

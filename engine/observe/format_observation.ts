@@ -34,7 +34,7 @@ export function describeElement(el: WireElement, showNew = true): string {
   if (el.id !== undefined) parts.push(`[${el.id}]`);
   if (el.role) parts.push(el.role);
   if (el.name) parts.push(quote(el.name));
-  if (el.href) parts.push(`→ ${el.href}`);
+  if (el.href && !el.quietHref) parts.push(`→ ${el.href}`);
   if (el.description) parts.push(`title=${quote(el.description)}`);
   if (el.value !== undefined) parts.push(`value=${quote(el.value)}`);
   if (el.states) parts.push(...el.states);
@@ -55,9 +55,10 @@ function describeMore(more: WireMore): string {
         : more.where === "above"
         ? "scroll up to list them"
         : "scroll down to list them";
+      const texts = more.texts?.length ? `: ${more.texts.join(" · ")}` : "";
       return `… ${more.n} more ${
         more.what ?? "items"
-      }${where}${actionable}: ${how}, or observe with summariseAfter 0`;
+      }${where}${actionable}: ${how}, or observe with summariseAfter 0${texts}`;
     }
     case "above":
       return `… ${more.n} elements above the viewport${actionable}`;

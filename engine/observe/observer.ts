@@ -211,6 +211,16 @@ interface SessionState {
   frameCount: number;
   /** frame id → our isolated world's execution context id. */
   worlds: Map<string, number>;
+  /**
+   * child frame id → the iframe element hosting it, as a remote object in
+   * our isolated world (kept across observations: two round trips a frame
+   * saved each time; dropped when the frame detaches or the world goes).
+   */
+  owners: Map<string, { contextId: number; objectId: string }>;
+  /** The frames of the target, `[frame id, parent id]`, until a frame attaches, detaches or navigates. */
+  tree?: [string, string | undefined][] | undefined;
+  /** Frame attachments and detachments seen, so a tree read meanwhile is not kept. */
+  treeChanges: number;
   ready: Promise<void>;
 }
 
@@ -642,6 +652,11 @@ export class Observer {
     session.on("Runtime.executionContextsCleared", () => {
       worlds.clear();
       byContext.clear();
+      owners.clear();
+      if (state) {
+        state.treeChanges++;
+        state.tree = undefined;
+      }
     });
     const ready = (async () => {
       await Promise.all([
@@ -658,10 +673,30 @@ export class Observer {
         session.send("Runtime.enable"),
       ]);
     })();
-    const state: SessionState = { session, worlds, ready, frameCount: 1 };
-    session.on("Page.frameAttached", () => state.frameCount++);
-    session.on("Page.frameDetached", ({ reason }) => {
+    const owners = new Map<string, { contextId: number; objectId: string }>();
+    const state: SessionState = { session, worlds, owners, ready, frameCount: 1, treeChanges: 0 };
+    // A document replaced drops its child frames, not always with a detach event each.
+    session.on("Page.frameNavigated", () => {
+      state.treeChanges++;
+      state.tree = undefined;
+    });
+    session.on("Page.frameAttached", () => {
+      state.frameCount++;
+      state.treeChanges++;
+      state.tree = undefined;
+    });
+    session.on("Page.frameDetached", ({ frameId, reason }) => {
       if (reason !== "swap") state.frameCount--;
+      state.treeChanges++;
+      state.tree = undefined;
+      const owner = owners.get(frameId);
+      if (owner && reason !== "swap") {
+        owners.delete(frameId);
+        bestEffort(
+          "releasing a frame owner",
+          session.send("Runtime.releaseObject", { objectId: owner.objectId }),
+        );
+      }
     });
     this.#sessions.set(session, state);
     return ready;
@@ -671,18 +706,27 @@ export class Observer {
   async #frames(states: SessionState[]): Promise<FrameInfo[]> {
     const frames: FrameInfo[] = [];
     await Promise.all(states.map(async (state) => {
-      let tree;
-      try {
-        ({ frameTree: tree } = await state.session.send("Page.getFrameTree"));
-      } catch (error) {
-        if (state.session.closeReason !== undefined) return;
-        throw error;
+      let tree = state.tree;
+      if (!tree) {
+        const changes = state.treeChanges;
+        let frameTree;
+        try {
+          ({ frameTree } = await state.session.send("Page.getFrameTree"));
+        } catch (error) {
+          if (state.session.closeReason !== undefined) return;
+          throw error;
+        }
+        const list: [string, string | undefined][] = [];
+        const visit = (node: typeof frameTree, parentId: string | undefined): void => {
+          list.push([node.frame.id, parentId ?? node.frame.parentId]);
+          for (const child of node.childFrames ?? []) visit(child, node.frame.id);
+        };
+        visit(frameTree, undefined);
+        tree = list;
+        // Kept until a frame attaches, detaches or navigates (the events clear it).
+        if (state.treeChanges === changes) state.tree = list;
       }
-      const visit = (node: typeof tree, parentId: string | undefined): void => {
-        frames.push({ frameId: node.frame.id, parentId: parentId ?? node.frame.parentId, state });
-        for (const child of node.childFrames ?? []) visit(child, node.frame.id);
-      };
-      visit(tree, undefined);
+      for (const [frameId, parentId] of tree) frames.push({ frameId, parentId, state });
     }));
     // A frame listed by two sessions (an out-of-process child seen from its
     // parent) belongs to the session where it is the root.
@@ -744,14 +788,6 @@ export class Observer {
             returnByValue: true,
           },
         );
-        if (owners.some(Boolean)) {
-          bestEffort(
-            "releasing frame owners",
-            frame.state.session.send("Runtime.releaseObjectGroup", {
-              objectGroup: OBJECT_GROUP + "-owners",
-            }),
-          );
-        }
         if (exceptionDetails) {
           const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
           throw new ProtocolError(`Distiller failed in frame "${frame.frameId}": ${text}`);
@@ -761,7 +797,14 @@ export class Observer {
         }
         return JSON.parse(result.value) as DistillResult;
       } catch (error) {
+        // The kept frame tree may be what is stale: read it afresh next time.
+        frame.state.tree = undefined;
         if (frame.state.session.closeReason !== undefined && !required) return undefined;
+        if (attempt < 3 && frame.state.owners.size && !isContextGone(error)) {
+          // A kept frame owner went stale: resolve the owners afresh.
+          this.#dropOwners(frame.state);
+          continue;
+        }
         if (!isContextGone(error) || attempt >= 3) {
           if (!required) return undefined;
           throw error;
@@ -773,12 +816,23 @@ export class Observer {
     }
   }
 
+  /** Forgets (and releases) the kept frame owners of a session. */
+  #dropOwners(state: SessionState): void {
+    state.owners.clear();
+    bestEffort(
+      "releasing frame owners",
+      state.session.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP + "-owners" }),
+    );
+  }
+
   /** A remote object, in the parent's isolated world, of the iframe element hosting `child`. */
   async #owner(
     parent: FrameInfo,
     child: FrameInfo,
     contextId: number,
   ): Promise<string | undefined> {
+    const kept = parent.state.owners.get(child.frameId);
+    if (kept && kept.contextId === contextId) return kept.objectId;
     try {
       const { backendNodeId } = await parent.state.session.send("DOM.getFrameOwner", {
         frameId: child.frameId,
@@ -788,6 +842,9 @@ export class Observer {
         executionContextId: contextId,
         objectGroup: OBJECT_GROUP + "-owners",
       });
+      if (object.objectId) {
+        parent.state.owners.set(child.frameId, { contextId, objectId: object.objectId });
+      }
       return object.objectId;
     } catch (error) {
       if (error instanceof ProtocolError) return undefined;

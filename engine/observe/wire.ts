@@ -74,6 +74,11 @@ export interface WireElement {
   cues?: string[];
   /** Where a link goes: path on the page's own origin, host and path elsewhere. */
   href?: string;
+  /**
+   * Whether the name already says where the link goes (`"Copper Sky"` →
+   * `#/film/Copper-Sky`): the text leaves the target out, the JSON keeps it.
+   */
+  quietHref?: boolean;
   /** A `title` that differs from the name (a tooltip), for roles named from content. */
   description?: string;
   /**
@@ -119,6 +124,8 @@ export interface WireMore {
   where?: "above" | "below";
   /** For a summarised run inside a scroll container: the container's id, to scroll it. */
   scroll?: number;
+  /** For a summarised run: the text of the left-out items, one entry each, so no words are lost. */
+  texts?: string[];
 }
 
 /** An iframe: its content comes from the child frame's own distiller. */

@@ -31,7 +31,14 @@
  *
  * @module
  */
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect, type StyleFacts } from "./layout.ts";
+import {
+  type Layout,
+  LISTEN_CLICK,
+  LISTEN_HOVER,
+  LISTEN_KEY,
+  type Rect,
+  type StyleFacts,
+} from "./layout.ts";
 import {
   clip,
   fold,
@@ -222,6 +229,8 @@ interface DNode {
   clipBox?: Rect;
   /** A compact link target, for links. */
   href?: string;
+  /** Whether the name already says where the link goes (the text leaves the target out). */
+  quietHref?: boolean;
   /** The id of the nearest container with an id, filled in by `emit`. */
   container?: number;
   /** A sibling that stands in visibly for a hidden native input. */
@@ -280,6 +289,8 @@ interface Pass {
   probes: number;
   /** The document's origin, for compact link targets. */
   origin: string;
+  /** Characters of left-out items' text the summary lines may still carry. */
+  summaryText: number;
   /** The document's URL without its fragment: links to it show only their fragment. */
   here: string;
 }
@@ -337,6 +348,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       standIns: new Set(),
       probes: MAX_PROBES,
       origin: originOf(doc),
+      summaryText: MAX_SUMMARY_TEXT,
       here: (doc.URL ?? "").replace(/#.*$/, ""),
     };
     // Chromium's own error page (a frame the context's origin rule blocked, or
@@ -526,6 +538,9 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (role && INTERACTIVE_ROLES.has(role)) sig |= S_ROLE;
   const listened = layout.listened(el);
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
+  // Keys reach only what has focus: a key listener is a signal on a focusable
+  // element (a custom widget), not on a panel that hears its children's keys.
+  if (listened & LISTEN_KEY && sig & S_TABINDEX) sig |= S_LISTENER;
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
   let pointer = inh.pointer;
   if (!inh.inStrong || sig & STRONG) {
@@ -803,27 +818,26 @@ function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
 /** Tags of prose: a run of them is the page's text, never summarised. */
 const PROSE_TAGS = new Set(["p", "blockquote", "pre", "dd", "dt", "h2", "h3", "h4", "figure"]);
 
+/** Chrome inside the main content: navigation, asides, headers and footers. */
+const CHROME = "nav,aside,footer,header,[role=navigation],[role=complementary],[role=contentinfo]";
+/** The main content of a page. */
+const MAIN = "main,article,[role=main]";
+
 /**
  * Whether a run of similar siblings is the page's content rather than
- * repeated chrome: paragraphs of a story, or rows of a table in the main
- * content or an article whose text is mostly not link text (a data table of
- * an article, against a list of links). Content is never summarised.
+ * repeated chrome: paragraphs of a story anywhere, and any run inside the
+ * main content (`main`, `article`, role `main`: the products of a listing,
+ * the rows of an article's table, a reading list) that is not chrome within
+ * it (a `nav`, `aside`, `header` or `footer`). Content is never summarised;
+ * link lists, tag clouds and footers outside the main content are.
  */
-function isContent(elements: Element[], from: number, to: number): boolean {
+function isContent(elements: Element[], from: number): boolean {
   const first = elements[from]!;
-  const tag = first.localName;
-  if (PROSE_TAGS.has(tag)) return true;
-  if (tag !== "tr" || !first.closest("main,article,[role=main]")) return false;
-  let text = 0, linked = 0;
-  const step = Math.max(1, Math.floor((to - from) / 8));
-  for (let i = from; i < to; i += step) {
-    const el = elements[i]!;
-    text += fold(el.textContent ?? "").length;
-    for (const link of Array.from(el.querySelectorAll("a[href],button"))) {
-      linked += fold(link.textContent ?? "").length;
-    }
-  }
-  return linked * 2 < text;
+  if (PROSE_TAGS.has(first.localName)) return true;
+  const main = first.closest(MAIN);
+  if (!main) return false;
+  const chrome = first.closest(CHROME);
+  return !chrome || !main.contains(chrome);
 }
 
 /** Tag and first class; siblings are similar when these match. */
@@ -868,7 +882,7 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
     if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
-    if (i - from > req.summariseAfter && !isContent(elements, from, i)) {
+    if (i - from > req.summariseAfter && !isContent(elements, from)) {
       runs.push({ from, to: i, sig: label(elements[from]!) });
     }
     from = i;
@@ -913,6 +927,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
       }
       pending.n += 1;
       pending.a += countActionable(elements[i]!);
+      // The words stay (an agent reads what the run holds); the ids come on request.
+      if (pass.summaryText > 0) {
+        const text = clip(fold(elements[i]!.textContent ?? ""), MAX_SUMMARY_ITEM);
+        if (text) {
+          (pending.texts ??= []).push(text);
+          pass.summaryText -= text.length;
+        }
+      }
     }
   }
   let e = 0;
@@ -927,6 +949,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
     collectKid(pass, node, kid, next);
   }
 }
+
+/**
+ * Most characters of left-out items' text the summary lines of one pass
+ * carry: the words of a tag cloud or a footer stay, a 2,000-row table's do not.
+ */
+const MAX_SUMMARY_TEXT = 1000;
+/** Most characters of one left-out item's text in a summary line. */
+const MAX_SUMMARY_ITEM = 40;
 
 function countActionable(el: Element): number {
   let n = el.matches(ACTIONABLE_SELECTOR) ? 1 : 0;
@@ -1019,12 +1049,19 @@ function vet(pass: Pass, doc: Document): void {
     const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
     if (clipped === CLIP_HIDDEN) continue;
     if (clipped === CLIP_SCROLLED) node.inView = false;
+    // Only the part its scroll boxes show can be hit: an item half scrolled
+    // out of a list is probed where it shows, not over what lies below the list.
+    const seen = node.inView && node.clipper ? shownPart(pass, node, r) : r;
+    if (seen.w < 1 || seen.h < 1) node.inView = false;
     if (disabled || node.noPointer) {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
     }
-    if (node.inView && covered(layout, shown, r, vp)) continue;
+    // A transparent input laid over its stand-in or label is the element itself, not a cover.
+    if (node.inView && covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))) {
+      continue;
+    }
     node.keep = 2;
   }
   unwrapContainers(pass);
@@ -1109,6 +1146,20 @@ function clipState(pass: Pass, node: DNode, r: Rect): number {
   return state;
 }
 
+/** The part of `r` that every scrolling ancestor of the node shows (their boxes are measured by `clipState`). */
+function shownPart(pass: Pass, node: DNode, r: Rect): Rect {
+  let x0 = r.x, y0 = r.y, x1 = r.x + r.w, y1 = r.y + r.h;
+  for (let c = node.clipper; c; c = c.clipper) {
+    if (!c.scrolls) continue;
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    x0 = Math.max(x0, box.x);
+    y0 = Math.max(y0, box.y);
+    x1 = Math.min(x1, box.x + box.w);
+    y1 = Math.min(y1, box.y + box.h);
+  }
+  return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
+}
+
 /** The padding box of a clipping element: where its content shows. */
 function clientBox(layout: Layout, el: Element): Rect {
   const r = layout.rect(el);
@@ -1145,14 +1196,17 @@ function siblingStandIn(layout: Layout, input: Element): Element | null {
 
 /**
  * Whether every probe point of the box hits something that is neither the
- * element, inside it, one of its labels, nor one of its ancestors (an
- * ancestor means the point is clipped by a scroll container, not covered).
+ * element, inside it, one of its labels, one of its ancestors (an ancestor
+ * means the point is clipped by a scroll container, not covered), nor
+ * `input`: the styled-away control the element stands in for, which often
+ * lies transparent over it and takes the click itself.
  */
 function covered(
   layout: Layout,
   el: Element,
   r: Rect,
   vp: { w: number; h: number },
+  input?: Element | false,
 ): boolean {
   const root = el.getRootNode() as Document | ShadowRoot;
   if (typeof root.elementFromPoint !== "function") return false;
@@ -1168,7 +1222,7 @@ function covered(
   for (const [x, y] of points) {
     const hit = layout.hit(root, x, y);
     if (!hit) return false;
-    if (hit === el || el.contains(hit) || hit.contains(el)) return false;
+    if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
     const label = hit.closest("label");
     if (label && (label.control === el || label.contains(el))) return false;
   }
@@ -1302,6 +1356,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if ((tag === "a" || tag === "area") && role === "link") {
     const href = compactHref(target, pass);
     if (href) node.href = href;
+    if (href && name && saysTarget(href, name)) node.quietHref = true;
   }
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");
@@ -1366,6 +1421,33 @@ function compactHref(el: Element, pass: Pass): string {
   return clip(href.replace(/^https?:\/\//, ""), MAX_HREF);
 }
 
+/** Lower-case letters and digits only, for comparing a name with a path. */
+function squash(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+/**
+ * Whether a link's name already says where it goes: the target's last
+ * path segment, decoded and without an extension, spells the name
+ * (`"Copper Sky"` → `#/film/Copper-Sky`, `"Projects"` → `/projects`);
+ * an in-page anchor (`#year`) never does.
+ */
+function saysTarget(href: string, name: string): boolean {
+  const bare = href.replace(/[?].*$/, "").replace(/\/+$/, "");
+  const slash = bare.lastIndexOf("/");
+  // An in-page anchor (`#year`) says something the name does not: it stays.
+  if (slash < 0 || bare.indexOf("#", slash) >= 0) return false;
+  let last = bare.slice(slash + 1);
+  try {
+    last = decodeURIComponent(last);
+  } catch {
+    // a malformed escape: compare as written
+  }
+  last = last.replace(/\.[a-z0-9]{1,5}$/i, "");
+  const target = squash(last);
+  return target !== "" && target === squash(name);
+}
+
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
 function optionsOf(el: Element, maxText: number): string[] {
   const out: string[] = [];
@@ -1391,19 +1473,32 @@ function box(r: Rect): WireBox {
 /** Names structure lines (headings, landmarks, cells) from attributes or content. */
 function structureName(node: DNode, req: DistillRequest): string | undefined {
   const named = node.el.hasAttributes() || node.tag === "fieldset" || node.tag === "table";
-  const attr = (named ? nameFromAttributes(node.el, node.tag) : "") || node.ownText || "";
+  const fromContent = NAME_FROM_CONTENT.has(node.role);
+  // accname: content comes before `title` for roles named from content (a column header).
+  const attr = (named ? nameFromAttributes(node.el, node.tag, { title: !fromContent }) : "") ||
+    node.ownText || "";
   if (attr) return clip(attr, req.maxText);
-  if (!NAME_FROM_CONTENT.has(node.role)) return undefined;
+  if (!fromContent) return undefined;
   const hasLines = node.kids.some((kid) => typeof kid !== "string" && !("k" in kid) && kid.keep);
   if (hasLines) return undefined;
   const parts: string[] = [];
   contentText(node, parts);
   const name = fold(parts.join(""));
-  if (!name) return undefined;
+  if (!name) {
+    return named
+      ? clip(fold(node.el.getAttribute("title") ?? ""), req.maxText) || undefined
+      : undefined;
+  }
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
   node.named = true;
-  return clip(name, req.maxText);
+  // A cell's text is the table's content: kept whole, as a paragraph would be.
+  return clip(name, CELLS.has(node.role) ? MAX_CELL : req.maxText);
 }
+
+/** Roles of table cells, whose content names them. */
+const CELLS = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
+/** Longest cell text kept, in characters. */
+const MAX_CELL = 1000;
 
 /** Roles that hold other elements, so that an id on one scopes what lies inside. */
 const CONTAINER_ROLES = new Set([
@@ -1503,13 +1598,16 @@ function emitNode(
     return kids;
   }
   if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
-  if (name && node.id !== undefined) {
-    // Text that only says the name again (`[7] link "Share" Share`) is left out.
+  if (name) {
+    // Text that only says the name again (`[7] link "Share" Share`, a
+    // fieldset's legend, the part of an `aria-labelledby` name the element
+    // shows) is left out.
     for (let i = kids.length - 1; i >= 0; i--) {
       const kid = kids[i]!;
-      if (kid.k === "t" && fold(kid.t) === name) kids.splice(i, 1);
+      if (kid.k === "t" && saidIn(name, fold(kid.t))) kids.splice(i, 1);
     }
   }
+  dropEchoedImages(kids);
   const out: WireElement = { k: "e", role: node.role };
   if (node.id !== undefined) {
     out.id = node.id;
@@ -1521,6 +1619,7 @@ function emitNode(
   if (node.states) out.states = node.states;
   if (node.cues) out.cues = node.cues;
   if (node.href) out.href = node.href;
+  if (node.quietHref) out.quietHref = true;
   if (node.description) out.description = node.description;
   if (node.id !== undefined && node.rect) {
     out.box = box(node.rect);
@@ -1529,6 +1628,33 @@ function emitNode(
   }
   if (kids.length) out.c = kids;
   return [out];
+}
+
+/** Whether `text` is `name` or a run of whole words of it. */
+function saidIn(name: string, text: string): boolean {
+  if (!text) return false;
+  if (text === name) return true;
+  const at = name.indexOf(text);
+  if (at < 0) return false;
+  const before = at === 0 ? " " : name[at - 1]!, after = name[at + text.length] ?? " ";
+  return !/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after);
+}
+
+/**
+ * Drops an image line that only says what the element beside it is named
+ * (a product photo before the product's link): it carries nothing more.
+ */
+function dropEchoedImages(kids: WireNode[]): void {
+  for (let i = kids.length - 1; i >= 0; i--) {
+    const kid = kids[i]!;
+    if (kid.k !== "e" || kid.role !== "img" || kid.id !== undefined || kid.c || !kid.name) continue;
+    const next = kids[i + 1], previous = kids[i - 1];
+    if (
+      next?.k === "e" && next.name === kid.name || previous?.k === "e" && previous.name === kid.name
+    ) {
+      kids.splice(i, 1);
+    }
+  }
 }
 
 /** Flattens the facts of elements with ids, and the frames, out of the tree. */

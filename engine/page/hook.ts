@@ -9,7 +9,7 @@
  *
  * Protocol (`secret` is random per driver, so page scripts cannot guess the
  * event types): the isolated world dispatches `<secret>:flush` on `window`;
- * the hook then dispatches `<secret>:c` (click-like) or `<secret>:h` (hover)
+ * the hook then dispatches `<secret>:c` (click-like), `<secret>:k` (keys) or `<secret>:h` (hover)
  * on every remembered element now in a document, composed so that the event
  * reaches `window` through shadow roots; the isolated world's capturing
  * listener records `composedPath()[0]`. Elements not yet in a document wait
@@ -47,6 +47,8 @@ const CLICK_TYPES = [
   "keypress",
 ];
 const HOVER_TYPES = ["mouseenter", "mouseover", "pointerenter", "pointerover"];
+/** Key listeners: an element hears keys only while it or something inside it has focus. */
+const KEY_TYPES = ["keydown", "keyup", "keypress"];
 /** React props that make an element the target of a click-like action (keyboard handlers do not). */
 const REACT_HANDLERS = [
   "onClick",
@@ -95,6 +97,7 @@ export function installHook(secret: string): void {
   const parentElementOf = getDescriptor(win.Node.prototype, "parentElement")!.get!;
   const clickTypes = new Set(CLICK_TYPES);
   const hoverTypes = new Set(HOVER_TYPES);
+  const keyTypes = new Set(KEY_TYPES);
   const setHas = Set.prototype.has;
   const seen = new WeakSet<object>();
   let pending: [WeakRef<Element>, string][] = [];
@@ -102,24 +105,28 @@ export function installHook(secret: string): void {
 
   function note(el: unknown, type: unknown): void {
     if (!(el instanceof ElementClass) || typeof type !== "string") return;
-    const kind = apply(setHas, clickTypes, [type])
+    const kind = apply(setHas, keyTypes, [type])
+      ? "k"
+      : apply(setHas, clickTypes, [type])
       ? "c"
       : apply(setHas, hoverTypes, [type])
       ? "h"
       : "";
     if (!kind) return;
-    const key = kind === "c" ? el : hoverKey(el);
+    const key = kind === "c" ? el : kindKey(kind === "h" ? hoverKeys : keyKeys, el);
     if (apply(weakSetHas, seen, [key])) return;
     apply(weakSetAdd, seen, [key]);
     apply(arrayPush, pending, [[new WeakRefClass(el), kind]]);
   }
 
   const hoverKeys = new WeakMap<object, object>();
-  function hoverKey(el: Element): object {
-    let key = apply(weakMapGet, hoverKeys, [el]) as object | undefined;
+  const keyKeys = new WeakMap<object, object>();
+  /** A stand-in key per element and kind, so each kind is reported once. */
+  function kindKey(keys: WeakMap<object, object>, el: Element): object {
+    let key = apply(weakMapGet, keys, [el]) as object | undefined;
     if (!key) {
       key = {};
-      apply(weakMapSet, hoverKeys, [el, key]);
+      apply(weakMapSet, keys, [el, key]);
     }
     return key;
   }

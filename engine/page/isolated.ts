@@ -8,7 +8,7 @@
  * @module
  */
 import { createDistiller, type Distiller } from "./distiller.ts";
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, type Rect } from "./layout.ts";
+import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY, type Rect } from "./layout.ts";
 import type { DistillRequest, DistillResult } from "../observe/wire.ts";
 
 /** What the driver finds at `globalThis.__webserv` in the isolated world. */
@@ -53,6 +53,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   };
   win.addEventListener(`${secret}:c`, record(LISTEN_CLICK), true);
   win.addEventListener(`${secret}:h`, record(LISTEN_HOVER), true);
+  win.addEventListener(`${secret}:k`, record(LISTEN_KEY), true);
   const getStyle = win.getComputedStyle.bind(win);
   const probeType = `${secret}:p`;
   const EventClass = win.CustomEvent;

@@ -65,6 +65,8 @@ export interface ViewportFacts {
 export const LISTEN_CLICK = 1;
 /** Bits of {@linkcode Layout.listened}: a hover listener (mouseenter, mouseover). */
 export const LISTEN_HOVER = 2;
+/** Bits of {@linkcode Layout.listened}: a key listener (keydown, keyup, keypress). */
+export const LISTEN_KEY = 4;
 
 /** What the distiller needs from a laid-out document. */
 export interface Layout {
@@ -81,7 +83,7 @@ export interface Layout {
   hit(root: Document | ShadowRoot, x: number, y: number): Element | null;
   /** Viewport and scroll state. */
   viewport(): ViewportFacts;
-  /** Script-registered listeners on the element: {@linkcode LISTEN_CLICK} and {@linkcode LISTEN_HOVER} bits. */
+  /** Script-registered listeners on the element: {@linkcode LISTEN_CLICK}, {@linkcode LISTEN_HOVER} and {@linkcode LISTEN_KEY} bits. */
   listened(el: Element): number;
   /**
    * Whether the element has a delegated click-like handler of its own

@@ -128,7 +128,10 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
     const texts = await observer.observe(page);
     const year = texts.elements.find((el) => el.name === "Year");
     assertEquals([year?.href, year?.description], ["#year", "Sort ascending"]);
-    assertStringIncludes(observation.text, 'link "Help" → /help');
+    // The name spells the target: the text leaves it out, the JSON keeps it.
+    assertStringIncludes(observation.text, 'link "Help"');
+    assert(!observation.text.includes('link "Help" →'), observation.text);
+    assertStringIncludes(texts.text, 'link "Docs" → example.org/docs/intro?x=1');
   });
   await t.step(
     "a frame the origin rule blocks shows as blocked, not as an error page",

@@ -269,14 +269,14 @@ Deno.test("createDistiller() reaches a styled-away checkbox through one id on th
 
 Deno.test("createDistiller() joins inline runs, keeps a differing title apart and shows link targets", () => {
   const { distiller } = setup(`
-    <p>Type "<code>hello</code>" here</p><p>Read the <a href="/docs">docs</a> first.</p>
-    <a href="/year" title="Sort ascending">Year</a>
+    <p>Type "<code>hello</code>" here</p><p>Read the <a href="/guide">docs</a> first.</p>
+    <a href="/films?sort=year" title="Sort ascending">Year</a>
     <span id="l">Order 7</span><div aria-labelledby="l" onclick="go()">Shipped</div>`);
   const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
   assertEquals(lines, [
     'Type "hello" here',
-    'Read the [1] link "docs" → /docs first.',
-    '[2] link "Year" → /year title="Sort ascending"',
+    'Read the [1] link "docs" → /guide first.',
+    '[2] link "Year" → /films?sort=year title="Sort ascending"',
     "Order 7",
     '[3] clickable "Order 7" listener · Shipped',
   ]);
@@ -296,4 +296,83 @@ Deno.test("createDistiller() names the scroll container an element is in", () =>
     ["One", 1],
     ["Two", 1],
   ]);
+});
+
+Deno.test("createDistiller() leaves out a link target the name spells, in the text only", () => {
+  const { distiller } = setup(`
+    <a href="/projects">Projects</a> <a href="#/film/Copper-Sky">Copper Sky</a>
+    <a href="#/p/Urban%20Lamp%2021">Urban Lamp 21</a> <a href="/about.html">About</a>
+    <a href="#year">Year</a> <a href="/blog/7">Zephyr hazel</a>`);
+  const nodes = distiller.observe(REQUEST).nodes!;
+  const lines = formatNodes(nodes, { showNew: false }).join("\n");
+  for (const name of ["Projects", "Copper Sky", "Urban Lamp 21", "About"]) {
+    assertStringIncludes(lines, `link "${name}"`);
+    assert(!lines.includes(`link "${name}" →`), lines);
+  }
+  assertStringIncludes(lines, 'link "Year" → #year');
+  assertStringIncludes(lines, 'link "Zephyr hazel" → /blog/7');
+  assertEquals(withIds(nodes).map((el) => el.href), [
+    "/projects",
+    "#/film/Copper-Sky",
+    "#/p/Urban%20Lamp%2021",
+    "/about.html",
+    "#year",
+    "/blog/7",
+  ]);
+});
+
+Deno.test("createDistiller() keeps the words of a summarised run on its summary line", () => {
+  const rows = Array.from(
+    { length: 40 },
+    (_, i) => `<li class="tag"><a href="/tags/${i}">word${i}</a></li>`,
+  );
+  const { distiller } = setup(`<footer><ul>${rows.join("")}</ul></footer>`, {
+    viewportHeight: 100,
+  });
+  const text = formatNodes(distiller.observe(REQUEST).nodes!).join("\n");
+  assertStringIncludes(text, "more li.tag");
+  for (let i = 0; i < 40; i++) assertStringIncludes(text, `word${i}`);
+});
+
+Deno.test("createDistiller() never summarises a run in the main content", () => {
+  const items = (n: number) =>
+    Array.from({ length: n }, (_, i) => `<li class="product"><a href="/p/${i}">Lamp ${i}</a></li>`)
+      .join("");
+  const { distiller } = setup(
+    `<main><ul>${items(36)}</ul><nav><ul>${items(30)}</ul></nav></main>`,
+    { viewportHeight: 100 },
+  );
+  const nodes = distiller.observe(REQUEST).nodes!;
+  const names = withIds(nodes).map((el) => el.name);
+  assertEquals(names.slice(0, 36), Array.from({ length: 36 }, (_, i) => `Lamp ${i}`));
+  assert(names.length < 36 + 30, "the nav inside main is chrome: summarised");
+});
+
+Deno.test("createDistiller() shows a name's words once: legends, echoed images, labelledby parts", () => {
+  const { distiller } = setup(`
+    <fieldset><legend>Text size</legend><label><input type="radio" name="s"> S</label></fieldset>
+    <span id="pl">Plan</span><button aria-labelledby="pl pv"><span id="pv">Free</span></button>
+    <ul><li><div role="img" aria-label="Urban Lamp"></div><a href="/x/1">Urban Lamp</a></li></ul>`);
+  const text = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false }).join("\n");
+  assertStringIncludes(text, 'group "Text size"');
+  assert(
+    !text.includes("Text size · Text size") && !text.includes('"Text size" · Text size'),
+    text,
+  );
+  assertStringIncludes(text, 'button "Plan Free"');
+  assert(!text.includes('"Plan Free" Free'), text);
+  assert(!text.includes('img "Urban Lamp"'), text);
+});
+
+Deno.test("createDistiller() names a column header by its content before its title and keeps long cells whole", () => {
+  const long = "A description of the option that runs on well past the usual name limit. ".repeat(
+    3,
+  );
+  const { distiller } = setup(`<main><table>
+    <tr><th title="The option's key">Option</th><th>Description</th></tr>
+    <tr><td>alpha</td><td>${long}The end.</td></tr></table></main>`);
+  const text = formatNodes(distiller.observe(REQUEST).nodes!).join("\n");
+  assertStringIncludes(text, "Option | Description");
+  assert(!text.includes("The option's key Option"), text);
+  assertStringIncludes(text, "The end.");
 });
