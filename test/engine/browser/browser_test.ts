@@ -349,16 +349,20 @@ for (const signal of ["SIGINT", "SIGKILL"] as const) {
  * A stand-in browser whose child outlives it and keeps writing into the
  * profile, as Chromium's renderers and zygotes do for a moment after the main
  * process dies: cleanup that removes the profile before the whole group is
- * gone leaves it behind.
+ * gone leaves it behind. The writer is bounded, so a cleanup that misses it
+ * costs some files, never the disk.
  */
 const STUBBORN_BROWSER = `#!/bin/sh
 for arg; do case "$arg" in --user-data-dir=*) profile="\${arg#--user-data-dir=}";; esac; done
 mkdir -p "$profile/Default"
 i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); : > "$profile/Default/seed-$i"; done
-(i=0; while :; do
+# Bounded: should cleanup ever miss this child, it stops by itself after
+# 20,000 files or 30 s instead of filling the disk's inodes.
+(i=0; end=$(($(date +%s) + 30)); while [ $i -lt 20000 ]; do
   i=$((i + 1))
   [ -d "$profile/Default" ] || mkdir -p "$profile/Default" 2>/dev/null
   : > "$profile/Default/cache-$i" 2>/dev/null
+  [ $((i % 500)) -ne 0 ] || [ "$(date +%s)" -lt $end ] || break
 done) &
 echo "DevTools listening on ws://127.0.0.1:9/devtools/browser/stub" >&2
 wait
