@@ -7,7 +7,8 @@
 #   - Incus storage pools "webserv-btrfs" (btrfs on a loop file: copy-on-write)
 #     and "webserv-dir" (plain folders: full copies, for the benchmark);
 #   - the demo site's images, built from local files and imported over the
-#     daemons' APIs (`deno task image`).
+#     daemons' APIs (`deno task image`), and the forum's Incus image (the
+#     site checker's Incus test runs on it).
 # No network is configured for the containers: they are reached through unix
 # sockets in bind-mounted folders.
 set -euo pipefail
@@ -100,4 +101,5 @@ fi
 # --- images -------------------------------------------------------------------
 log "building and importing images"
 deno task image fixtures/sites/demo/mod.ts
+deno task image --no-docker fixtures/sites/forum/mod.ts
 log "ready: incus $(incus version 2>/dev/null | tail -n 1 | awk '{print $NF}'), docker $(dockerd --version | awk '{print $3}' | tr -d ,)"

@@ -1,10 +1,12 @@
 /**
  * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
- * [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]`: runs the site checker
- * (`fixtures/sites/kit/check.ts`) on a shipped site over N seeds, printing a
- * line per template and seed while it runs and a table per template at the
- * end. `--concurrency K` runs K episodes at once, each on its own instance.
- * Exits with status 1 on any failure, 2 on bad arguments.
+ * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]`: runs the
+ * site checker (`fixtures/sites/kit/check.ts`) on a shipped site over N
+ * seeds, printing a line per template and seed while it runs and a table per
+ * template at the end. `--concurrency K` runs K episodes at once, each on its
+ * own instance. `--chunk C` runs the seeds C at a time and rewrites the
+ * results files after every chunk, so a long run that is stopped keeps the
+ * seeds it finished. Exits with status 1 on any failure, 2 on bad arguments.
  *
  * The Incus backend needs the site's image (`deno task image
  * fixtures/sites/<site>/mod.ts`) and a storage pool (`WEBSERV_INCUS_POOL`,
@@ -14,7 +16,13 @@
  */
 import { parseArgs } from "node:util";
 import { Browser } from "../engine/browser/browser.ts";
-import { checkSite, formatReport, type SiteReport } from "../fixtures/sites/kit/check.ts";
+import {
+  checkSite,
+  formatReport,
+  type SiteReport,
+  type TemplateReport,
+} from "../fixtures/sites/kit/check.ts";
+import { parseTaskId } from "../fixtures/sites/kit/task.ts";
 import { siteByName } from "../fixtures/sites/registry.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
@@ -22,7 +30,7 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]";
 
 /**
  * Runs the checker as the command line asks.
@@ -41,6 +49,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       backend: { type: "string", default: "fixture" },
       templates: { type: "string" },
       concurrency: { type: "string", default: "1" },
+      chunk: { type: "string" },
       json: { type: "string" },
       md: { type: "string" },
     },
@@ -60,6 +69,10 @@ export async function main(args: string[]): Promise<SiteReport> {
     throw new TypeError(
       `Invalid --concurrency "${values.concurrency}": expected an integer >= 1`,
     );
+  }
+  const chunk = values.chunk === undefined ? count : Number(values.chunk);
+  if (!Number.isInteger(chunk) || chunk < 1) {
+    throw new TypeError(`Invalid --chunk "${values.chunk}": expected an integer >= 1`);
   }
   const site = siteByName(name);
   const seeds = Array.from({ length: count }, (_, i) => from + i);
@@ -85,40 +98,126 @@ export async function main(args: string[]): Promise<SiteReport> {
       templates?.length ?? site.templates.length
     } templates × ${count} seeds (${seeds[0]}–${seeds.at(-1)}) on the ${sandbox.kind} backend`,
   );
-  const report = await checkSite(browser, site, {
-    sandbox,
-    seeds,
-    concurrency,
-    ...(templates ? { templates } : {}),
-    onProgress: (line) =>
-      console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`),
-  });
-  const markdown = formatReport(report);
-  console.log(markdown);
+  const parts: SiteReport[] = [];
+  let report: SiteReport | undefined;
+  for (let at = 0; at < seeds.length; at += chunk) {
+    parts.push(
+      await checkSite(browser, site, {
+        sandbox,
+        seeds: seeds.slice(at, at + chunk),
+        concurrency,
+        ...(templates ? { templates } : {}),
+        onProgress: (line) =>
+          console.error(
+            `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`,
+          ),
+      }),
+    );
+    report = mergeReports(parts);
+    await writeResults(report, values.json, values.md);
+  }
+  if (!report) throw new TypeError(USAGE);
+  console.log(formatReport(report));
+  return report;
+}
+
+/**
+ * Writes a report into the results files: the JSON holds one entry per site
+ * (this report replaces its site's), the Markdown a table per site.
+ *
+ * @param report the report
+ * @param json the JSON file, if any
+ * @param md the Markdown file, if any
+ */
+async function writeResults(
+  report: SiteReport,
+  json: string | undefined,
+  md: string | undefined,
+): Promise<void> {
   const { episodes: _episodes, ...summary } = report;
   let sites: Record<string, Omit<SiteReport, "episodes">> = { [report.site]: summary };
-  if (values.json) {
+  if (json) {
     // One results file for every site: this run replaces its site's entry.
     try {
-      const old: unknown = JSON.parse(await Deno.readTextFile(values.json));
+      const old: unknown = JSON.parse(await Deno.readTextFile(json));
       if (typeof old === "object" && old !== null && "sites" in old) {
         sites = { ...(old.sites as typeof sites), [report.site]: summary };
       }
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound || error instanceof SyntaxError)) throw error;
     }
-    await Deno.writeTextFile(values.json, JSON.stringify({ version: 1, sites }, null, 2) + "\n");
+    await Deno.writeTextFile(json, JSON.stringify({ version: 1, sites }, null, 2) + "\n");
   }
-  if (values.md) {
+  if (md) {
     const body = Object.values(sites).map((site) => formatReport(site)).join("\n\n");
     await Deno.writeTextFile(
-      values.md,
+      md,
       `# Site checker results\n\nWritten by \`deno task site:check SITE --json ${
-        values.json ?? "FILE"
-      } --md ${values.md}\`: per template, the distinct tasks over the first seed's data, solver wins, negative controls at 0 (do nothing, claim only, random), resets that restored the seeded hash exactly, and the median steps and seconds of a solver episode.\n\n${body}\n`,
+        json ?? "FILE"
+      } --md ${md}\`: per template, the distinct tasks over the first seed's data, solver wins, negative controls at 0 (do nothing, claim only, random), resets that restored the seeded hash exactly, and the median steps and seconds of a solver episode.\n\n${body}\n`,
     );
   }
-  return report;
+}
+
+/**
+ * Merges the reports of runs of one site over disjoint seeds into one, as if
+ * one run had covered every seed: counts add up, medians are taken over
+ * every solver episode, the isolation checks pass only when each run's did.
+ *
+ * @param parts the reports, in seed order
+ * @returns the merged report
+ * @throws {TypeError} when there is no report
+ */
+export function mergeReports(parts: readonly SiteReport[]): SiteReport {
+  const [first] = parts;
+  if (!first) throw new TypeError("No report to merge");
+  if (parts.length === 1) return first;
+  const episodes = parts.flatMap((part) => part.episodes);
+  const templates = first.templates.map((head): TemplateReport => {
+    const all = parts.flatMap((part) => part.templates.filter((t) => t.id === head.id));
+    const sum = (of: (t: TemplateReport) => number) => all.reduce((n, t) => n + of(t), 0);
+    const solverRuns = episodes.filter((e) =>
+      e.policy === "solver" && parseTaskId(e.task).template === head.id
+    );
+    return {
+      ...head,
+      runs: sum((t) => t.runs),
+      solved: sum((t) => t.solved),
+      negatives: {
+        nothing: sum((t) => t.negatives.nothing),
+        claim: sum((t) => t.negatives.claim),
+        random: sum((t) => t.negatives.random),
+      },
+      resetExact: sum((t) => t.resetExact),
+      medianSteps: median(solverRuns.map((e) => e.steps)),
+      medianSeconds: Math.round(median(solverRuns.map((e) => e.seconds)) * 100) / 100,
+      failures: all.flatMap((t) => t.failures),
+    };
+  });
+  const isolation = {
+    stateChannel: parts.every((part) => part.isolation.stateChannel),
+    otherEnv: parts.every((part) => part.isolation.otherEnv),
+    neighbour: parts.every((part) => part.isolation.neighbour),
+    failures: parts.flatMap((part) => part.isolation.failures),
+  };
+  return {
+    site: first.site,
+    backend: first.backend,
+    seeds: parts.flatMap((part) => part.seeds),
+    templates,
+    isolation,
+    episodes,
+    ok: parts.every((part) => part.ok),
+  };
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? sorted[mid] as number
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 if (import.meta.main) {

@@ -1,0 +1,40 @@
+import { assert, assertEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { checkSite } from "../../../fixtures/sites/kit/check.ts";
+import forum from "../../../fixtures/sites/forum/mod.ts";
+import { Gateway } from "../../../sandboxes/gateway.ts";
+import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
+
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+// A navigation, an information and a state-change template: each kind of evaluator.
+const TEMPLATES = ["top-post", "post-author", "upvote-post"];
+
+Deno.test("checkSite() passes the forum on one seed when its instances are Incus containers", async () => {
+  await using gateway = new Gateway();
+  // Built by `.ci/daemons.sh` (`deno task image --no-docker fixtures/sites/forum/mod.ts`).
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: "webserv-forum",
+    pool: POOL,
+    prefix: "wsct-",
+  });
+  await using browser = await Browser.launch();
+  const report = await checkSite(browser, forum, {
+    sandbox,
+    seeds: [1],
+    templates: TEMPLATES,
+    concurrency: 2,
+  });
+  const failures = [
+    ...report.templates.flatMap((t) => t.failures),
+    ...report.isolation.failures,
+  ];
+  assertEquals(failures, []);
+  assert(report.ok);
+  assertEquals(report.backend, sandbox.kind);
+  assertEquals(report.templates.map((t) => [t.id, t.solved, t.resetExact]), [
+    ["top-post", 1, 1],
+    ["post-author", 1, 1],
+    ["upvote-post", 1, 1],
+  ]);
+});
