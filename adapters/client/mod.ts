@@ -1,7 +1,7 @@
 /**
  * A TypeScript client of the WebServ rollout server (`deno task serve`),
  * over `fetch` only. Shapes are the server's protocol
- * (`adapters/http/protocol.ts`).
+ * (`adapters/http/protocol.ts`), as plain types in `./types.ts`.
  *
  * @example Run an episode
  * ```ts ignore
@@ -28,7 +28,7 @@ import type {
   StepResponse,
   TaskBody,
   VerdictBody,
-} from "../http/protocol.ts";
+} from "./types.ts";
 
 export type {
   BatchResponse,
