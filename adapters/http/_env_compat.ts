@@ -229,6 +229,7 @@ class CompatEnv implements ServedEnv {
   #crashed = new WeakSet<Page>();
   #watched = new WeakSet<Page>();
   #chain: Promise<unknown> = Promise.resolve();
+  #crashWaiters = new Set<(error: EnvError) => void>();
 
   constructor(browser: Browser, options: ServedEnvOptions) {
     this.#browser = browser;
@@ -296,12 +297,13 @@ class CompatEnv implements ServedEnv {
 
   step(action: unknown, options: CallOptions = {}): Promise<ServedStep> {
     return this.#serial(options.timeoutMs, async () => {
+      const crashed = this.#crash();
       const env = this.#require();
       this.#check();
-      const step = await env.step(action).catch((error) => {
+      const step = await Promise.race([env.step(action), crashed.promise]).catch((error) => {
         this.#check();
         throw error;
-      });
+      }).finally(crashed.done);
       this.#steps++;
       this.#watch();
       if (step.observation) this.#url = step.observation.url;
@@ -350,10 +352,12 @@ class CompatEnv implements ServedEnv {
   async #observe(options: ObserveOptions): Promise<EnvObservation> {
     const env = this.#require();
     this.#check();
-    const observation = await env.observe(options).catch((error) => {
-      this.#check();
-      throw error;
-    });
+    const crashed = this.#crash();
+    const observation = await Promise.race([env.observe(options), crashed.promise])
+      .catch((error) => {
+        this.#check();
+        throw error;
+      }).finally(crashed.done);
     this.#url = observation.url;
     return observation;
   }
@@ -378,8 +382,24 @@ class CompatEnv implements ServedEnv {
     for (const page of env.actor.tabs) {
       if (this.#watched.has(page)) continue;
       this.#watched.add(page);
-      page.on("crash", () => this.#crashed.add(page));
+      page.on("crash", () => {
+        this.#crashed.add(page);
+        const error = new EnvError(
+          "renderer-crashed",
+          "The tab's renderer crashed: reset the session",
+        );
+        for (const reject of this.#crashWaiters) reject(error);
+      });
     }
+  }
+
+  /** A promise that rejects when a tab of the env crashes, until `done()`. */
+  #crash(): { promise: Promise<never>; done: () => void } {
+    let reject!: (error: EnvError) => void;
+    const promise = new Promise<never>((_, fail) => reject = fail);
+    promise.catch(() => {});
+    this.#crashWaiters.add(reject);
+    return { promise, done: () => this.#crashWaiters.delete(reject) };
   }
 
   #check(): void {

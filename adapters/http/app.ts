@@ -66,6 +66,7 @@ const ERRORS = {
   404: json(ErrorBody, "Unknown session, task or site"),
   409: json(ErrorBody, "Not possible in the session's state"),
   410: json(ErrorBody, "The session expired or was closed"),
+  422: json(ErrorBody, "A bare start URL did not load"),
   429: json(ErrorBody, "Too many live sessions; see Retry-After"),
   503: json(ErrorBody, "Our side failed (browser, site, sandbox); see Retry-After"),
 } as const;

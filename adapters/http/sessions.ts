@@ -489,6 +489,14 @@ export class SessionManager implements AsyncDisposable {
       return { instance, env };
     } catch (error) {
       await instance?.destroy().catch((error) => logFailure("destroy the instance", error));
+      // A bare URL that does not load is the caller's input, not our failure.
+      if (spec.url !== undefined && browser.connected && !(error instanceof HttpError)) {
+        throw new HttpError(
+          422,
+          "url-unreachable",
+          `URL "${spec.url}" did not load: ${messageOf(error)}`,
+        );
+      }
       throw refusal(error);
     }
   }

@@ -60,7 +60,10 @@ Deno.test("/ws runs an episode with OpenEnv's reset, step, state and close messa
   const early = await ws.send({ type: "step", data: { action: "reload" } });
   assertEquals([early.type, early.data.code], ["error", "SESSION_ERROR"]);
 
-  const reset = await ws.send({ type: "reset", data: { task: "demo/add-note/6", episode_id: "ep-1" } });
+  const reset = await ws.send({
+    type: "reset",
+    data: { task: "demo/add-note/6", episode_id: "ep-1" },
+  });
   assertEquals(reset.type, "observation");
   assertEquals([reset.data.reward, reset.data.done], [null, false]);
   const text = (reset.data.observation as { text: string }).text;
