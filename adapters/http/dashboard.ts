@@ -45,13 +45,14 @@ export function mountDashboard(
         ...sessions.history(state.id),
       }));
       await stream.writeSSE({ event: "snapshot", data: JSON.stringify(snapshot) });
-      while (!stream.aborted && !stream.closed) {
+      while (!stream.aborted && !stream.closed && !sessions.closing) {
         if (queue.length === 0) {
           await new Promise<void>((resolve) => {
             wake = resolve;
             setTimeout(resolve, 15_000);
           });
           wake = undefined;
+          if (sessions.closing) break;
           if (queue.length === 0) {
             await stream.writeSSE({ event: "ping", data: "{}" });
             continue;

@@ -155,6 +155,11 @@ export class SessionManager implements AsyncDisposable {
     return this.#options.maxSessions ?? 16;
   }
 
+  /** Whether {@linkcode SessionManager.closeAll} was called. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
   /** Sessions open now, and being opened. */
   get live(): number {
     return this.#sessions.size + this.#pending;
@@ -369,6 +374,8 @@ export class SessionManager implements AsyncDisposable {
     clearInterval(this.#reaper);
     await Promise.all([...this.#sessions.keys()].map((id) => this.close(id, "shutdown")));
     await this.#options.trajectories?.flush();
+    // Wakes the dashboard's streams so they end.
+    this.#emit({ type: "closed", session: "" });
   }
 
   /** Calls {@linkcode SessionManager.closeAll}. */
