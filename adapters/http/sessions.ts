@@ -238,6 +238,9 @@ export class SessionManager implements AsyncDisposable {
   ): Promise<StepResponse> {
     const session = this.#sessions.get(id);
     if (!session) return Promise.resolve(this.#expiredStep(id));
+    if (Date.now() - session.createdAt > this.#lifetime() && session.busy === 0) {
+      return this.close(id, "lifetime").then(() => this.#expiredStep(id));
+    }
     const key = request.request_id;
     const cached = key === undefined ? undefined : session.cache.get(key);
     if (cached) return cached;
@@ -813,9 +816,11 @@ export class SessionManager implements AsyncDisposable {
   #reap(): void {
     const now = Date.now();
     for (const session of this.#sessions.values()) {
+      // A session is never closed under a running operation; it goes when that ends.
+      if (session.busy > 0) continue;
       if (now - session.createdAt > this.#lifetime()) {
         this.close(session.id, "lifetime").catch((error) => logFailure("reap a session", error));
-      } else if (session.busy === 0 && now - session.lastUsed > this.#idle()) {
+      } else if (now - session.lastUsed > this.#idle()) {
         this.close(session.id, "idle").catch((error) => logFailure("reap a session", error));
       }
     }

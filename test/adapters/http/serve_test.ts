@@ -59,7 +59,10 @@ Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
 Deno.test("startServer() takes the next free port after 8800 when no port is given", async () => {
   let blocker: Deno.HttpServer | undefined;
   try {
-    blocker = Deno.serve({ hostname: "127.0.0.1", port: 8800, onListen() {} }, () => new Response());
+    blocker = Deno.serve(
+      { hostname: "127.0.0.1", port: 8800, onListen() {} },
+      () => new Response(),
+    );
   } catch {
     // Someone else holds 8800 already; that blocks it just as well.
   }

@@ -285,3 +285,40 @@ Deno.test("startServer() serves the OpenAPI document, the docs page, tools and m
   assertStringIncludes(metrics, 'webserv_errors_total{code="unknown-id"} 1');
   assertStringIncludes(metrics, "webserv_step_seconds_count 2");
 });
+
+Deno.test("createSession() ends a session at its hard lifetime even while it is used", async () => {
+  await using server = await startServer({ port: 0, lifetimeMs: 300 });
+  const client = new WebServClient(server.url);
+  const { id, lease } = await client.createSession({ site: "demo" });
+  assert(Date.parse(lease.hard_expires_at) - Date.now() <= 300);
+  let status = "ok";
+  for (let i = 0; i < 500 && status !== "expired"; i++) {
+    status = (await client.step(id, { action: "reload" })).status;
+    assert(["ok", "expired"].includes(status), status);
+  }
+  assertEquals(status, "expired");
+  assertEquals((await client.health()).live, 0);
+});
+
+Deno.test("createSession() applies the viewport and writes screenshots beside the trajectory when asked", async () => {
+  const runDir = await Deno.makeTempDir();
+  await using server = await startServer({ port: 0, runDir });
+  const client = new WebServClient(server.url);
+  const { id } = await client.createSession({
+    site: "demo",
+    viewport: { width: 640, height: 480 },
+    record_screenshots: true,
+  });
+  const png = await client.screenshot(id);
+  const view = new DataView(png.buffer, png.byteOffset);
+  assertEquals([view.getUint32(16), view.getUint32(20)], [640, 480]);
+  await client.step(id, { action: "reload" });
+  await server.trajectories!.flush();
+  const events = (await Deno.readTextFile(`${runDir}/${id}.jsonl`)).trim().split("\n")
+    .map((line) => JSON.parse(line));
+  const step = events.find((e) => e.type === "step");
+  assertMatch(step.screenshot, /^screenshots\/.+\.png$/);
+  const file = await Deno.readFile(`${runDir}/${step.screenshot}`);
+  assertEquals([...file.slice(1, 4)], [0x50, 0x4e, 0x47]);
+  await Deno.remove(runDir, { recursive: true });
+});
