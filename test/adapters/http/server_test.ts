@@ -277,6 +277,10 @@ Deno.test("startServer() serves the OpenAPI document, the docs page, tools and m
   const { id } = await client.createSession({ site: "demo" });
   await client.step(id, { action: "reload" });
   await client.step(id, { action: "click", id: 999 });
+  const diff = await client.observe(id, "diff");
+  assert(diff.diff && Array.isArray(diff.diff.added), JSON.stringify(diff));
+  const full = await client.observe(id, "json");
+  assert(full.elements && full.elements.length > 0);
   const png = await client.screenshot(id, true);
   assertEquals([...png.slice(1, 4)], [0x50, 0x4e, 0x47]);
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
