@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { ActionError, type Browser, type EnvObservation, logFailure } from "../../mod.ts";
+import { ActionError, type Browser, EnvError, type EnvObservation, logFailure } from "../../mod.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
 import { openEnv, type ServedEnv, toEnvError } from "./_env_compat.ts";
 import type { Catalog, Placement } from "./catalog.ts";
@@ -340,6 +340,17 @@ export class SessionManager implements AsyncDisposable {
     return { text: session.text, history: session.history };
   }
 
+  /**
+   * The sandbox instance behind a session, for operators and fault tests.
+   *
+   * @param id the session
+   * @returns its instance; `undefined` for a bare-URL session
+   * @throws {HttpError} 404 unknown, 410 expired
+   */
+  instance(id: string): Instance | undefined {
+    return this.#get(id).instance;
+  }
+
   /** The tasks of the catalog. */
   catalogTasks(): TaskBody[] {
     return this.#options.catalog.list();
@@ -550,7 +561,16 @@ export class SessionManager implements AsyncDisposable {
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     let response: StepResponse;
     try {
+      // The instance is checked beside the step: a site that died under the
+      // step makes it an env_error, whatever the page showed.
+      const alive = session.instance?.check().then(() => undefined, (error) => error);
       const step = await session.env.step(action, { timeoutMs: this.#timeout() });
+      const lost = await alive;
+      if (lost !== undefined) {
+        throw new EnvError("sandbox-lost", `The site's instance is gone: ${messageOf(lost)}`, {
+          cause: lost,
+        });
+      }
       session.steps = stepIndex;
       const truncated = step.truncated ||
         (!step.done && session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps);

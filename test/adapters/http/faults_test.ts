@@ -165,3 +165,20 @@ Deno.test("step() reports env_error when Chromium dies, and the server starts a 
   assertEquals((await client.step(before.id, { action: "reload" })).status, "ok");
   assertEquals((await client.health()).browser, true);
 });
+
+Deno.test("step() reports env_error when the sandbox instance is killed from outside, and reset() recovers", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const victim = await client.createSession({ task: "demo/add-note/1" });
+  const bystander = await client.createSession({ task: "demo/add-note/1" });
+  await server.sessions.instance(victim.id)!.destroy();
+  const lost = await client.step(victim.id, { action: "reload" });
+  assertEquals(lost.status, "env_error");
+  assertEquals(lost.info.error?.code, "sandbox-lost");
+  assertEquals(lost.reward, undefined);
+  assertEquals((await client.step(bystander.id, { action: "reload" })).status, "ok");
+  const reset = await client.reset(victim.id);
+  assert(reset.observation.text.includes("Notes"), reset.observation.text);
+  assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
+  assertEquals((await client.verify(victim.id)).reward, 0);
+});
