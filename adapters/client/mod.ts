@@ -30,20 +30,7 @@ import type {
   VerdictBody,
 } from "./types.ts";
 
-export type {
-  BatchResponse,
-  GroupCreated,
-  HealthBody,
-  ObservationBody,
-  ObservationMode,
-  ResetRequest,
-  SessionCreated,
-  SessionSpec,
-  SessionState,
-  StepResponse,
-  TaskBody,
-  VerdictBody,
-};
+export type * from "./types.ts";
 
 /** Options of {@linkcode WebServClient}. */
 export interface WebServClientOptions {
@@ -61,6 +48,8 @@ export class WebServError extends Error {
   readonly retryAfter: number | undefined;
 
   /**
+   * Creates a refusal.
+   *
    * @param status the HTTP status
    * @param code the server's code
    * @param message the server's message
@@ -82,6 +71,8 @@ export class WebServClient {
   #token: string | undefined;
 
   /**
+   * Creates a client of one server.
+   *
    * @param url the server's base URL, such as `"http://127.0.0.1:8800"`
    * @param options the bearer token
    */

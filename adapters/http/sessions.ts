@@ -142,6 +142,8 @@ export class SessionManager implements AsyncDisposable {
   #closing = false;
 
   /**
+   * Creates the manager and starts reaping idle and expired sessions.
+   *
    * @param options the browser, sandboxes, catalog and limits
    */
   constructor(options: SessionManagerOptions) {
