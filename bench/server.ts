@@ -152,12 +152,25 @@ async function runInProcess(n: number): Promise<Row> {
   };
 }
 
+// A stray rejection inside the engine must not end the whole run.
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  console.error("Unhandled rejection:", event.reason);
+});
+
 const rows: Row[] = [];
+const failures: string[] = [];
 for (const n of COUNTS) {
   for (const run of [runInProcess, runServer]) {
-    const row = await run(n);
-    rows.push(row);
-    console.log(JSON.stringify(row));
+    try {
+      const row = await run(n);
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    } catch (error) {
+      const mode = run === runServer ? "server" : "in-process";
+      failures.push(`${n} sessions, ${mode}: ${error instanceof Error ? error.message : error}`);
+      console.error(failures.at(-1));
+    }
   }
 }
 
@@ -181,16 +194,19 @@ const lines = [
   "Server overhead on the p50 step latency (server / in-process − 1):",
   "",
   ...COUNTS.map((n) => {
-    const a = rows.find((r) => r.sessions === n && r.mode === "in-process")!;
-    const b = rows.find((r) => r.sessions === n && r.mode === "server")!;
-    return `- ${n} sessions: ${round((b.p50Ms / a.p50Ms - 1) * 100)}%`;
+    const a = rows.find((r) => r.sessions === n && r.mode === "in-process");
+    const b = rows.find((r) => r.sessions === n && r.mode === "server");
+    return a && b
+      ? `- ${n} sessions: ${round((b.p50Ms / a.p50Ms - 1) * 100)}%`
+      : `- ${n} sessions: n/a`;
   }),
   "",
+  ...(failures.length ? ["Runs that failed:", "", ...failures.map((f) => `- ${f}`), ""] : []),
 ];
 await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
 await Deno.writeTextFile(
   new URL("./results/server.json", import.meta.url),
-  JSON.stringify({ steps: STEPS, rows }, null, 2) + "\n",
+  JSON.stringify({ steps: STEPS, rows, failures }, null, 2) + "\n",
 );
 await Deno.writeTextFile(new URL("./results/server.md", import.meta.url), lines.join("\n"));
 console.log(lines.join("\n"));

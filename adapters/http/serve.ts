@@ -33,6 +33,13 @@ function integer(name: string, value: string | undefined): number | undefined {
   return n;
 }
 
+// A long-running server must outlive a stray rejection in any part it runs:
+// log it and go on (the sessions it hit report env_error on their next step).
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  console.error("Unhandled rejection:", event.reason);
+});
+
 async function main(): Promise<void> {
   let values;
   try {
