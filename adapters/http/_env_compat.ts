@@ -262,7 +262,7 @@ class CompatEnv implements ServedEnv {
   }
 
   async start(): Promise<void> {
-    await this.#deadline(undefined, async () => {
+    const operation = (async () => {
       await this.#task?.begin?.();
       const site = this.#options.site;
       const task = (): EnvTask | undefined => this.#task;
@@ -281,7 +281,14 @@ class CompatEnv implements ServedEnv {
         ...(this.#options.observe ? { observe: this.#options.observe } : {}),
       });
       await this.#prepare();
-    });
+    })();
+    try {
+      await this.#race(this.#options.timeoutMs ?? 30_000, operation);
+    } catch (error) {
+      // An env that opens after its deadline has nobody to close it but us.
+      operation.then(() => this.close(), () => {});
+      throw error;
+    }
   }
 
   reset(options: CallOptions & { task?: EnvTask } = {}): Promise<EnvObservation> {

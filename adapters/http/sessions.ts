@@ -513,7 +513,10 @@ export class SessionManager implements AsyncDisposable {
     } catch (error) {
       await instance?.destroy().catch((error) => logFailure("destroy the instance", error));
       // A bare URL that does not load is the caller's input, not our failure.
-      if (spec.url !== undefined && browser.connected && !(error instanceof HttpError)) {
+      const timedOut = toEnvError(error)?.code === "timeout";
+      if (
+        spec.url !== undefined && browser.connected && !timedOut && !(error instanceof HttpError)
+      ) {
         throw new HttpError(
           422,
           "url-unreachable",

@@ -182,3 +182,30 @@ Deno.test("step() reports env_error when the sandbox instance is killed from out
   assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
   assertEquals((await client.verify(victim.id)).reward, 0);
 });
+
+Deno.test("createSession() leaves no browser context behind when the env opens after its deadline", async () => {
+  // The start page answers only when the test lets it, well after the deadline.
+  const { promise: release, resolve: letGo } = Promise.withResolvers<void>();
+  await using site = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+    await release;
+    return new Response("<title>Late</title><button>Go</button>", {
+      headers: { "content-type": "text/html" },
+    });
+  });
+  await using server = await startServer({ port: 0, stepTimeoutMs: 1 });
+  const client = new WebServClient(server.url);
+  const url = `http://127.0.0.1:${site.addr.port}/`;
+  const refused = await client.createSession({ url }).catch((e) => e);
+  assertEquals([refused.status, refused.code], [503, "timeout"]);
+  assertEquals((await client.health()).live, 0);
+  for (let i = 0; i < 300 && server.browser!.contexts.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assertEquals(server.browser!.contexts.length, 1);
+  letGo();
+  // The late env closes itself once it has opened.
+  for (let i = 0; i < 300 && server.browser!.contexts.length > 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assertEquals(server.browser!.contexts.length, 0);
+});
