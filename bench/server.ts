@@ -33,6 +33,15 @@ interface Row {
   browserMiBPerSession: number;
 }
 
+/** Runs `make` n times, at most `width` at once (a trainer ramps up the same way). */
+async function waves<T>(n: number, width: number, make: () => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += width) {
+    out.push(...await Promise.all(Array.from({ length: Math.min(width, n - i) }, make)));
+  }
+  return out;
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -68,12 +77,12 @@ async function runServer(n: number): Promise<Row> {
   const client = new WebServClient(server.url);
   const baseline = await browserMiB(server.browser!);
   const creates: number[] = [];
-  const sessions = await Promise.all(Array.from({ length: n }, async () => {
+  const sessions = await waves(n, 8, async () => {
     const started = performance.now();
     const created = await client.createSession({ site: "demo" });
     creates.push(performance.now() - started);
     return created;
-  }));
+  });
   const memory = (await browserMiB(server.browser!)) - baseline;
   const latencies: number[] = [];
   const started = performance.now();
@@ -112,14 +121,14 @@ async function runInProcess(n: number): Promise<Row> {
   await using sandbox = new FixtureSandbox(demoSite, { gateway });
   const baseline = await browserMiB(browser);
   const creates: number[] = [];
-  const envs = await Promise.all(Array.from({ length: n }, async () => {
+  const envs = await waves(n, 8, async () => {
     const started = performance.now();
     const instance = await sandbox.create({ seed: 0 });
     const env = await Env.create(browser, { site: instance });
     const observation = await env.observe();
     creates.push(performance.now() - started);
     return { env, id: buttonId(observation.text) };
-  }));
+  });
   const memory = (await browserMiB(browser)) - baseline;
   const latencies: number[] = [];
   const started = performance.now();
@@ -181,7 +190,9 @@ const lines = [
   `Fixture backend, demo site, ${STEPS} hover steps per session in a closed loop, ` +
   `${navigator.hardwareConcurrency} cores (shared with other work), ${new Date().toISOString()}.`,
   "In-process drives `Env` directly in one process and one Chromium; server drives the same",
-  "workload through `deno task serve`'s HTTP API (TypeScript client, loopback).",
+  "workload through `deno task serve`'s HTTP API (TypeScript client, loopback). All sessions are",
+  "created eight at a time. Browser MiB/session is the growth of the summed RSS of the browser's processes",
+  "over its idle start, divided by the sessions (a sum of RSS counts shared pages more than once).",
   "",
   "| sessions | mode | steps/s | p50 step ms | p99 step ms | create p50 ms | reset p50 ms | browser MiB/session |",
   "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
