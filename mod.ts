@@ -17,12 +17,137 @@
  *
  * @module
  */
-export * from "./engine/cdp/mod.ts";
+// The public surface, named one by one: what is not listed here is internal.
+// Each engine folder's mod.ts lists its own public names.
+
+// CDP client
+export {
+  CdpSession,
+  CdpTimeoutError,
+  Connection,
+  ConnectionClosedError,
+  ProtocolError,
+  TargetClosedError,
+  WebSocketTransport,
+} from "./engine/cdp/mod.ts";
+export type {
+  CdpClient,
+  CdpCommandMap,
+  CdpErrorOptions,
+  CdpEventMap,
+  CommandName,
+  CommandParams,
+  CommandParamsTuple,
+  CommandResult,
+  ConnectionOptions,
+  EventListener,
+  EventName,
+  EventParams,
+  OutgoingMessage,
+  SendArgs,
+  SendOptions,
+  Transport,
+} from "./engine/cdp/mod.ts";
+
+// Best-effort calls (for transports and other code built on the engine)
 export { bestEffort, logFailure } from "./engine/log.ts";
-export * from "./engine/browser/mod.ts";
-export * from "./engine/settle/mod.ts";
-export * from "./engine/observe/mod.ts";
-export * from "./engine/act/mod.ts";
-export * from "./engine/env.ts";
+
+// Browser
+export {
+  Browser,
+  BrowserContext,
+  BrowserLaunchError,
+  BrowserNotFoundError,
+  BrowserProcess,
+  findChrome,
+  Page,
+} from "./engine/browser/mod.ts";
+export type {
+  AttachedTarget,
+  BrowserContextEvents,
+  BrowserEvents,
+  BrowserExit,
+  BrowserProcessOptions,
+  ConnectOptions,
+  LaunchOptions,
+  NewContextOptions,
+  PageCrash,
+  PageEvents,
+  TargetInitializer,
+  Viewport,
+} from "./engine/browser/mod.ts";
+
+// Settling
+export { Settler } from "./engine/settle/mod.ts";
+export type {
+  SettleOptions,
+  SettleResult,
+  SettlerOptions,
+  SettleSignal,
+} from "./engine/settle/mod.ts";
+
+// Observation
+export { findElement, findElements, Observer } from "./engine/observe/mod.ts";
+export type {
+  Box,
+  ElementHandle,
+  ElementQuery,
+  Observation,
+  ObservationDiff,
+  ObservedElement,
+  ObserveOptions,
+  ScrollState,
+  SetOfMarks,
+  TreeElement,
+  TreeFrame,
+  TreeMore,
+  TreeNode,
+  TreeText,
+} from "./engine/observe/mod.ts";
+
+// Actions and tools for LLM function calling
+export {
+  ACTION_NAMES,
+  ACTION_SCHEMA,
+  ActionError,
+  actionTools,
+  Actor,
+  parseAction,
+  parseToolCall,
+} from "./engine/act/mod.ts";
+export type {
+  Action,
+  ActionErrorCode,
+  ActionErrorOptions,
+  ActionName,
+  ActionToolsOptions,
+  ActorOptions,
+  ActResult,
+  AnthropicTool,
+  DialogAnswer,
+  DialogInfo,
+  DialogType,
+  ElementRef,
+  ElementResolver,
+  Modifier,
+  OpenAiTool,
+  ToolSchema,
+} from "./engine/act/mod.ts";
+
+// Env
+export { Env } from "./engine/env.ts";
+export type {
+  EnvCallOptions,
+  EnvObservation,
+  EnvObserveOptions,
+  EnvOptions,
+  EnvSettleOptions,
+  EnvSite,
+  EnvTab,
+  ResetOptions,
+  StepResult,
+} from "./engine/env.ts";
+
+// Contracts: infrastructure errors and tasks
 export * from "./engine/env_error.ts";
 export type * from "./engine/task.ts";

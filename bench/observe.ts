@@ -11,12 +11,12 @@
  *
  * @module
  */
-import { chromium } from "playwright-core";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { Browser, Observer } from "../mod.ts";
 import type { Observation } from "../mod.ts";
 import { FIXTURE_PAGES, type FixturePage, servePages } from "../fixtures/pages/mod.ts";
 import { generatePage } from "./_generated_pages.ts";
+import { openPlaywright, p50 } from "./_harness.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const LOAD_BEFORE = Deno.loadavg();
@@ -152,11 +152,6 @@ function flattenSnapshot(snapshot: Snapshot): string {
   return lines.join("\n");
 }
 
-function p50(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
-}
-
 function expectedNames(page: FixturePage): string[] {
   const sources = [page.html, ...Object.values(page.extra ?? {})].join("\n");
   const names = [...sources.matchAll(/data-expect="see" data-name="([^"]+)"/g)].map((m) => m[1]!);
@@ -187,11 +182,8 @@ for (const tab of [page, cdpPage]) {
     mobile: false,
   });
 }
-const endpoint = browser.process?.wsEndpoint;
-if (!endpoint) throw new Error("Cannot run the benchmark: the browser has no DevTools endpoint");
-const playwright = await chromium.connectOverCDP(endpoint);
-const pwContext = await playwright.newContext({ viewport: { width: 1280, height: 800 } });
-const pwPage = await pwContext.newPage();
+const playwright = await openPlaywright(browser, { width: 1280, height: 800 });
+const pwPage = playwright.page;
 
 async function navigate(url: string): Promise<void> {
   for (const tab of [page, cdpPage]) {

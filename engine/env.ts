@@ -5,28 +5,108 @@
  * The env is handed anything with an origin and a reset (a sandbox
  * `Instance` fits), so the engine never imports `sandboxes/`.
  *
+ * Failures come in two families, never mixed:
+ * - an {@linkcode ActionError} is the agent's (unknown or stale id, covered,
+ *   not editable, a URL out of bounds…): the episode goes on;
+ * - an {@linkcode EnvError} is ours (browser gone, renderer crashed, site
+ *   unreachable, sandbox lost, deadline passed or aborted, env closed): the
+ *   step earns no reward, and `reset()` (or, for `browser-gone`, a
+ *   `browser.relaunch()` then `reset()`) recovers.
+ * A malformed action or option is a `TypeError` or `RangeError`.
+ *
+ * Invariants:
+ * - operations on one env (create, observe, step, reset, verify, settle,
+ *   evaluate, withPage) run one at a time, in call order;
+ * - every operation honours one deadline (`timeoutMs`, per call or from
+ *   {@linkcode EnvOptions.timeoutMs}) and the caller's `AbortSignal`, and the
+ *   time spent waiting for its turn counts; on expiry it rejects at once with
+ *   `EnvError("timeout")` and is stopped: every CDP call it still makes is
+ *   refused (see `engine/cdp/abort_scope.ts`), and the page's loading is
+ *   stopped, so the next call finds a usable page;
+ * - a crashed renderer or a dead browser rejects the operation in flight at
+ *   once (`renderer-crashed`, `browser-gone`), and every later one until
+ *   `reset()`;
+ * - nothing the env starts can reject unhandled;
+ * - a failed `reset()` leaves an env with no episode that a later `reset()`
+ *   brings back; other operations meanwhile reject with the failure's code.
+ *
  * @module
  */
 import { Actor, type ActorOptions, type ActResult, type DialogInfo } from "./act/actor.ts";
-import type { Browser } from "./browser/browser.ts";
+import { ActionError } from "./act/errors.ts";
+import type { Browser, Viewport } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
+import type { Page } from "./browser/page.ts";
+import { withSignal } from "./cdp/abort_scope.ts";
+import type { Connection } from "./cdp/connection.ts";
+import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
+import { EnvError } from "./env_error.ts";
+import { bestEffort, logFailure } from "./log.ts";
 import { type Observation, type ObserveOptions, Observer } from "./observe/observer.ts";
-import { Settler, type SettlerOptions } from "./settle/settler.ts";
+import {
+  type SettleOptions,
+  Settler,
+  type SettleResult,
+  type SettlerOptions,
+} from "./settle/settler.ts";
+import type { EnvTask, Verdict } from "./task.ts";
 
 /** What an env serves: an origin to open and a way back to its first state. */
 export interface EnvSite {
   /** The site's origin, such as `"http://env-3.localhost:8800"`. */
   readonly origin: string;
-  /** Restores the site's state to where the episode started. */
-  reset(): Promise<void>;
+  /**
+   * Restores the site's state to where the episode started.
+   *
+   * @param options `seed`: the data seed the caller asked for in
+   *   `env.reset({ seed })`; absent when it gave none (a site without seeds
+   *   may ignore it)
+   */
+  reset(options?: { seed?: number }): Promise<void>;
 }
+
+/** The deadline and abort signal of one env operation. */
+export interface EnvCallOptions {
+  /**
+   * The operation's deadline, in milliseconds from the call (waiting for
+   * the operations before it included).
+   *
+   * @default {the env's `timeoutMs`}
+   */
+  timeoutMs?: number;
+  /** Abandons the operation when aborted: it rejects with `EnvError("timeout")`. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@linkcode Env.observe}. */
+export interface EnvObserveOptions extends ObserveOptions, EnvCallOptions {}
+
+/** Options of {@linkcode Env.reset}. */
+export interface ResetOptions extends EnvCallOptions {
+  /** The seed passed to the site's `reset({ seed })`. */
+  seed?: number;
+  /** A task to run from this episode on, instead of the current one. */
+  task?: EnvTask;
+}
+
+/** Options of {@linkcode Env.settle}. */
+export interface EnvSettleOptions
+  extends EnvCallOptions, Pick<SettleOptions, "capMs" | "quietMs" | "since"> {}
 
 /** Options of {@linkcode Env.create}. */
 export interface EnvOptions {
   /** The site the env serves; without it the env starts on `startUrl` alone. */
   site?: EnvSite;
   /**
-   * Where each episode starts: an absolute URL, or a path on the site's origin.
+   * The task of every episode: it starts at `task.startUrl` (a path on the
+   * site's origin, or an absolute URL), `task.begin()` runs after the site
+   * reset and before the start page opens, every observation carries the
+   * instruction, and {@linkcode Env.verify} scores the episode.
+   */
+  task?: EnvTask;
+  /**
+   * Where each episode starts when there is no task: an absolute URL, or a
+   * path on the site's origin.
    *
    * @default {"/" on the site, or "about:blank" without one}
    */
@@ -38,11 +118,37 @@ export interface EnvOptions {
   /** The dialog policy of the actor. */
   dialogs?: ActorOptions["dialogs"];
   /**
-   * Timeout of every browser command of an action, in milliseconds.
+   * The deadline of every operation (create, observe, step, reset, verify,
+   * settle, evaluate, withPage), in milliseconds, unless the call gives its
+   * own. It covers everything the operation does: browser commands,
+   * loading, settling, the site's reset.
    *
-   * @default {10000}
+   * @default {30000}
    */
   timeoutMs?: number;
+  /** Abandons `Env.create` when aborted: it rejects with `EnvError("timeout")`. */
+  signal?: AbortSignal;
+  /**
+   * Steps per episode: the step that reaches it returns `truncated: true`,
+   * and later steps fail with `ActionError("not-allowed")` until `reset()`.
+   *
+   * @default {no limit}
+   */
+  maxSteps?: number;
+  /**
+   * How long an episode may run, in milliseconds from its start: a step
+   * that ends past it returns `truncated: true`.
+   *
+   * @default {no limit}
+   */
+  maxEpisodeMs?: number;
+  /**
+   * The only directory `upload` takes files from (see
+   * `ActorOptions.uploadDir`).
+   *
+   * @default {none: uploads fail with ActionError("not-allowed")}
+   */
+  uploadDir?: string;
   /**
    * Which URLs `goto` may open.
    *
@@ -56,6 +162,12 @@ export interface EnvOptions {
    * @default {[the site's origin] when there is a site, else every origin}
    */
   onlyOrigins?: string[];
+  /**
+   * The viewport of every page of the env, popups included, in CSS pixels.
+   *
+   * @default {{ width: 1280, height: 720 }}
+   */
+  viewport?: Viewport;
 }
 
 /** One tab, as the observation lists it. */
@@ -70,30 +182,54 @@ export interface EnvTab {
   active: boolean;
 }
 
-/** An observation of the env: the active tab's page, its tabs and any open dialog. */
+/**
+ * An observation of the env: the active tab's page, its tabs, any open
+ * dialog and the task. With a task, the text's first line is
+ * `task: <instruction>`, before the page's header line.
+ */
 export interface EnvObservation extends Observation {
   /** Every open tab. */
   tabs: EnvTab[];
   /** A JavaScript dialog waiting for the agent's answer. */
   dialog?: DialogInfo;
+  /** The task of the episode, when the env has one. */
+  task?: { id: string; instruction: string };
 }
 
 /** What one step did, and the env afterwards. */
 export interface StepResult {
   /** What the action did and how the page settled. */
   result: ActResult;
-  /** The env after the action; absent once the episode has ended with `stop`. */
-  observation?: EnvObservation;
-  /** Whether the episode ended (`stop`). */
+  /** The env after the action (also after `stop`). */
+  observation: EnvObservation;
+  /** Whether the episode ended: the agent took `stop`. */
   done: boolean;
+  /** Whether the episode was cut short: `maxSteps` reached or `maxEpisodeMs` passed. */
+  truncated: boolean;
 }
 
 interface Episode {
   context: BrowserContext;
+  connection: Connection;
+  settler: Settler;
   observer: Observer;
   actor: Actor;
   last: Observation | undefined;
+  steps: number;
+  startedAt: number;
 }
+
+/** The default deadline of every operation. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** The actor's per-command timeout, when the env's deadline is longer. */
+const COMMAND_TIMEOUT_MS = 10_000;
+
+/** The viewport of an env's pages unless `EnvOptions.viewport` says otherwise. */
+const DEFAULT_VIEWPORT: Viewport = { width: 1280, height: 720 };
+/** The longest delay `setTimeout` takes; longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How long the next operation waits for an abandoned one to wind down. */
+const ABANDON_GRACE_MS = 1_000;
 
 /**
  * An environment: one isolated context on one site, observed and acted on by
@@ -101,11 +237,16 @@ interface Episode {
  *
  * @example Open an env, look, act
  * ```ts ignore
- * import { Browser, Env } from "@webserv/webserv";
+ * import { Browser, Env, EnvError } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * await using env = await Env.create(browser, { startUrl: "data:text/html,<button>Go</button>" });
  * const { text } = await env.observe();   // [1] button "Go"
- * const step = await env.step({ action: "click", id: 1 });
+ * try {
+ *   const { observation, done, truncated } = await env.step({ action: "click", id: 1 });
+ * } catch (error) {
+ *   if (error instanceof EnvError) await env.reset(); // ours: no reward, start over
+ *   else throw error; // an ActionError is the agent's: show it to the agent
+ * }
  * ```
  */
 export class Env implements AsyncDisposable {
@@ -113,44 +254,81 @@ export class Env implements AsyncDisposable {
   readonly site: EnvSite | undefined;
   #browser: Browser;
   #options: EnvOptions;
-  #startUrl: string;
+  #timeoutMs: number;
+  #task: EnvTask | undefined;
   #episode: Episode | undefined;
+  #failure: EnvError | undefined;
   #closed = false;
+  #tail: Promise<void> = Promise.resolve();
+  #ops = new Set<AbortController>();
+  #graces = new Set<{ timer: ReturnType<typeof setTimeout>; release(): void }>();
 
-  private constructor(browser: Browser, options: EnvOptions, startUrl: string) {
+  private constructor(browser: Browser, options: EnvOptions) {
     this.#browser = browser;
     this.#options = options;
     this.site = options.site;
-    this.#startUrl = startUrl;
+    this.#task = options.task;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   /**
-   * Creates an env and starts its first episode on the start URL.
+   * Creates an env and starts its first episode: `task.begin()` if there is
+   * a task, then a fresh context on the start URL, loaded and settled.
    *
    * @param browser the browser the env's context lives in
-   * @param options the site, start URL and policies
+   * @param options the site, task, start URL, deadline and policies
    * @returns the env, its start page loaded and settled
    * @throws {TypeError} when the start URL is not a valid URL
+   * @throws {RangeError} when `timeoutMs`, `maxSteps` or `maxEpisodeMs` is not positive
+   * @throws {EnvError} when the browser, the site or the deadline fails it
    */
   static async create(browser: Browser, options: EnvOptions = {}): Promise<Env> {
-    const env = new Env(browser, options, startUrlOf(options));
-    await env.#start();
+    startUrlOf(options, options.task);
+    positive("timeoutMs", options.timeoutMs);
+    positive("maxSteps", options.maxSteps);
+    positive("maxEpisodeMs", options.maxEpisodeMs);
+    const env = new Env(browser, options);
+    try {
+      const call = options.signal ? { signal: options.signal } : {};
+      await env.#run("create the env", call, (signal) => env.#start(signal), false);
+    } catch (error) {
+      await env.close();
+      throw error;
+    }
     return env;
   }
 
   /** The context of the current episode. */
   get context(): BrowserContext {
-    return this.#current().context;
+    return this.#have().context;
   }
 
   /** The actor of the current episode (tabs, dialog, answer). */
   get actor(): Actor {
-    return this.#current().actor;
+    return this.#have().actor;
   }
 
   /** The observer of the current episode. */
   get observer(): Observer {
-    return this.#current().observer;
+    return this.#have().observer;
+  }
+
+  /**
+   * The active tab, for raw CDP. Commands sent through it directly are not
+   * serialized with the env's operations: inside {@linkcode Env.withPage}
+   * they are, and they honour its deadline.
+   *
+   * @throws {EnvError} when the env is closed or has no episode
+   */
+  get page(): Page {
+    const page = this.#have().actor.page;
+    if (!page) throw new EnvError("internal", "Cannot use the env: no tab is open");
+    return page;
+  }
+
+  /** The task of the episode, if any. */
+  get task(): EnvTask | undefined {
+    return this.#task;
   }
 
   /** The agent's answer once it took `stop`. */
@@ -161,61 +339,205 @@ export class Env implements AsyncDisposable {
   /**
    * Observes the active tab.
    *
-   * @param options overrides of the env's observe defaults
-   * @returns the page as text and JSON, with the tabs and any open dialog
-   * @throws {Error} when no tab is open or the env is closed
+   * @param options overrides of the env's observe defaults, the deadline and signal
+   * @returns the page as text and JSON, with the tabs, any open dialog and the task
+   * @throws {EnvError} when the env cannot observe (see the module doc)
    */
-  async observe(options: ObserveOptions = {}): Promise<EnvObservation> {
-    const episode = this.#current();
-    const { actor, observer } = episode;
-    const page = actor.page;
-    if (!page) throw new Error("Cannot observe: no tab is open");
-    const dialog = actor.dialog;
-    // A page behind an open dialog runs no script: show the last view and the dialog.
-    const observation = dialog && episode.last
-      ? { ...episode.last, diff: { added: [], removed: [], changed: [] } }
-      : await observer.observe(page, { ...this.#options.observe, ...options });
-    if (!dialog) episode.last = observation;
-    const tabs = await this.#tabs(observation);
-    const text = frameText(observation.text, tabs, dialog);
-    return { ...observation, text, tabs, ...(dialog ? { dialog } : {}) };
+  observe(options: EnvObserveOptions = {}): Promise<EnvObservation> {
+    const { timeoutMs, signal, ...observe } = options;
+    return this.#run(
+      "observe",
+      call(timeoutMs, signal),
+      () => this.#observe(this.#live(), observe),
+    );
   }
 
   /**
    * Executes one action, then observes the env.
    *
    * @param action the action as the agent sent it (validated here)
-   * @returns what it did and the observation after it
+   * @param options the deadline and signal of the whole step
+   * @returns what it did, the observation after it, and whether the episode is done or truncated
    * @throws {TypeError} when the action is malformed
    * @throws {ActionError} when it cannot be done (see `engine/act/errors.ts`); the env stays usable
+   * @throws {EnvError} when the env fails the step; it earns no reward
    */
-  async step(action: unknown): Promise<StepResult> {
-    const result = await this.#current().actor.act(action);
-    if (result.action.action === "stop") return { result, done: true };
-    return { result, observation: await this.observe(), done: false };
+  step(action: unknown, options: EnvCallOptions = {}): Promise<StepResult> {
+    return this.#run("step", options, async () => {
+      const episode = this.#live();
+      const max = this.#options.maxSteps;
+      if (max !== undefined && episode.steps >= max) {
+        throw new ActionError(
+          "not-allowed",
+          `Cannot act: the episode reached its limit of ${max} steps; reset the env`,
+        );
+      }
+      let result: ActResult;
+      try {
+        result = await episode.actor.act(action);
+      } catch (error) {
+        if (error instanceof ActionError) episode.steps++;
+        throw error;
+      }
+      episode.steps++;
+      const observation = await this.#observe(episode, {});
+      const done = result.action.action === "stop";
+      const maxMs = this.#options.maxEpisodeMs;
+      const truncated = !done && (
+        (max !== undefined && episode.steps >= max) ||
+        (maxMs !== undefined && performance.now() - episode.startedAt >= maxMs)
+      );
+      return { result, observation, done, truncated };
+    });
   }
 
   /**
-   * Starts a new episode: the site back to its first state, a fresh context
-   * (no cookies, storage or tabs of the last episode) on the start URL. Ids
-   * start over with the new observer.
+   * Starts a new episode: the site back to its first state (with `seed` if
+   * given), the task's `begin()`, a fresh context (no cookies, storage or
+   * tabs of the last episode) on the start URL. Ids start over with the new
+   * observer. When it fails, the env has no episode until a later `reset()`
+   * succeeds.
+   *
+   * @param options the seed, a new task, the deadline and signal
+   * @returns the first observation of the new episode
+   * @throws {EnvError} when the site, the browser or the deadline fails it
    */
-  async reset(): Promise<void> {
-    this.#current();
-    const old = this.#episode;
-    this.#episode = undefined;
-    await old?.context.close();
-    await this.site?.reset();
-    await this.#start();
+  reset(options: ResetOptions = {}): Promise<EnvObservation> {
+    const { seed, task, ...rest } = options;
+    return this.#run("reset the env", rest, async (signal) => {
+      if (task) {
+        startUrlOf(this.#options, task);
+        this.#task = task;
+      }
+      const old = this.#episode;
+      this.#episode = undefined;
+      this.#failure = undefined;
+      try {
+        if (old) await closeContext(old.context);
+        const site = this.site;
+        if (site) {
+          await siteCall(
+            "reset the site",
+            () => seed === undefined ? site.reset() : site.reset({ seed }),
+          );
+        }
+        await this.#start(signal);
+        return await this.#observe(this.#live(), {});
+      } catch (error) {
+        const mapped = this.#map(error, "reset the env", signal);
+        if (mapped instanceof EnvError) this.#failure = mapped;
+        throw mapped;
+      }
+    }, false);
   }
 
-  /** Closes the env's context; the site and the browser stay up. Safe to call twice. */
+  /**
+   * Scores the episode with the task's verifier, from the site's state, the
+   * agent's answer and the active tab's URL.
+   *
+   * @param options the deadline and signal
+   * @returns the task's verdict: reward and reason
+   * @throws {TypeError} when the env has no task
+   * @throws {EnvError} when the site or the browser fails it
+   */
+  async verify(options: EnvCallOptions = {}): Promise<Verdict> {
+    const task = this.#task;
+    if (!task) throw new TypeError("Cannot verify: the env has no task");
+    return await this.#run("verify the task", options, async () => {
+      const episode = this.#live();
+      const page = episode.actor.page;
+      const url = page
+        ? (await page.session.connection.send("Target.getTargetInfo", {
+          targetId: page.targetId,
+        })).targetInfo.url
+        : "";
+      const answer = episode.actor.answer;
+      return await siteCall(
+        "verify the task",
+        () => task.verify(answer === undefined ? { url } : { answer, url }),
+      );
+    });
+  }
+
+  /**
+   * Waits until the active tab is quiet, after something the caller did
+   * itself (through `withPage`, `evaluate` or the site).
+   *
+   * @param options the settle cap, quiet window and start, the deadline and signal
+   * @returns how the page settled
+   * @throws {EnvError} when the env cannot settle
+   */
+  settle(options: EnvSettleOptions = {}): Promise<SettleResult> {
+    const { timeoutMs, signal, ...settle } = options;
+    return this.#run("settle", call(timeoutMs, signal), async (aborted) => {
+      const episode = this.#live();
+      const page = episode.actor.page;
+      if (!page) throw new EnvError("internal", "Cannot settle: no tab is open");
+      return await episode.settler.settle(page, { ...settle, signal: aborted });
+    });
+  }
+
+  /**
+   * Evaluates a JavaScript expression in the active tab's main world (where
+   * the page's own scripts run), awaiting a promise it returns.
+   *
+   * @param expression the expression
+   * @param options the deadline and signal
+   * @returns its value as JSON (`undefined` for what JSON cannot hold)
+   * @throws {EvalError} when the expression throws; its message is the exception
+   * @throws {EnvError} when the env cannot evaluate
+   */
+  evaluate(expression: string, options: EnvCallOptions = {}): Promise<unknown> {
+    return this.#run("evaluate", options, async () => {
+      const page = this.#activePage(this.#live());
+      const { result, exceptionDetails } = await page.session.send("Runtime.evaluate", {
+        expression,
+        returnByValue: true,
+        awaitPromise: true,
+      });
+      if (exceptionDetails) {
+        throw new EvalError(
+          `Cannot evaluate: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
+        );
+      }
+      return result.value;
+    });
+  }
+
+  /**
+   * Runs `fn` with the active tab as one serialized operation: CDP commands
+   * it sends through the page honour the deadline and are refused once it
+   * passed.
+   *
+   * @param fn what to do with the page
+   * @param options the deadline and signal
+   * @returns what `fn` returns
+   * @throws {EnvError} when the env fails it or the deadline passes; what
+   *   `fn` throws goes through the same mapping as the env's own errors (a
+   *   `TypeError` passes, an unknown error becomes `EnvError("internal")`)
+   */
+  withPage<T>(fn: (page: Page) => Promise<T>, options: EnvCallOptions = {}): Promise<T> {
+    return this.#run("use the page", options, () => fn(this.#activePage(this.#live())));
+  }
+
+  /**
+   * Closes the env's context; the site and the browser stay up. An
+   * operation in flight rejects with `EnvError("closed")`. Safe to call twice.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const op of this.#ops) {
+      op.abort(new EnvError("closed", "Cannot finish: the env was closed"));
+    }
     const episode = this.#episode;
     this.#episode = undefined;
-    await episode?.context.close();
+    if (episode) await closeContext(episode.context);
+    for (const grace of this.#graces) {
+      clearTimeout(grace.timer);
+      grace.release();
+    }
+    this.#graces.clear();
   }
 
   /** Closes the env. */
@@ -223,52 +545,377 @@ export class Env implements AsyncDisposable {
     return this.close();
   }
 
-  async #start(): Promise<void> {
-    const onlyOrigins = this.#options.onlyOrigins ?? (this.site ? [this.site.origin] : undefined);
-    const context = await this.#browser.newContext(onlyOrigins ? { onlyOrigins } : {});
+  /**
+   * Runs one operation: in turn, under its deadline and the caller's signal,
+   * in an abort scope, watching for a crash or a dead browser; errors leave
+   * through {@linkcode Env.#map}.
+   */
+  async #run<T>(
+    what: string,
+    options: EnvCallOptions,
+    work: (signal: AbortSignal) => Promise<T>,
+    watchCrash = true,
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    positive("timeoutMs", timeoutMs);
+    if (this.#closed) throw new EnvError("closed", `Cannot ${what}: the env is closed`);
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const abort = (error: EnvError) => {
+      if (!signal.aborted) controller.abort(error);
+    };
+    const timer = setTimeout(
+      () =>
+        abort(new EnvError("timeout", `Cannot ${what}: the deadline of ${timeoutMs} ms passed`)),
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
+    const caller = options.signal;
+    const onCaller = () =>
+      abort(
+        new EnvError("timeout", `Cannot ${what}: the caller aborted`, { cause: caller?.reason }),
+      );
+    if (caller?.aborted) onCaller();
+    else caller?.addEventListener("abort", onCaller, { once: true });
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    aborted.catch(() => {});
+    const previous = this.#tail;
+    let release!: () => void;
+    this.#tail = new Promise((resolve) => release = resolve);
+    this.#ops.add(controller);
+    let unwatch = () => {};
+    let running: Promise<T> | undefined;
     try {
+      await Promise.race([previous, aborted]);
+      unwatch = this.#watch(what, abort, watchCrash);
+      running = withSignal(signal, () => work(signal));
+      running.catch(() => {}); // awaited below; when the deadline wins, nothing else would
+      return await Promise.race([running, aborted]);
+    } catch (error) {
+      throw this.#map(error, what, signal);
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener("abort", onCaller);
+      unwatch();
+      this.#ops.delete(controller);
+      if (!running) previous.then(release);
+      else if (!signal.aborted) release();
+      else this.#abandoned(running, signal, release);
+    }
+  }
+
+  /**
+   * After an operation was abandoned: stop the page's loading (a timeout
+   * leaves the page usable), and let the next operation start once the old
+   * one wound down, or after a grace period (its CDP calls are refused, so
+   * it no longer drives the page).
+   */
+  #abandoned(running: Promise<unknown>, signal: AbortSignal, release: () => void): void {
+    const reason: unknown = signal.reason;
+    const page = this.#episode?.actor.page;
+    if (reason instanceof EnvError && reason.code === "timeout" && page && !page.crash) {
+      bestEffort("stopping an abandoned page load", page.session.send("Page.stopLoading"));
+    }
+    const grace = {
+      timer: setTimeout(() => done(), ABANDON_GRACE_MS),
+      release,
+    };
+    const done = () => {
+      clearTimeout(grace.timer);
+      this.#graces.delete(grace);
+      release();
+    };
+    this.#graces.add(grace);
+    running.then(done, done);
+  }
+
+  /** Aborts the operation when the browser goes away or the active tab crashes. */
+  #watch(what: string, abort: (error: EnvError) => void, watchCrash: boolean): () => void {
+    const onGone = ({ reason }: { reason: string }) =>
+      abort(new EnvError("browser-gone", `Cannot ${what}: the browser is gone (${reason})`));
+    this.#browser.on("disconnected", onGone);
+    const page = watchCrash ? this.#episode?.actor.page : undefined;
+    const onCrash = ({ status }: { status: string }) =>
+      abort(
+        new EnvError(
+          "renderer-crashed",
+          `Cannot ${what}: the renderer of the active tab crashed ("${status}")`,
+        ),
+      );
+    page?.on("crash", onCrash);
+    return () => {
+      this.#browser.off("disconnected", onGone);
+      page?.off("crash", onCrash);
+    };
+  }
+
+  /**
+   * The one place errors cross the env's boundary. The agent's (an
+   * `ActionError` but a timeout, bad input) pass through; everything else
+   * becomes an {@linkcode EnvError}: an abandoned operation's reason, a dead
+   * browser (`ConnectionClosedError`, whatever the actor made of it), a
+   * crashed renderer, a browser command that timed out (`CdpTimeoutError`,
+   * `ActionError("timeout")`), a page gone under us (`TargetClosedError`),
+   * what the site or the task threw (`sandbox-lost`, `site-unreachable`:
+   * see `siteError`), and anything unexpected (`internal`).
+   */
+  #map(error: unknown, what: string, signal: AbortSignal): unknown {
+    if (signal.aborted) return signal.reason;
+    if (error instanceof EnvError) return error;
+    if (error instanceof SiteFailure) return siteError(error);
+    const options = { cause: error };
+    if (this.#closed) return new EnvError("closed", `Cannot ${what}: the env was closed`, options);
+    const gone = this.#episode?.connection.closeReason ?? this.#browser.connection.closeReason ??
+      (causedBy(error, ConnectionClosedError) ? message(error) : undefined);
+    if (gone !== undefined) {
+      return new EnvError("browser-gone", `Cannot ${what}: the browser is gone (${gone})`, options);
+    }
+    const crash = this.#episode?.actor.page?.crash;
+    if (crash) {
+      return new EnvError(
+        "renderer-crashed",
+        `Cannot ${what}: the renderer of the active tab crashed ("${crash.status}")`,
+        options,
+      );
+    }
+    if (error instanceof ActionError) {
+      if (error.code !== "timeout") return error;
+      return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
+    }
+    if (
+      error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError ||
+      error instanceof EvalError
+    ) return error;
+    if (error instanceof CdpTimeoutError) {
+      return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
+    }
+    if (error instanceof TargetClosedError) {
+      return new EnvError(
+        "internal",
+        `Cannot ${what}: the page went away (${error.message})`,
+        options,
+      );
+    }
+    return new EnvError("internal", `Cannot ${what}: ${message(error)}`, options);
+  }
+
+  async #start(signal: AbortSignal): Promise<void> {
+    const task = this.#task;
+    if (task?.begin) await siteCall("begin the task", () => task.begin!());
+    const site = this.site;
+    const startUrl = startUrlOf(this.#options, task);
+    const onlyOrigins = this.#options.onlyOrigins ?? (site ? [site.origin] : undefined);
+    const connection = this.#browser.connection;
+    // Outside the abort scope: a context created but never heard of would leak.
+    const context = await withSignal(
+      undefined,
+      () =>
+        this.#browser.newContext({
+          ...(onlyOrigins ? { onlyOrigins } : {}),
+          viewport: this.#options.viewport ?? DEFAULT_VIEWPORT,
+        }),
+    );
+    try {
+      signal.throwIfAborted();
       const settler = Settler.install(context, this.#options.settle);
       const observer = Observer.attach(context);
-      const site = this.site;
       const allowUrl = this.#options.allowUrl ??
         (site ? (url: URL) => url.origin === new URL(site.origin).origin : undefined);
       const actor = new Actor(context, {
         resolver: observer,
         settler,
+        timeoutMs: Math.min(COMMAND_TIMEOUT_MS, this.#timeoutMs),
         ...(this.#options.dialogs ? { dialogs: this.#options.dialogs } : {}),
-        ...(this.#options.timeoutMs ? { timeoutMs: this.#options.timeoutMs } : {}),
         ...(allowUrl ? { allowUrl } : {}),
+        ...(this.#options.uploadDir !== undefined ? { uploadDir: this.#options.uploadDir } : {}),
       });
-      const page = await context.newPage(this.#startUrl);
-      await settler.settle(page);
-      this.#episode = { context, observer, actor, last: undefined };
+      const page = await context.newPage();
+      await this.#open(page, startUrl);
+      await settler.settle(page, { signal });
+      signal.throwIfAborted();
+      this.#episode = {
+        context,
+        connection,
+        settler,
+        observer,
+        actor,
+        last: undefined,
+        steps: 0,
+        startedAt: performance.now(),
+      };
     } catch (error) {
-      await context.close();
+      await closeContext(context);
       throw error;
     }
   }
 
-  #current(): Episode {
-    if (this.#closed) throw new Error("Cannot use the env: it is closed");
-    if (!this.#episode) throw new Error("Cannot use the env: it is resetting");
-    return this.#episode;
+  /** Loads the start URL; a failed load is the site's. */
+  async #open(page: Page, url: string): Promise<void> {
+    if (url === "about:blank") return;
+    const loaded = page.session.waitForEvent("Page.loadEventFired", {
+      timeoutMs: this.#timeoutMs,
+    });
+    // Handled now: when navigate fails, nothing awaits `loaded`.
+    loaded.catch(() => {});
+    const { errorText } = await page.session.send("Page.navigate", { url });
+    if (errorText) {
+      throw new EnvError("site-unreachable", `Cannot open "${url}": ${errorText}`);
+    }
+    await loaded;
   }
 
-  async #tabs(observation: Observation): Promise<EnvTab[]> {
-    const actor = this.#current().actor;
-    return await Promise.all(actor.tabs.map(async (page, index): Promise<EnvTab> => {
-      const active = index === actor.tab;
-      if (active) return { index, title: observation.title, url: observation.url, active };
-      const { targetInfo } = await page.session.connection.send("Target.getTargetInfo", {
-        targetId: page.targetId,
-      }).catch(() => ({ targetInfo: { title: "", url: "" } }));
-      return { index, title: targetInfo.title, url: targetInfo.url, active };
-    }));
+  async #observe(episode: Episode, options: ObserveOptions): Promise<EnvObservation> {
+    const { actor, observer } = episode;
+    const page = this.#activePage(episode);
+    const dialog = actor.dialog;
+    // A page behind an open dialog runs no script: show the last view and the dialog.
+    const observation = dialog && episode.last
+      ? { ...episode.last, diff: { added: [], removed: [], changed: [] } }
+      : await observer.observe(page, { ...this.#options.observe, ...options });
+    if (!dialog) episode.last = observation;
+    const tabs = await tabsOf(actor, observation);
+    const task = this.#task;
+    let text = frameText(observation.text, tabs, dialog);
+    if (task) text = `task: ${task.instruction}\n${text}`;
+    return {
+      ...observation,
+      text,
+      tabs,
+      ...(dialog ? { dialog } : {}),
+      ...(task ? { task: { id: task.id, instruction: task.instruction } } : {}),
+    };
+  }
+
+  #activePage(episode: Episode): Page {
+    const page = episode.actor.page;
+    if (!page) throw new EnvError("internal", "Cannot use the env: no tab is open");
+    return page;
+  }
+
+  /** The episode, when the env is open and has one; for the getters. */
+  #have(): Episode {
+    if (this.#closed) throw new EnvError("closed", "Cannot use the env: it is closed");
+    if (this.#episode) return this.#episode;
+    throw this.#noEpisode();
+  }
+
+  /** The episode, when its browser and active tab are alive. */
+  #live(): Episode {
+    const episode = this.#have();
+    const gone = episode.connection.closeReason;
+    if (gone !== undefined) {
+      throw new EnvError(
+        "browser-gone",
+        `Cannot use the env: the browser is gone (${gone}); relaunch it and reset the env`,
+      );
+    }
+    const crash = episode.actor.page?.crash;
+    if (crash) {
+      throw new EnvError(
+        "renderer-crashed",
+        `Cannot use the env: the renderer of the active tab crashed ("${crash.status}"); reset the env`,
+      );
+    }
+    return episode;
+  }
+
+  #noEpisode(): EnvError {
+    const failure = this.#failure;
+    if (!failure) return new EnvError("internal", "Cannot use the env: it has no episode");
+    return new EnvError(
+      failure.code,
+      `Cannot use the env: its last reset failed (${failure.message}); reset it again`,
+      { cause: failure },
+    );
   }
 }
 
-function startUrlOf(options: EnvOptions): string {
-  const start = options.startUrl ?? (options.site ? "/" : "about:blank");
+/** `{ timeoutMs, signal }` without the absent ones. */
+function call(timeoutMs: number | undefined, signal: AbortSignal | undefined): EnvCallOptions {
+  return {
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+  };
+}
+
+function positive(name: string, value: number | undefined): void {
+  if (value !== undefined && !(value > 0)) {
+    throw new RangeError(`Invalid env option: "${name}" must be positive, got ${value}`);
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function causedBy(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    if (current instanceof type) return true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return false;
+}
+
+/** Error names of connection failures, in Deno (`Deno.errors`) and Node (`code`). */
+const UNREACHABLE =
+  /ConnectionRefused|ConnectionReset|ConnectionAborted|NotConnected|AddrNotAvailable|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|fetch failed|error sending request/i;
+
+/** What the site or the task threw, marked so that `Env.#map` knows whose it is. */
+class SiteFailure extends Error {
+  /** What the env was doing. */
+  readonly what: string;
+
+  constructor(what: string, cause: unknown) {
+    super(`Cannot ${what}: ${message(cause)}`, { cause });
+    this.name = "SiteFailure";
+    this.what = what;
+  }
+}
+
+/** Calls the site or the task; what it throws is marked as the site's. */
+async function siteCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof EnvError) throw error;
+    throw new SiteFailure(what, error);
+  }
+}
+
+/**
+ * A site failure as an `EnvError`: a connection failure anywhere in the
+ * cause chain is `site-unreachable`, anything else (`InstanceGoneError`,
+ * `SandboxError`, the site's own) is `sandbox-lost`. Matched by name, code
+ * and message: the engine imports no sandbox.
+ */
+function siteError(failure: SiteFailure): EnvError {
+  let unreachable = false;
+  for (let current: unknown = failure.cause, depth = 0; current && depth < 8; depth++) {
+    const code = (current as { code?: unknown }).code;
+    const text = current instanceof Error
+      ? `${current.name} ${current.message} ${typeof code === "string" ? code : ""}`
+      : String(current);
+    if (UNREACHABLE.test(text)) unreachable = true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return new EnvError(unreachable ? "site-unreachable" : "sandbox-lost", failure.message, {
+    cause: failure.cause,
+  });
+}
+
+/** Closes a context outside any abort scope; a failure is logged (the browser may be gone). */
+async function closeContext(context: BrowserContext): Promise<void> {
+  try {
+    await withSignal(undefined, () => context.close());
+  } catch (error) {
+    logFailure("closing an env's context", error);
+  }
+}
+
+function startUrlOf(options: EnvOptions, task: EnvTask | undefined): string {
+  const start = task?.startUrl ?? options.startUrl ?? (options.site ? "/" : "about:blank");
   try {
     return new URL(start, options.site?.origin).href;
   } catch (cause) {
@@ -279,6 +926,17 @@ function startUrlOf(options: EnvOptions): string {
       { cause },
     );
   }
+}
+
+async function tabsOf(actor: Actor, observation: Observation): Promise<EnvTab[]> {
+  return await Promise.all(actor.tabs.map(async (page, index): Promise<EnvTab> => {
+    const active = index === actor.tab;
+    if (active) return { index, title: observation.title, url: observation.url, active };
+    const { targetInfo } = await page.session.connection.send("Target.getTargetInfo", {
+      targetId: page.targetId,
+    }).catch(() => ({ targetInfo: { title: "", url: "" } }));
+    return { index, title: targetInfo.title, url: targetInfo.url, active };
+  }));
 }
 
 /** Adds the tab list (when there is more than one tab) and any dialog under the header line. */

@@ -5,17 +5,13 @@
  *
  * @module
  */
+import { envVar } from "./_runtime.ts";
 
 let enabled: boolean | undefined;
 
 function debugEnabled(): boolean {
-  if (enabled === undefined) {
-    try {
-      enabled = Boolean(Deno.env.get("WEBSERV_DEBUG"));
-    } catch {
-      enabled = false; // no --allow-env: stay quiet
-    }
-  }
+  // Without --allow-env the variable reads as unset: stay quiet.
+  enabled ??= Boolean(envVar("WEBSERV_DEBUG"));
   return enabled;
 }
 

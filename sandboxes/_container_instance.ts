@@ -55,6 +55,8 @@ export class ContainerInstance implements Instance {
   #removals = new Set<Promise<void>>();
 
   /**
+   * Registers the env's route with the gateway.
+   *
    * @param container the ready container
    * @param seed the seed, for re-copies
    * @param backend what launches and removes containers

@@ -23,7 +23,12 @@ export interface DaemonRequest {
   /** The API path, for the error messages. */
   path: string;
   headers: Headers;
-  body?: BodyInit;
+  /** A JSON body, sent as `application/json`. */
+  json?: unknown;
+  /** A raw body, sent as `rawType`. */
+  body?: BodyInit | undefined;
+  /** The content type of a raw body. */
+  rawType: string;
   client: Deno.HttpClient;
   timeoutMs: number;
 }
@@ -39,7 +44,14 @@ export async function fetchDaemon(
   url: string | URL,
   request: DaemonRequest,
 ): Promise<Response> {
-  const { method, path, headers, body, client, timeoutMs } = request;
+  const { method, path, headers, client, timeoutMs } = request;
+  let body = request.body;
+  if (request.json !== undefined) {
+    headers.set("content-type", "application/json");
+    body = JSON.stringify(request.json);
+  } else if (body !== undefined) {
+    headers.set("content-type", request.rawType);
+  }
   try {
     return await fetch(url, {
       method,

@@ -22,6 +22,8 @@ export class SandboxError extends Error {
   readonly daemonMessage: string;
 
   /**
+   * Creates the error.
+   *
    * @param message what failed
    * @param options the status, the daemon's message and the cause
    */
@@ -36,6 +38,8 @@ export class SandboxError extends Error {
 /** An instance died, was removed from outside, or no longer answers. */
 export class InstanceGoneError extends SandboxError {
   /**
+   * Creates the error.
+   *
    * @param message what was found
    * @param options the status, the daemon's message and the cause
    */
@@ -48,6 +52,8 @@ export class InstanceGoneError extends SandboxError {
 /** An operation did not finish in time. */
 export class SandboxTimeoutError extends SandboxError {
   /**
+   * Creates the error.
+   *
    * @param message what did not finish
    * @param options the cause
    */
@@ -60,6 +66,8 @@ export class SandboxTimeoutError extends SandboxError {
 /** The daemon a backend needs is not running or not installed. */
 export class DaemonUnavailableError extends SandboxError {
   /**
+   * Creates the error.
+   *
    * @param message which daemon and what to install
    * @param options the cause
    */

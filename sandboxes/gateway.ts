@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { logFailure } from "../engine/log.ts";
 import type { SiteHandler } from "./types.ts";
 
 /** Where a route sends its requests. */
@@ -64,6 +65,13 @@ export interface GatewayOptions {
    * @default {0}
    */
   port?: number;
+  /**
+   * How long {@linkcode Gateway.close} waits for the server to finish after
+   * it cut every request still in flight, in milliseconds.
+   *
+   * @default {2000}
+   */
+  closeTimeoutMs?: number;
 }
 
 const HOST_PATTERN = /^env-([a-z0-9]+)\.localhost(?::\d+)?$/i;
@@ -104,6 +112,10 @@ export class Gateway implements AsyncDisposable {
   #server: Deno.HttpServer<Deno.NetAddr>;
   #routes = new Map<string, RouteEntry>();
   #loopbackClient = Deno.createHttpClient({ allowHost: true });
+  #closing = new AbortController();
+  #closed: Promise<void> | undefined;
+  #sockets = new Set<WebSocket>();
+  #closeTimeoutMs: number;
 
   /**
    * Starts listening at once.
@@ -125,6 +137,7 @@ export class Gateway implements AsyncDisposable {
     }, (request, info) => this.#handle(request, info));
     this.port = this.#server.addr.port;
     this.hostname = hostname;
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? 2000;
   }
 
   /** The number of routes. */
@@ -197,12 +210,39 @@ export class Gateway implements AsyncDisposable {
     });
   }
 
-  /** Stops listening and drops every route. */
-  async close(): Promise<void> {
+  /**
+   * Stops listening and drops every route. Requests still in flight are cut
+   * (an upstream or handler that never answers does not hold it up), and
+   * relayed WebSockets are closed; it returns within `closeTimeoutMs` after
+   * that even if the server has not finished.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    for (const socket of this.#sockets) closeQuietly(socket, 1001, "gateway closed");
     for (const entry of this.#routes.values()) entry.client.close();
     this.#routes.clear();
     this.#loopbackClient.close();
-    await this.#server.shutdown();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.#closeTimeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([this.#server.shutdown(), bound]);
+      if (outcome === "timeout") {
+        this.#server.unref();
+        logFailure(
+          "closing the gateway",
+          new Error(`The server did not finish within ${this.#closeTimeoutMs} ms`),
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Calls {@linkcode Gateway.close}. */
@@ -220,7 +260,19 @@ export class Gateway implements AsyncDisposable {
     if (!entry) {
       return page(404, "No such environment", `Nothing is served at "${host}"`);
     }
-    if ("handler" in entry.target) return await entry.target.handler(request);
+    const signal = this.#closing.signal;
+    if ("handler" in entry.target) {
+      try {
+        const response = await untilAborted(
+          Promise.resolve(entry.target.handler(request)),
+          signal,
+        );
+        return cutOnAbort(response, signal);
+      } catch (error) {
+        logFailure(`serving "env-${id}" in-process`, error);
+        return unavailable(signal);
+      }
+    }
     const url = new URL(request.url);
     // The URL names "localhost" for a unix socket: Deno resolves the URL's
     // host even when a unix proxy carries the request, and any other name
@@ -233,7 +285,10 @@ export class Gateway implements AsyncDisposable {
       }:${entry.target.port}${url.pathname}${url.search}`;
     try {
       if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        return await relayWebSocket(request, upstream, host, entry.client);
+        return await untilAborted(
+          relayWebSocket(request, upstream, host, entry.client, this.#sockets),
+          signal,
+        );
       }
       const headers = withoutHopByHop(request.headers);
       headers.set("host", host);
@@ -246,6 +301,7 @@ export class Gateway implements AsyncDisposable {
         body: request.body,
         redirect: "manual",
         client: entry.client,
+        signal,
       });
       return new Response(response.body, {
         status: response.status,
@@ -253,13 +309,38 @@ export class Gateway implements AsyncDisposable {
         headers: withoutHopByHop(response.headers),
       });
     } catch (error) {
-      return page(
-        502,
-        "Bad gateway",
-        `The environment "env-${id}" does not answer: ${String(error)}`,
-      );
+      // The cause stays on our side: the agent sees a plain page, the way a
+      // site that is down looks, with nothing of the gateway's internals.
+      logFailure(`forwarding to "env-${id}"`, error);
+      return unavailable(signal);
     }
   }
+}
+
+function unavailable(signal: AbortSignal): Response {
+  return signal.aborted
+    ? page(503, "Service unavailable", "This site is shutting down.")
+    : page(502, "Bad gateway", "This site is not answering right now. Try again later.");
+}
+
+/** Resolves as `work` does, or rejects once `signal` aborts, whichever comes first. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The same response, whose body stops once `signal` aborts. */
+function cutOnAbort(response: Response, signal: AbortSignal): Response {
+  if (response.body === null || response.status === 101) return response;
+  const pass = new TransformStream<Uint8Array, Uint8Array>();
+  response.body.pipeTo(pass.writable, { signal }).catch((error) =>
+    logFailure("streaming a response body", error)
+  );
+  return new Response(pass.readable, response);
 }
 
 function clientFor(target: GatewayTarget): Deno.HttpClient {
@@ -277,6 +358,7 @@ async function relayWebSocket(
   upstreamUrl: string,
   host: string,
   client: Deno.HttpClient,
+  sockets: Set<WebSocket>,
 ): Promise<Response> {
   const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
     .split(",").map((p) => p.trim()).filter((p) => p !== "");
@@ -286,8 +368,10 @@ async function relayWebSocket(
     client,
   });
   upstream.binaryType = "arraybuffer";
+  sockets.add(upstream);
   await new Promise<void>((resolve, reject) => {
     upstream.onopen = () => resolve();
+    upstream.onclose = () => reject(new Error("WebSocket closed before it opened"));
     upstream.onerror = (event) =>
       reject(
         new Error(
@@ -300,6 +384,7 @@ async function relayWebSocket(
     upstream.protocol === "" ? {} : { protocol: upstream.protocol },
   );
   socket.binaryType = "arraybuffer";
+  sockets.add(socket);
   const pending: (string | ArrayBuffer)[] = [];
   socket.onopen = () => {
     for (const data of pending.splice(0)) socket.send(data);
@@ -311,8 +396,14 @@ async function relayWebSocket(
   socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
     if (upstream.readyState === WebSocket.OPEN) upstream.send(event.data);
   };
-  upstream.onclose = (event) => closeQuietly(socket, event.code, event.reason);
-  socket.onclose = (event) => closeQuietly(upstream, event.code, event.reason);
+  upstream.onclose = (event) => {
+    sockets.delete(upstream);
+    closeQuietly(socket, event.code, event.reason);
+  };
+  socket.onclose = (event) => {
+    sockets.delete(socket);
+    closeQuietly(upstream, event.code, event.reason);
+  };
   upstream.onerror = () => closeQuietly(socket, 1011, "upstream failed");
   socket.onerror = () => closeQuietly(upstream, 1011, "client failed");
   return response;

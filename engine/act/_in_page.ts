@@ -50,6 +50,41 @@ const HELPERS = `
     }
     return null;
   };
+  // The element's box cut by every clipping ancestor (overflow other than
+  // visible; shadow hosts and slots crossed) and by the viewport. A fixed
+  // element escapes its ancestors' boxes; when the cut leaves nothing (an
+  // absolutely placed popup escaping a clipping ancestor that is not its
+  // containing block), the viewport alone cuts it, and hit-testing decides.
+  const clipped = (e, r, vw, vh) => {
+    let x0 = Math.max(r.left, 0), x1 = Math.min(r.right, vw);
+    let y0 = Math.max(r.top, 0), y1 = Math.min(r.bottom, vh);
+    const view = [x0, x1, y0, y1];
+    const win = e.ownerDocument.defaultView;
+    let fixed = win.getComputedStyle(e).position === "fixed";
+    for (let a = e.assignedSlot || e.parentElement || (e.parentNode && e.parentNode.host); a && !fixed;
+      a = a.assignedSlot || a.parentElement || (a.parentNode && a.parentNode.host)) {
+      if (a === e.ownerDocument.documentElement || a === e.ownerDocument.body) break;
+      const cs = win.getComputedStyle(a);
+      if (cs.position === "fixed") fixed = true;
+      const cx = cs.overflowX !== "visible", cy = cs.overflowY !== "visible";
+      if (!cx && !cy) continue;
+      const b = a.getBoundingClientRect();
+      if (cx) { x0 = Math.max(x0, b.left + a.clientLeft); x1 = Math.min(x1, b.left + a.clientLeft + a.clientWidth); }
+      if (cy) { y0 = Math.max(y0, b.top + a.clientTop); y1 = Math.min(y1, b.top + a.clientTop + a.clientHeight); }
+    }
+    if (x1 - x0 < 1 || y1 - y0 < 1) return { x0: view[0], x1: view[1], y0: view[2], y1: view[3], cut: true };
+    return { x0, x1, y0, y1, cut: false };
+  };
+  // Whether a hit lands on the target: the element or its visible stand-in,
+  // a descendant, or a label of it.
+  const accepts = (hit, target, el) => {
+    if (!hit) return false;
+    if (within(hit, el) || within(hit, target)) return true;
+    const label = hit.closest ? hit.closest("label") : null;
+    if (label && (label.control === target || label === el)) return true;
+    if (target.localName === "label" && target.control && within(hit, target.control)) return true;
+    return false;
+  };
   const describe = (e) => {
     let out = e.localName;
     if (e.id) out += "#" + e.id;
@@ -70,7 +105,7 @@ export interface ElementFacts {
   type: string;
   /** The `role` attribute. */
   role: string;
-  /** Whether it takes typed text (and is not read-only). */
+  /** Whether it takes text (typed, or set as a range's or a date's value) and is not read-only. */
   editable: boolean;
   /** Whether it is read-only. */
   readonly: boolean;
@@ -92,7 +127,7 @@ export const FACTS = `function () {
   const disabled = control.matches(":disabled") || el.closest('[aria-disabled="true"]') !== null;
   const readonly = el.readOnly === true || el.getAttribute("aria-readonly") === "true";
   const textual = tag === "textarea" ||
-    (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|range|color|hidden)$/.test(type)) ||
+    (tag === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type)) ||
     el.isContentEditable;
   let checked = null;
   const ctype = (control.getAttribute("type") || "").toLowerCase();
@@ -124,47 +159,42 @@ export type PointResult =
   | { ok: false; reason: "not-visible" | "covered"; cover?: string };
 
 /**
- * Scrolls the element (or the visible label of a hidden input) into view when
- * it is not fully in view, then hit-tests points across its visible box
- * (shadow roots pierced) until one lands on it, a descendant, or its label,
- * and also lands on each same-origin frame owner up the chain (so content of
- * a parent page over the iframe counts as a cover).
+ * Scrolls the element (or the visible label of a hidden input) into view,
+ * within every scrolling ancestor and the viewport, when it is not fully
+ * shown inside its clipping boxes; then hit-tests points across the part of
+ * its box those boxes show (shadow roots pierced) until one lands on it, a
+ * descendant, or its label, and also lands on each same-origin frame owner up
+ * the chain (so content of a parent page over the iframe counts as a cover).
  */
 export const POINT = `function () {
   ${HELPERS}
   const target = this;
   const el = proxyOf(target);
   const doc = el.ownerDocument;
-  const html = doc.documentElement;
-  const vw = html.clientWidth || innerWidth;
-  const vh = html.clientHeight || innerHeight;
+  // In quirks mode the root's client box is the whole document, not the viewport.
+  const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
+  const vw = (html && html.clientWidth) || innerWidth;
+  const vh = (html && html.clientHeight) || innerHeight;
   let r = el.getBoundingClientRect();
-  if (r.top < 0 || r.left < 0 || r.bottom > vh || r.right > vw) {
+  let shown = clipped(el, r, vw, vh);
+  const whole = (c) => !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 && c.y1 >= r.bottom - 0.5;
+  if (!whole(shown)) {
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
     r = el.getBoundingClientRect();
+    shown = clipped(el, r, vw, vh);
   }
-  const x0 = Math.max(r.left, 0), x1 = Math.min(r.right, vw);
-  const y0 = Math.max(r.top, 0), y1 = Math.min(r.bottom, vh);
+  const { x0, x1, y0, y1 } = shown;
   if (x1 - x0 < 1 || y1 - y0 < 1) return { ok: false, reason: "not-visible" };
-  const accepts = (hit) => {
-    if (!hit) return false;
-    if (within(hit, el) || within(hit, target)) return true;
-    const label = hit.closest ? hit.closest("label") : null;
-    if (label && (label.control === target || label === el)) return true;
-    if (target.localName === "label" && target.control && within(hit, target.control)) return true;
-    return false;
-  };
-  const hitAt = (x, y) => deepHit(doc, x, y);
   const frame = doc.defaultView ? doc.defaultView.frameElement : null;
   const spots = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75], [0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5]];
   let cover;
   for (const [fx, fy] of spots) {
     const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
-    const hit = hitAt(x, y);
-    if (accepts(hit)) {
+    const hit = deepHit(doc, x, y);
+    if (accepts(hit, target, el)) {
       const over = frame ? ancestorsCover(frame, x, y) : null;
       if (over === null) {
-        const box = html.getBoundingClientRect();
+        const box = doc.documentElement.getBoundingClientRect();
         return { ok: true, x, y, docX: box.left, docY: box.top };
       }
       if (cover === undefined) cover = over;
@@ -173,6 +203,60 @@ export const POINT = `function () {
     if (cover === undefined && hit) cover = describe(hit);
   }
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
+}`;
+
+/** Whether a point aimed at still lands on the target; see {@linkcode CHECK_POINT}. */
+export type CheckResult = { ok: true } | { ok: false; gone: boolean };
+
+/**
+ * Called with a point (in the element's frame viewport) after the pointer
+ * moved there: whether the hit test still lands on the element, a
+ * descendant or its label. Hover effects (a menu opening, an icon swapping,
+ * content pushed down) can move the target between aiming and pressing.
+ */
+export const CHECK_POINT = `function (x, y) {
+  ${HELPERS}
+  const target = this;
+  if (!target.isConnected) return { ok: false, gone: true };
+  const el = proxyOf(target);
+  return accepts(deepHit(el.ownerDocument, x, y), target, el) ? { ok: true } : { ok: false, gone: false };
+}`;
+
+/** What scrolling a container did; see {@linkcode SCROLL_BY}. */
+export type ScrollByResult =
+  | { kind: "scrolled"; container: string; x: number; y: number }
+  | { kind: "at-end"; container: string }
+  | { kind: "none" };
+
+/**
+ * Scrolls the element, or its nearest ancestor that scrolls on that axis, by
+ * `amount` pixels (0: 80% of the container's visible size) in the direction
+ * `sign` (1 down or right, -1 up or left). Returns `none` when nothing but the
+ * page scrolls on that axis.
+ */
+export const SCROLL_BY = `function (vertical, sign, amount) {
+  ${HELPERS}
+  const doc = this.ownerDocument;
+  const win = doc.defaultView;
+  const scrolls = (e) => {
+    const cs = win.getComputedStyle(e);
+    if (vertical) return /(auto|scroll|overlay)/.test(cs.overflowY) && e.scrollHeight > e.clientHeight;
+    return /(auto|scroll|overlay)/.test(cs.overflowX) && e.scrollWidth > e.clientWidth;
+  };
+  let box = this;
+  while (box && box !== doc.documentElement && box !== doc.body && !scrolls(box)) {
+    box = box.assignedSlot || box.parentElement || (box.parentNode && box.parentNode.host);
+  }
+  if (!box || box === doc.documentElement || box === doc.body) return { kind: "none" };
+  const size = vertical ? box.clientHeight : box.clientWidth;
+  const delta = sign * (amount > 0 ? amount : Math.round(size * 0.8));
+  const ddx = vertical ? 0 : delta, ddy = vertical ? delta : 0;
+  const short = (e) => e.localName + (e.id ? "#" + e.id
+    : typeof e.className === "string" && e.className.trim() ? "." + e.className.trim().split(/\\s+/)[0] : "");
+  const before = [box.scrollLeft, box.scrollTop];
+  box.scrollBy({ left: ddx, top: ddy, behavior: "instant" });
+  if (box.scrollLeft === before[0] && box.scrollTop === before[1]) return { kind: "at-end", container: short(box) };
+  return { kind: "scrolled", container: short(box), x: Math.round(box.scrollLeft), y: Math.round(box.scrollTop) };
 }`;
 
 /** The document element of the element's document (for its CDP box). */
@@ -289,8 +373,10 @@ export const FILE_INPUT = `function () {
 
 /** The viewport size of the element's (or the page's) document. */
 export const VIEWPORT = `function () {
-  const html = (this && this.ownerDocument ? this.ownerDocument : document).documentElement;
-  return { width: html.clientWidth || innerWidth, height: html.clientHeight || innerHeight };
+  const doc = this && this.ownerDocument ? this.ownerDocument : document;
+  // In quirks mode the root's client box is the whole document, not the viewport.
+  const html = doc.compatMode === "BackCompat" ? null : doc.documentElement;
+  return { width: (html && html.clientWidth) || innerWidth, height: (html && html.clientHeight) || innerHeight };
 }`;
 
 /**

@@ -76,7 +76,7 @@ export const ACTION_SCHEMA: Readonly<Record<string, unknown>> = {
     variant("hover", "Move the mouse over an element", { id }, ["id"]),
     variant("type", "Type text into a field", {
       id,
-      text: { type: "string" },
+      text: { type: "string", description: "At most 5000 characters" },
       mode: {
         enum: ["replace", "append"],
         default: "replace",

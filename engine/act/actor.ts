@@ -4,11 +4,20 @@
  *
  * Invariants:
  * - input is validated by `parseAction` before anything touches the page;
- * - pointer actions scroll the target into view only when it is not fully in
- *   view, then press at a point where the hit test lands on the target, a
- *   descendant (shadow roots pierced) or its label; coordinates are mapped
+ * - pointer actions scroll the target into view (within every scrolling
+ *   ancestor and the viewport) only when its clipping boxes do not show all
+ *   of it, then aim at a point of the shown part where the hit test lands on
+ *   the target, a descendant (shadow roots pierced) or its label; after the
+ *   pointer moves there the hit test runs again before the press, and a
+ *   target a hover effect moved is aimed at again, one it hid or covered is
+ *   an error (nothing is pressed); `scroll` with an id scrolls that element
+ *   or its nearest scrolling ancestor itself; coordinates are mapped
  *   from the element's frame to the page through same-process frames (by the
  *   document's CDP box) and out-of-process frames (by each owner's box);
+ * - `type` fills a field as `_typing.ts` describes (keys, inserted runs, or
+ *   the value setter for dates and ranges), follows the focus when the field
+ *   or a stand-in for it is replaced as it takes focus, and succeeds only
+ *   when the field reads back holding the text;
  * - every failure is an {@linkcode ActionError} with a code (or a `TypeError`
  *   for invalid input); the actor keeps no half-done state, so the next
  *   action works;
@@ -21,7 +30,10 @@
  *
  * @module
  */
+import { realpath, stat } from "node:fs/promises";
+import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { bestEffort, logFailure } from "../log.ts";
+import { currentSignal } from "../cdp/abort_scope.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
@@ -33,6 +45,8 @@ import type { ElementRef, ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
 import {
   CARET_TO_END,
+  CHECK_POINT,
+  type CheckResult,
   DOCUMENT_ELEMENT,
   type ElementFacts,
   FACTS,
@@ -43,12 +57,27 @@ import {
   OWNER_COVER,
   POINT,
   type PointResult,
+  SCROLL_BY,
   SCROLL_INTO_VIEW,
+  type ScrollByResult,
   SELECT_NATIVE,
   type SelectResult,
   VIEWPORT,
 } from "./_in_page.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
+import {
+  expectedValue,
+  FIELD_STATE,
+  type FieldState,
+  FOCUSED_EDITABLE,
+  formatOf,
+  holds,
+  isSettable,
+  quoteHeld,
+  SET_VALUE,
+  TYPE_MAX_LENGTH,
+  typingPlan,
+} from "./_typing.ts";
 
 /** The kinds of JavaScript dialog. */
 export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
@@ -94,6 +123,15 @@ export interface ActorOptions {
    * @default {http: and https: URLs}
    */
   allowUrl?: (url: URL) => boolean;
+  /**
+   * The only directory `upload` takes files from. Paths in the action are
+   * relative to it; absolute paths, `..` that leaves it and symlinks that
+   * point out of it are refused (`ActionError("not-allowed")`). Without it,
+   * every upload is refused, so an agent cannot send the host's files.
+   *
+   * @default {none: uploads are refused}
+   */
+  uploadDir?: string;
 }
 
 /** What an action did. */
@@ -114,8 +152,25 @@ export interface ActResult {
   opened?: number;
   /** For `stop`: the agent's answer. */
   answer?: string;
-  /** For `select`: the option chosen; for `check`/`uncheck`: whether anything changed. */
+  /**
+   * For `select`: the option chosen; for `check`/`uncheck`: whether anything
+   * changed; for `scroll` of a container: where it scrolled to, or that it
+   * was at its end.
+   */
   detail?: string;
+}
+
+/** Elements that may stand in for a field until clicked (then `type` follows the focus). */
+const STAND_IN_TAGS = /^(div|span|p|li|section|article|td)$/;
+
+/** A point aimed at on an element: in the page, and in the element's own frame. */
+interface Aim {
+  page: Page;
+  x: number;
+  y: number;
+  ref: ElementRef;
+  id: number;
+  local: { x: number; y: number };
 }
 
 const DEFAULT_DIALOGS: Record<DialogType, DialogAnswer> = {
@@ -163,6 +218,7 @@ export class Actor {
   #pageWaiters = new Set<() => void>();
   #inflight: Promise<void> | undefined;
   #stopped: string | undefined;
+  #uploadDir: string | undefined;
 
   /**
    * Creates an actor over the tabs of a context.
@@ -184,6 +240,7 @@ export class Actor {
     }
     this.#allowUrl = options.allowUrl ??
       ((url) => url.protocol === "http:" || url.protocol === "https:");
+    this.#uploadDir = options.uploadDir;
     for (const page of context.pages) this.#track(page);
     context.on("page", (page) => {
       this.#track(page);
@@ -288,11 +345,13 @@ export class Actor {
     const dialog = this.#nextDialog();
     const abort = new AbortController();
     dialog.promise.then(() => abort.abort(), () => {});
+    // An abandoned operation (its abort scope aborted) stops waiting too.
+    const scope = currentSignal();
     try {
       return await this.#settler.settle(page, {
         ...this.#settleOptions,
         since,
-        signal: abort.signal,
+        signal: scope ? AbortSignal.any([abort.signal, scope]) : abort.signal,
       });
     } finally {
       dialog.cancel();
@@ -309,10 +368,13 @@ export class Actor {
       this.#pageWaiters.add(wake);
     });
     const timer = setTimeout(wake, this.#timeoutMs);
+    const scope = currentSignal();
+    scope?.addEventListener("abort", wake, { once: true });
     try {
       await arrived;
     } finally {
       clearTimeout(timer);
+      scope?.removeEventListener("abort", wake);
       this.#pageWaiters.delete(wake);
     }
     return newest();
@@ -443,8 +505,7 @@ export class Actor {
       case "uncheck":
         return await this.#check(action.id, action.action === "check");
       case "scroll":
-        await this.#scroll(action);
-        return;
+        return await this.#scroll(action);
       case "goto":
         await this.#goto(action.url);
         return;
@@ -559,7 +620,7 @@ export class Actor {
   }
 
   /** A hit-tested point on the element, in the page's coordinates. */
-  async #point(ref: ElementRef, id: number): Promise<{ page: Page; x: number; y: number }> {
+  async #point(ref: ElementRef, id: number): Promise<Aim> {
     const found = await this.#call<PointResult>(ref, POINT);
     if (!found.ok) {
       if (found.reason === "covered") {
@@ -573,6 +634,7 @@ export class Actor {
         id,
       });
     }
+    const local = { x: found.x, y: found.y };
     let x = found.x;
     let y = found.y;
     // The frame's offset in its local root: the document element's CDP box
@@ -629,25 +691,58 @@ export class Actor {
       session = parent;
     }
     const page = this.#tabs.find((tab) => tab.session === session) ?? this.#activePage();
-    return { page, x, y };
+    return { page, x, y, ref, id, local };
+  }
+
+  /**
+   * After the pointer moved to `aim`: the hit test must still land on the
+   * target, or the press would land on whatever a hover effect put there.
+   * When the target moved, aim again (a few times); when it is gone or
+   * covered now, a typed error.
+   */
+  async #reaim(aim: Aim, mask: number): Promise<Aim> {
+    for (let tries = 0;; tries++) {
+      const check = await this.#call<CheckResult>(aim.ref, CHECK_POINT, [aim.local.x, aim.local.y]);
+      if (check.ok) return aim;
+      if (check.gone) {
+        throw new ActionError(
+          "stale-id",
+          `Element ${aim.id} is gone from the page: it went away when the pointer moved onto it`,
+          { id: aim.id },
+        );
+      }
+      if (tries >= 2) {
+        throw new ActionError(
+          "target-moved",
+          `Element ${aim.id} kept moving when the pointer moved onto it: nothing was pressed`,
+          { id: aim.id },
+        );
+      }
+      aim = await this.#point(aim.ref, aim.id);
+      await aim.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: aim.x, y: aim.y, modifiers: mask },
+        { timeoutMs: this.#timeoutMs },
+      );
+    }
   }
 
   async #mouse(
-    point: { page: Page; x: number; y: number },
+    point: Aim,
     kind: "click" | "dblclick" | "hover",
     button: "left" | "right" | "middle",
     modifiers: Modifier[],
   ): Promise<void> {
-    const { page, x, y } = point;
-    const session = page.session;
     const options = { timeoutMs: this.#timeoutMs };
     const mask = modifierMask(modifiers);
-    await session.send(
+    await point.page.session.send(
       "Input.dispatchMouseEvent",
-      { type: "mouseMoved", x, y, modifiers: mask },
+      { type: "mouseMoved", x: point.x, y: point.y, modifiers: mask },
       options,
     );
     if (kind === "hover") return;
+    const { page, x, y } = await this.#reaim(point, mask);
+    const session = page.session;
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
     for (let clickCount = 1; clickCount <= (kind === "dblclick" ? 2 : 1); clickCount++) {
       const base = { x, y, button, clickCount, modifiers: mask };
@@ -710,39 +805,134 @@ export class Actor {
   }
 
   async #type(id: number, text: string, mode: "replace" | "append", enter: boolean): Promise<void> {
+    if (text.length > TYPE_MAX_LENGTH) {
+      throw new ActionError(
+        "too-long",
+        `Cannot type ${text.length} characters into element ${id}: the most one "type" takes is ${TYPE_MAX_LENGTH}`,
+        { id },
+      );
+    }
     const ref = await this.#element(id);
     const facts = await this.#ready(ref, id);
-    if (!facts.editable) {
+    // A plain element standing in for a field ("Add a comment…") becomes one
+    // when clicked: type into whatever field the click focused.
+    const standIn = !facts.editable && !facts.readonly && STAND_IN_TAGS.test(facts.tag) &&
+      /^(|textbox|searchbox)$/.test(facts.role);
+    if (!facts.editable && !standIn) {
       const why = facts.readonly ? "is read-only" : "does not take text";
       throw new ActionError("not-editable", `Element ${id} (${facts.name}) ${why}`, { id });
     }
+    const notSet = (message: string) => new ActionError("value-not-set", message, { id });
     // Focus the way a person does, with a click; focus() only if that did not.
     await this.#mouse(await this.#point(ref, id), "click", "left", []);
-    const focused = await this.#call<boolean>(ref, FOCUS);
-    if (!focused) {
-      throw new ActionError("not-editable", `Element ${id} (${facts.name}) cannot take focus`, {
-        id,
-      });
-    }
-    if (mode === "replace") {
-      if (await this.#call<boolean>(ref, HAS_TEXT)) {
-        await this.#chord(["Control"], keyDefinition("a")!);
-        await this.#chord([], keyDefinition("Backspace")!);
+    let target = ref;
+    let field = await this.#call<FieldState>(ref, FIELD_STATE);
+    if (standIn) {
+      const focused = await this.#callForElement(ref, FOCUSED_EDITABLE);
+      if (!focused) {
+        throw new ActionError(
+          "not-editable",
+          `Element ${id} (${facts.name}) does not take text, and clicking it focused no field`,
+          { id },
+        );
       }
-    } else {
-      await this.#call(ref, CARET_TO_END);
+      target = focused;
+      field = await this.#call<FieldState>(target, FIELD_STATE);
+    } else if (field.connected && field.disabled) {
+      throw notSet(`Element ${id} (${facts.name}) became disabled when it took focus`);
     }
+    if (target === ref && (!field.connected || !await this.#call<boolean>(ref, FOCUS))) {
+      // Replaced (or hidden behind a new field) as it took focus: keys go to
+      // whatever editable has focus now, as they would for a person.
+      const focused = await this.#callForElement(ref, FOCUSED_EDITABLE);
+      if (!focused) {
+        if (!field.connected) {
+          throw notSet(
+            `Element ${id} (${facts.name}) was replaced when it took focus, and no field has focus: observe again`,
+          );
+        }
+        throw new ActionError("not-editable", `Element ${id} (${facts.name}) cannot take focus`, {
+          id,
+        });
+      }
+      target = focused;
+      field = await this.#call<FieldState>(target, FIELD_STATE);
+    }
+    try {
+      const settable = isSettable(field.type);
+      const expected = settable
+        ? text
+        : expectedValue(field.value ?? field.text ?? "", text, mode, field.tag);
+      if (settable) {
+        await this.#call(target, SET_VALUE, [expected]);
+      } else {
+        if (mode === "replace") {
+          if (await this.#call<boolean>(target, HAS_TEXT)) {
+            await this.#chord(["Control"], keyDefinition("a")!);
+            await this.#chord([], keyDefinition("Backspace")!);
+          }
+        } else {
+          await this.#call(target, CARET_TO_END);
+        }
+        await this.#typeText(text);
+      }
+      let after = await this.#call<FieldState>(target, FIELD_STATE);
+      if (!holds(after, expected)) {
+        if (!after.connected) {
+          throw notSet(`Element ${id} (${facts.name}) was removed from the page while typing`);
+        }
+        if (after.disabled) {
+          throw notSet(`Element ${id} (${facts.name}) became disabled while typing`);
+        }
+        if (after.maxLength >= 0 && expected.length > after.maxLength) {
+          throw notSet(
+            `Element ${id} (${facts.name}) takes at most ${after.maxLength} characters and holds ${
+              quoteHeld(after)
+            }`,
+          );
+        }
+        // Keys did not take (a field that filters or rebuilds its value):
+        // set it the way a framework listens for, once.
+        if (after.value !== null && !settable) {
+          await this.#call(target, SET_VALUE, [expected]);
+          after = await this.#call<FieldState>(target, FIELD_STATE);
+        }
+        if (!holds(after, expected)) {
+          const format = formatOf(after.type);
+          const asked = text.length > 40 ? `${text.slice(0, 39)}…` : text;
+          throw notSet(
+            `Element ${id} (${facts.name}) holds ${quoteHeld(after)} after typing "${asked}"${
+              format ? `: a ${after.type} field takes ${format}` : ""
+            }`,
+          );
+        }
+      }
+    } finally {
+      if (target !== ref) {
+        bestEffort(
+          "releasing a handle",
+          target.session.send("Runtime.releaseObject", { objectId: target.objectId }),
+        );
+      }
+    }
+    if (enter) await this.#chord([], keyDefinition("Enter")!);
+  }
+
+  /** Types text into the focused field: key by key when short, inserted in runs when long. */
+  async #typeText(text: string): Promise<void> {
     const session = this.#activePage().session;
-    for (const char of text) {
-      const definition = char === "\n" ? keyDefinition("Enter") : keyDefinition(char);
+    for (const step of typingPlan(text)) {
+      const definition = "key" in step
+        ? step.key === "\n" ? keyDefinition("Enter") : keyDefinition(step.key)
+        : undefined;
       if (definition) {
         await this.#key(definition, 0, true);
         await this.#key(definition, 0, false);
       } else {
-        await session.send("Input.insertText", { text: char }, { timeoutMs: this.#timeoutMs });
+        const insert = "key" in step ? step.key : step.insert;
+        await session.send("Input.insertText", { text: insert }, { timeoutMs: this.#timeoutMs });
       }
     }
-    if (enter) await this.#chord([], keyDefinition("Enter")!);
   }
 
   async #select(id: number, option: string, by: "label" | "value"): Promise<string> {
@@ -807,7 +997,7 @@ export class Actor {
     return "changed";
   }
 
-  async #scroll(action: Extract<Action, { action: "scroll" }>): Promise<void> {
+  async #scroll(action: Extract<Action, { action: "scroll" }>): Promise<string | undefined> {
     const page = this.#activePage();
     if (action.id !== undefined && action.direction === undefined) {
       const ref = await this.#element(action.id);
@@ -820,6 +1010,18 @@ export class Actor {
     if (action.id !== undefined) {
       const ref = await this.#element(action.id);
       await this.#ready(ref, action.id, { allowDisabled: true });
+      // A container scrolls itself (or its nearest scrolling ancestor): a
+      // wheel at its centre would scroll whatever nested box lies there.
+      const direction = action.direction ?? "down";
+      const vertical = direction === "up" || direction === "down";
+      const sign = direction === "up" || direction === "left" ? -1 : 1;
+      const done = await this.#call<ScrollByResult>(ref, SCROLL_BY, [
+        vertical,
+        sign,
+        action.amount ?? 0,
+      ]);
+      if (done.kind === "scrolled") return `${done.container} scrolled to ${done.x},${done.y}`;
+      if (done.kind === "at-end") return `${done.container} is already at its ${direction} end`;
       viewport = await this.#call(ref, VIEWPORT);
       point = await this.#point(ref, action.id);
     } else {
@@ -898,17 +1100,7 @@ export class Actor {
     if (!input) {
       throw new ActionError("not-editable", `Element ${id} is not a file input`, { id });
     }
-    const paths: string[] = [];
-    for (const file of files) {
-      const path = file.startsWith("/") ? file : `${Deno.cwd()}/${file}`;
-      try {
-        const stat = await Deno.stat(path);
-        if (!stat.isFile) throw new Error("not a file");
-      } catch {
-        throw new TypeError(`Invalid "upload" action: "${file}" is not a readable file`);
-      }
-      paths.push(path);
-    }
+    const paths = await this.#uploadPaths(files);
     try {
       await input.session.send(
         "DOM.setFileInputFiles",
@@ -923,6 +1115,43 @@ export class Actor {
         input.session.send("Runtime.releaseObject", { objectId: input.objectId }),
       );
     }
+  }
+
+  /**
+   * The real paths of `files` inside the upload directory. Each is resolved
+   * against the directory, symlinks followed, and must still lie inside it.
+   */
+  async #uploadPaths(files: string[]): Promise<string[]> {
+    if (this.#uploadDir === undefined) {
+      throw new ActionError("not-allowed", "Cannot upload: the env has no upload directory");
+    }
+    const root = await realpath(this.#uploadDir);
+    const inside = (path: string) => path.startsWith(root.endsWith(sep) ? root : root + sep);
+    const paths: string[] = [];
+    for (const file of files) {
+      const candidate = resolvePath(root, file);
+      if (isAbsolute(file) || !inside(candidate)) {
+        throw new ActionError(
+          "not-allowed",
+          `Cannot upload "${file}": it is outside the upload directory`,
+        );
+      }
+      let real: string;
+      try {
+        real = await realpath(candidate);
+        if (!(await stat(real)).isFile()) throw new Error("not a file");
+      } catch {
+        throw new TypeError(`Invalid "upload" action: "${file}" is not a readable file`);
+      }
+      if (!inside(real)) {
+        throw new ActionError(
+          "not-allowed",
+          `Cannot upload "${file}": it links outside the upload directory`,
+        );
+      }
+      paths.push(real);
+    }
+    return paths;
   }
 
   async #answer(accept: boolean, text: string | undefined): Promise<void> {

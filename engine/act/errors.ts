@@ -20,7 +20,12 @@
  * - `timeout`: the browser did not finish the action in time;
  * - `dialog-open`: a JavaScript dialog waits for an answer first;
  * - `no-dialog`: answering a dialog when none is open;
- * - `not-allowed`: the URL or tab is out of bounds.
+ * - `not-allowed`: the URL or tab is out of bounds;
+ * - `value-not-set`: typing ended and the field does not hold the text (the
+ *   message says what it holds and, for dates and numbers, the format);
+ * - `too-long`: the text to type is longer than the cap (5,000 characters);
+ * - `target-moved`: the target moved away, vanished or got covered between
+ *   aiming and pressing (hover effects), and could not be aimed at again.
  */
 export type ActionErrorCode =
   | "unknown-id"
@@ -34,7 +39,10 @@ export type ActionErrorCode =
   | "timeout"
   | "dialog-open"
   | "no-dialog"
-  | "not-allowed";
+  | "not-allowed"
+  | "value-not-set"
+  | "too-long"
+  | "target-moved";
 
 /** Options of an {@linkcode ActionError}. */
 export interface ActionErrorOptions extends ErrorOptions {

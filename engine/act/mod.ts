@@ -1,10 +1,16 @@
 /**
- * Actions: the action space with its JSON Schema, and an executor that acts
- * with real input events and waits for the page to settle.
+ * Actions: the action space with its JSON Schema and its LLM tool
+ * definitions, and an executor that acts with real input events and waits
+ * for the page to settle.
  *
  * @module
  */
-export * from "./action.ts";
-export * from "./actor.ts";
-export * from "./element_resolver.ts";
-export * from "./errors.ts";
+export { ACTION_NAMES, ACTION_SCHEMA, parseAction } from "./action.ts";
+export type { Action, ActionName, Modifier } from "./action.ts";
+export { actionTools, parseToolCall } from "./tools.ts";
+export type { ActionToolsOptions, AnthropicTool, OpenAiTool, ToolSchema } from "./tools.ts";
+export { Actor } from "./actor.ts";
+export type { ActorOptions, ActResult, DialogAnswer, DialogInfo, DialogType } from "./actor.ts";
+export type { ElementRef, ElementResolver } from "./element_resolver.ts";
+export { ActionError } from "./errors.ts";
+export type { ActionErrorCode, ActionErrorOptions } from "./errors.ts";

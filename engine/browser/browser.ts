@@ -6,16 +6,36 @@
  */
 import { Emitter } from "../_emitter.ts";
 import { bestEffort, logFailure } from "../log.ts";
+import { abortError, currentSignal } from "../cdp/abort_scope.ts";
 import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
+import { CdpTimeoutError } from "../cdp/errors.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
 import { WebSocketTransport } from "../cdp/websocket_transport.ts";
-import { BrowserContext, type ContextHost } from "./browser_context.ts";
+import { BrowserContext } from "./browser_context.ts";
 import { type BrowserExit, BrowserProcess, type BrowserProcessOptions } from "./browser_process.ts";
 import { Page } from "./page.ts";
 
-/** Options for {@linkcode Browser.launch}. */
-export interface LaunchOptions extends BrowserProcessOptions, ConnectionOptions {}
+/**
+ * Options for {@linkcode Browser.launch}: how to start the process, how long
+ * to wait for it, and the default timeout of CDP commands afterwards.
+ */
+export interface LaunchOptions extends Omit<BrowserProcessOptions, "timeoutMs"> {
+  /**
+   * How long to wait for the browser to start and give its DevTools endpoint,
+   * in milliseconds.
+   *
+   * @default {30000}
+   */
+  launchTimeoutMs?: number;
+  /**
+   * Default timeout of every CDP command on the connection, in milliseconds
+   * (a call can override it with `SendOptions.timeoutMs`).
+   *
+   * @default {30000}
+   */
+  commandTimeoutMs?: number;
+}
 
 /** Options for {@linkcode Browser.connect}. */
 export interface ConnectOptions extends ConnectionOptions {}
@@ -38,6 +58,22 @@ export interface NewContextOptions {
    * @default {every origin}
    */
   onlyOrigins?: string[];
+  /**
+   * The viewport of every page of the context, popups included, in CSS
+   * pixels (`Emulation.setDeviceMetricsOverride`). Without it a page gets
+   * the window size headless Chromium gives a new window (780 × 493).
+   *
+   * @default {the window's size}
+   */
+  viewport?: Viewport;
+}
+
+/** A viewport in CSS pixels. */
+export interface Viewport {
+  /** Width, at least 1. */
+  width: number;
+  /** Height, at least 1. */
+  height: number;
 }
 
 /**
@@ -74,6 +110,12 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
 /**
  * A browser: one CDP connection, many isolated contexts.
  *
+ * A launched browser that died (killed, crashed, out of memory) can be
+ * started again in place with {@linkcode Browser.relaunch}: the same
+ * `Browser` object gets a new process and connection, so whatever holds it
+ * (a trainer, an `Env`) keeps working; contexts and pages of the old process
+ * are closed, and an `Env` recovers with `reset()`.
+ *
  * @example Open a page in a fresh context
  * ```ts ignore
  * import { Browser } from "./browser.ts";
@@ -85,11 +127,11 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  * });
  * ```
  */
-export class Browser implements ContextHost, AsyncDisposable {
-  /** The CDP connection to the browser. */
-  readonly connection: Connection;
-  /** The browser process, when this browser was launched here. */
-  readonly process: BrowserProcess | undefined;
+export class Browser implements AsyncDisposable {
+  #connection: Connection;
+  #process: BrowserProcess | undefined;
+  #launchOptions: LaunchOptions | undefined;
+  #relaunching: Promise<void> | undefined;
   #contexts = new Map<string, BrowserContext>();
   #pages = new Map<string, Page>();
   #pageWaiters = new Map<string, { resolve(page: Page): void; reject(error: Error): void }>();
@@ -97,16 +139,33 @@ export class Browser implements ContextHost, AsyncDisposable {
   #closing: Promise<void> | undefined;
 
   private constructor(connection: Connection, process?: BrowserProcess) {
-    this.connection = connection;
-    this.process = process;
+    this.#connection = connection;
+    this.#process = process;
+    this.#wire(connection, process);
+  }
+
+  /** The CDP connection to the browser; a new one after {@linkcode Browser.relaunch}. */
+  get connection(): Connection {
+    return this.#connection;
+  }
+
+  /** The browser process, when this browser was launched here; a new one after a relaunch. */
+  get process(): BrowserProcess | undefined {
+    return this.#process;
+  }
+
+  #wire(connection: Connection, process: BrowserProcess | undefined): void {
     connection.onClose((reason) => {
-      for (const waiter of this.#pageWaiters.values()) {
+      if (connection !== this.#connection) return;
+      for (const waiter of [...this.#pageWaiters.values()]) {
         waiter.reject(new Error(`Cannot open a page: ${reason}`));
       }
       this.#pageWaiters.clear();
       this.#events.emit("disconnected", { reason });
     });
-    process?.exited.then((exit) => this.#events.emit("exit", exit));
+    process?.exited.then((exit) => {
+      if (process === this.#process) this.#events.emit("exit", exit);
+    });
   }
 
   /**
@@ -118,10 +177,11 @@ export class Browser implements ContextHost, AsyncDisposable {
    * @throws {BrowserLaunchError} when the browser does not start
    */
   static async launch(options: LaunchOptions = {}): Promise<Browser> {
-    const process = await BrowserProcess.launch(options);
+    const { process, connection } = await launchAndConnect(options);
     try {
-      const transport = await WebSocketTransport.connect(process.wsEndpoint);
-      return await Browser.#start(new Connection(transport, options), process);
+      const browser = await Browser.#start(connection, process);
+      browser.#launchOptions = options;
+      return browser;
     } catch (error) {
       await process.kill();
       throw error;
@@ -162,7 +222,7 @@ export class Browser implements ContextHost, AsyncDisposable {
     const connection = this.connection;
     connection.on("Target.attachedToTarget", (event) => this.#onAttached(event));
     connection.on("Target.targetCrashed", ({ targetId, status, errorCode }) => {
-      this.#pages.get(targetId)?._emit("crash", { status, errorCode });
+      this.#pages.get(targetId)?._markCrashed({ status, errorCode });
     });
     await connection.send("Target.setDiscoverTargets", { discover: true });
     await connection.send("Target.setAutoAttach", AUTO_ATTACH);
@@ -208,11 +268,24 @@ export class Browser implements ContextHost, AsyncDisposable {
    * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
    */
   async newContext(options: NewContextOptions = {}): Promise<BrowserContext> {
+    const viewport = options.viewport;
+    if (viewport) checkViewport(viewport);
     const { browserContextId } = await this.connection.send("Target.createBrowserContext", {
       disposeOnDetach: true,
       ...networkPolicy(options),
     });
     const context = new BrowserContext(this, browserContextId);
+    if (viewport) {
+      context.addInitializer(async ({ kind, session }) => {
+        if (kind !== "page") return;
+        await session.send("Emulation.setDeviceMetricsOverride", {
+          width: viewport.width,
+          height: viewport.height,
+          deviceScaleFactor: 1,
+          mobile: false,
+        });
+      });
+    }
     this.#contexts.set(browserContextId, context);
     return context;
   }
@@ -232,6 +305,70 @@ export class Browser implements ContextHost, AsyncDisposable {
     return this.close();
   }
 
+  /**
+   * Starts a launched browser again in place, with the options it was
+   * launched with: the old process is killed (if it still runs) and its
+   * profile removed, every context and page of it is closed, and a new
+   * process and connection take their place in this object. Listeners added
+   * with `on()` stay. Concurrent calls share one relaunch.
+   *
+   * @returns once the new browser is connected
+   * @throws {TypeError} when the browser was connected to, not launched here
+   * @throws {Error} when the browser was closed
+   * @throws {BrowserLaunchError} when the new process does not start
+   *
+   * @example Recover from a dead browser
+   * ```ts ignore
+   * import { Browser, Env, EnvError } from "@webserv/webserv";
+   * await using browser = await Browser.launch();
+   * const env = await Env.create(browser, { startUrl: "data:text/html,<p>Hi</p>" });
+   * try {
+   *   await env.observe();
+   * } catch (error) {
+   *   if (!(error instanceof EnvError && error.code === "browser-gone")) throw error;
+   *   await browser.relaunch();
+   *   await env.reset(); // a fresh episode in the new browser
+   * }
+   * ```
+   */
+  relaunch(): Promise<void> {
+    const options = this.#launchOptions;
+    if (!options) {
+      return Promise.reject(
+        new TypeError("Cannot relaunch: the browser was connected to, not launched here"),
+      );
+    }
+    if (this.#closing) return Promise.reject(new Error("Cannot relaunch: the browser is closed"));
+    this.#relaunching ??= this.#relaunch(options).finally(() => this.#relaunching = undefined);
+    return this.#relaunching;
+  }
+
+  async #relaunch(options: LaunchOptions): Promise<void> {
+    this.#connection.close();
+    await this.#process?.kill();
+    this.#forgetTargets("Browser relaunched");
+    const { process, connection } = await launchAndConnect(options);
+    try {
+      this.#connection = connection;
+      this.#process = process;
+      this.#wire(connection, process);
+      await this.#init();
+    } catch (error) {
+      this.#connection.close();
+      await process.kill();
+      throw error;
+    }
+  }
+
+  /** Marks every page of this browser's contexts closed and forgets them. */
+  #forgetTargets(reason: string): void {
+    for (const context of this.#contexts.values()) {
+      for (const page of context.pages) page._markClosed(reason);
+    }
+    this.#contexts.clear();
+    this.#pages.clear();
+  }
+
   async #close(): Promise<void> {
     if (this.process) {
       this.connection.close();
@@ -240,10 +377,7 @@ export class Browser implements ContextHost, AsyncDisposable {
       await Promise.allSettled(this.contexts.map((context) => context.close()));
       this.connection.close();
     }
-    for (const context of this.#contexts.values()) {
-      for (const page of context.pages) page._markClosed("Browser closed");
-    }
-    this.#contexts.clear();
+    this.#forgetTargets("Browser closed");
   }
 
   /** @internal */
@@ -255,24 +389,58 @@ export class Browser implements ContextHost, AsyncDisposable {
       browserContextId: context.id,
       newWindow: true,
     });
-    const page = this.#pages.get(targetId) ?? await new Promise<Page>((resolve, reject) => {
-      this.#pageWaiters.set(targetId, { resolve, reject });
-    });
+    const page = this.#pages.get(targetId) ?? await this.#attached(targetId);
     if (url !== "about:blank") {
       const loaded = page.session.waitForEvent("Page.loadEventFired");
+      // Handled now: when `Page.navigate` fails or times out, nothing awaits
+      // `loaded`, and its own timeout would reject it unhandled later.
+      loaded.catch(() => {});
       const { errorText } = await page.session.send("Page.navigate", { url });
-      if (errorText) {
-        loaded.catch(() => {});
-        throw new Error(`Cannot open "${url}": ${errorText}`);
-      }
+      if (errorText) throw new Error(`Cannot open "${url}": ${errorText}`);
       await loaded;
     }
     return page;
   }
 
+  /**
+   * The page of a created target once it attached; rejects after the
+   * connection's timeout, when the connection closes, or when the caller's
+   * abort scope aborts (see `engine/cdp/abort_scope.ts`).
+   */
+  #attached(targetId: string): Promise<Page> {
+    const signal = currentSignal();
+    const timeoutMs = this.#connection.timeoutMs;
+    return new Promise<Page>((resolve, reject) => {
+      const cleanup = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.#pageWaiters.delete(targetId);
+      };
+      const fail = (error: Error) => {
+        cleanup();
+        reject(error);
+      };
+      const onAbort = () => fail(abortError(signal!));
+      const timer = setTimeout(
+        () => fail(new CdpTimeoutError("Target.attachedToTarget", timeoutMs)),
+        timeoutMs,
+      );
+      this.#pageWaiters.set(targetId, {
+        resolve: (page) => {
+          cleanup();
+          resolve(page);
+        },
+        reject: fail,
+      });
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
   /** @internal */
   async _disposeContext(context: BrowserContext): Promise<void> {
-    this.#contexts.delete(context.id);
+    // A context of a process that was relaunched since is gone with it.
+    if (!this.#contexts.delete(context.id)) return;
     if (!this.connected) return;
     await this.connection.send("Target.disposeBrowserContext", { browserContextId: context.id });
   }
@@ -351,5 +519,37 @@ export class Browser implements ContextHost, AsyncDisposable {
       parentId = parent.parentSessionId;
     }
     return undefined;
+  }
+}
+
+/** Starts a browser process and opens a connection to it, mapping the two timeouts to their parts. */
+async function launchAndConnect(
+  options: LaunchOptions,
+): Promise<{ process: BrowserProcess; connection: Connection }> {
+  const { launchTimeoutMs, commandTimeoutMs, ...processOptions } = options;
+  const process = await BrowserProcess.launch(
+    launchTimeoutMs === undefined ? processOptions : { ...processOptions, timeoutMs: launchTimeoutMs },
+  );
+  try {
+    const transport = await WebSocketTransport.connect(process.wsEndpoint);
+    const connection = new Connection(
+      transport,
+      commandTimeoutMs === undefined ? {} : { timeoutMs: commandTimeoutMs },
+    );
+    return { process, connection };
+  } catch (error) {
+    await process.kill();
+    throw error;
+  }
+}
+
+function checkViewport(viewport: Viewport): void {
+  for (const side of ["width", "height"] as const) {
+    const value = viewport[side];
+    if (!Number.isInteger(value) || value < 1 || value > 10_000) {
+      throw new RangeError(
+        `Cannot create a context: viewport ${side} "${value}" is not an integer from 1 to 10000`,
+      );
+    }
   }
 }

@@ -5,6 +5,21 @@
  *
  * @module
  */
+import {
+  type Child,
+  exit,
+  fileInfo,
+  killGroup as killProcessGroup,
+  listDir,
+  makeTempDir,
+  onExit,
+  onTerminationSignals,
+  platform,
+  readTextSync,
+  removeTree,
+  removeTreeSync,
+  spawnDetached,
+} from "../_runtime.ts";
 import { findChrome } from "./find_chrome.ts";
 
 /** Options for {@linkcode BrowserProcess.launch}. */
@@ -41,6 +56,8 @@ export interface BrowserProcessOptions {
 /** Raised when the browser process cannot be started or exits before it is ready. */
 export class BrowserLaunchError extends Error {
   /**
+   * Creates the error.
+   *
    * @param message what went wrong
    * @param options the cause, if any
    */
@@ -54,8 +71,8 @@ export class BrowserLaunchError extends Error {
 export interface BrowserExit {
   /** The exit code. */
   code: number;
-  /** The signal that ended it, if one did. */
-  signal: Deno.Signal | null;
+  /** The signal that ended it, such as `"SIGKILL"`, if one did. */
+  signal: string | null;
 }
 
 /**
@@ -93,14 +110,44 @@ export const DEFAULT_FLAGS: readonly string[] = [
  * Runs the browser ("$@") and waits for it. Beside it, a watchdog reads the
  * shell's stdin (through fd 3: a background job's own stdin is /dev/null),
  * whose write end only Deno holds: at end of file (Deno closed it or
- * died, however) it kills the browser, removes the profile and kills the
- * whole process group.
+ * died, however) it kills the browser, then every other process of the group
+ * but itself and the leader, and waits until none is left alive (zombies are
+ * dead; on systems without /proc it cannot look and does not wait), so that no
+ * dying renderer or zygote writes into the profile after it is removed; then
+ * it removes the profile and kills the whole process group. The group's id is
+ * the leader's pid, `$$` in every subshell; the watchdog finds its own pid in
+ * /proc/self/stat, read by the shell itself (a builtin forks nothing). The
+ * watchdog writes nothing: once Deno is gone its stderr pipe has no reader, and
+ * a write there would kill it with SIGPIPE before it cleaned up.
  */
 const WATCHDOG = `
 exec 3<&0
 "$@" </dev/null 3<&- &
 browser=$!
-(cat <&3 >/dev/null; kill -KILL "$browser" 2>/dev/null; rm -rf "$WEBSERV_PROFILE"; kill -KILL 0) &
+(
+  cat <&3 >/dev/null
+  kill -KILL "$browser" 2>/dev/null
+  self=
+  read -r self _ </proc/self/stat 2>/dev/null
+  tries=0
+  while [ -n "$self" ] && [ $tries -lt 500 ]; do
+    left=
+    for stat in /proc/[0-9]*/stat; do
+      read -r line 2>/dev/null <"$stat" || continue
+      pid=\${line%% *}
+      set -- \${line##*) }
+      [ "$3" = "$$" ] || continue
+      [ "$1" = Z ] || [ "$pid" = "$self" ] || [ "$pid" = "$$" ] && continue
+      kill -KILL "$pid" 2>/dev/null
+      left=1
+    done
+    [ -z "$left" ] && break
+    tries=$((tries + 1))
+    sleep 0.01
+  done
+  rm -rf "$WEBSERV_PROFILE"
+  kill -KILL 0
+) >/dev/null 2>&1 &
 exec 3<&-
 wait "$browser"
 `;
@@ -108,25 +155,21 @@ wait "$browser"
 const live = new Set<BrowserProcess>();
 let signalsInstalled = false;
 
-function killAllOnSignal(status: number): void {
+function killAll(): void {
   for (const process of [...live]) process.killSync();
-  Deno.exit(status);
 }
 
 function installExitHooks(): void {
   if (signalsInstalled) return;
   signalsInstalled = true;
-  try {
-    Deno.addSignalListener("SIGINT", () => killAllOnSignal(130));
-    Deno.addSignalListener("SIGTERM", () => killAllOnSignal(143));
-  } catch {
-    // Signals are not available on this platform; the unload hook remains.
-  }
+  onTerminationSignals((signal) => {
+    killAll();
+    exit(signal === "SIGINT" ? 130 : 143);
+  });
 }
 
-globalThis.addEventListener("unload", () => {
-  for (const process of [...live]) process.killSync();
-});
+// Installed on first launch, not at load: importing the module has no effect.
+let exitHookInstalled = false;
 
 /**
  * A running browser process and its profile directory.
@@ -148,12 +191,12 @@ export class BrowserProcess {
   readonly userDataDir: string;
   /** Resolves when the process has exited. */
   readonly exited: Promise<BrowserExit>;
-  #child: Deno.ChildProcess;
+  #child: Child;
   #stderrTail: string[];
   #killed = false;
 
   private constructor(
-    child: Deno.ChildProcess,
+    child: Child,
     wsEndpoint: string,
     userDataDir: string,
     stderrTail: string[],
@@ -186,11 +229,11 @@ export class BrowserProcess {
     const executable = options.executablePath ?? findChrome();
     const timeoutMs = options.timeoutMs ?? 30_000;
     // The shell would report a missing file only as exit code 127: say it plainly.
-    const info = await Deno.stat(executable).catch(() => undefined);
+    const info = await fileInfo(executable);
     if (!info?.isFile) {
       throw new BrowserLaunchError(`Cannot start "${executable}": no such executable file`);
     }
-    const userDataDir = await Deno.makeTempDir({ prefix: "webserv-profile-" });
+    const userDataDir = await makeTempDir("webserv-profile-");
     const args = [
       ...(options.headless ?? true ? ["--headless"] : []),
       ...DEFAULT_FLAGS,
@@ -198,20 +241,17 @@ export class BrowserProcess {
       ...(options.args ?? []),
       "about:blank",
     ];
-    let child: Deno.ChildProcess;
+    let child: Child;
     try {
       // detached: the group leader is a small shell that runs the browser and
       // a watchdog, so one kill of the group takes the browser's renderers,
       // zygotes and utilities with it, and the watchdog cleans up even when
       // Deno dies without running any hook (SIGKILL).
-      child = new Deno.Command("/bin/sh", {
-        args: ["-c", WATCHDOG, "webserv-browser", executable, ...args],
-        env: { WEBSERV_PROFILE: userDataDir },
-        stdin: "piped",
-        stdout: "null",
-        stderr: "piped",
-        detached: true,
-      }).spawn();
+      child = spawnDetached(
+        "/bin/sh",
+        ["-c", WATCHDOG, "webserv-browser", executable, ...args],
+        { WEBSERV_PROFILE: userDataDir },
+      );
     } catch (error) {
       await removeDir(userDataDir);
       throw new BrowserLaunchError(`Cannot start "${executable}": ${String(error)}`, {
@@ -243,11 +283,15 @@ export class BrowserProcess {
       const wsEndpoint = await Promise.race([endpoint, timeout, exitedEarly]);
       const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail);
       live.add(process);
+      if (!exitHookInstalled) {
+        exitHookInstalled = true;
+        onExit(killAll);
+      }
       if (options.handleSignals ?? true) installExitHooks();
       return process;
     } catch (error) {
       killGroup(child.pid);
-      await child.stdin.close().catch(() => {});
+      await child.closeStdin().catch(() => {});
       await child.status.catch(() => {});
       await removeDir(userDataDir);
       throw error;
@@ -267,7 +311,7 @@ export class BrowserProcess {
     if (!this.#killed) {
       this.#killed = true;
       killGroup(this.pid);
-      await this.#child.stdin.close().catch(() => {}); // the watchdog's pipe
+      await this.#child.closeStdin().catch(() => {}); // the watchdog's pipe
     }
     const exit = await this.exited;
     await waitForGroupExit(this.pid);
@@ -280,15 +324,17 @@ export class BrowserProcess {
     this.#killed = true;
     killGroup(this.pid);
     live.delete(this);
-    // Dying children may still write a file or two: retry, sleeping briefly
-    // (exit hooks cannot await).
+    // Wait until the group is gone, so no dying child writes into the profile
+    // after it is removed; then retry the removal a few times, sleeping
+    // briefly (exit hooks cannot await).
     const pause = new Int32Array(new SharedArrayBuffer(4));
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline && groupAlive(this.pid)) Atomics.wait(pause, 0, 0, 10);
     for (let attempt = 0; attempt < 10; attempt++) {
       try {
-        Deno.removeSync(this.userDataDir, { recursive: true });
+        removeTreeSync(this.userDataDir);
         return;
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return;
+      } catch {
         Atomics.wait(pause, 0, 0, 20);
       }
     }
@@ -296,11 +342,7 @@ export class BrowserProcess {
 }
 
 function killGroup(pid: number): void {
-  try {
-    Deno.kill(-pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
+  killProcessGroup(pid); // false when already gone
 }
 
 /**
@@ -316,39 +358,28 @@ async function waitForGroupExit(pgid: number, timeoutMs = 3_000): Promise<void> 
 }
 
 function groupAlive(pgid: number): boolean {
-  try {
-    Deno.kill(-pgid, "SIGKILL");
-  } catch {
-    return false; // ESRCH: the group is empty
+  if (!killProcessGroup(pgid)) return false; // ESRCH: the group is empty
+  if (platform !== "linux") return true;
+  const entries = listDir("/proc");
+  if (entries.length === 0) return true; // cannot look
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readTextSync(`/proc/${name}/stat`);
+    if (stat === undefined) continue; // exited while we looked
+    // Fields after the parenthesised name: state ppid pgrp …
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields[2] === String(pgid) && fields[0] !== "Z") return true;
   }
-  if (Deno.build.os !== "linux") return true;
-  try {
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^\d+$/.test(entry.name)) continue;
-      let stat: string;
-      try {
-        stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      } catch {
-        continue; // exited while we looked
-      }
-      // Fields after the parenthesised name: state ppid pgrp …
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[2] === String(pgid) && fields[0] !== "Z") return true;
-    }
-    return false;
-  } catch {
-    return true;
-  }
+  return false;
 }
 
 async function removeDir(dir: string): Promise<void> {
   // Children killed with the group may still flush a file or two.
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await Deno.remove(dir, { recursive: true });
+      await removeTree(dir);
       return;
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return;
+    } catch {
       await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
     }
   }

@@ -10,6 +10,8 @@ export class BrowserNotFoundError extends Error {
   readonly searched: string[];
 
   /**
+   * Creates the error, listing where it looked.
+   *
    * @param searched the places that were searched
    * @param options the cause, if any
    */
@@ -26,6 +28,8 @@ export class BrowserNotFoundError extends Error {
   }
 }
 
+import { envVar, isExecutableSync, listDir } from "../_runtime.ts";
+
 const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
 
 const MAC_APPS = [
@@ -33,37 +37,17 @@ const MAC_APPS = [
   "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
 ];
 
-function isExecutable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0);
-  } catch {
-    return false;
-  }
-}
-
-function envVar(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
+const isExecutable = isExecutableSync;
 
 function* puppeteerCache(home: string | undefined): Generator<string> {
   const root = envVar("PUPPETEER_CACHE_DIR") ?? (home ? `${home}/.cache/puppeteer` : undefined);
   if (!root) return;
   for (const product of ["chrome", "chrome-headless-shell", "chromium"]) {
-    let versions: Deno.DirEntry[];
-    try {
-      versions = [...Deno.readDirSync(`${root}/${product}`)];
-    } catch {
-      continue;
-    }
+    const versions = listDir(`${root}/${product}`);
     // Newest build first: names look like "linux-131.0.6778.85".
-    versions.sort((a, b) => b.name.localeCompare(a.name, "en", { numeric: true }));
+    versions.sort((a, b) => b.localeCompare(a, "en", { numeric: true }));
     for (const version of versions) {
-      const dir = `${root}/${product}/${version.name}`;
+      const dir = `${root}/${product}/${version}`;
       for (const entry of safeReadDir(dir)) {
         for (const binary of ["chrome", "chrome-headless-shell", "chromium"]) {
           yield `${dir}/${entry}/${binary}`;
@@ -74,11 +58,7 @@ function* puppeteerCache(home: string | undefined): Generator<string> {
 }
 
 function safeReadDir(dir: string): string[] {
-  try {
-    return [...Deno.readDirSync(dir)].filter((e) => e.isDirectory).map((e) => e.name);
-  } catch {
-    return [];
-  }
+  return listDir(dir, true);
 }
 
 /**

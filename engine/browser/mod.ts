@@ -3,8 +3,18 @@
  *
  * @module
  */
-export * from "./browser.ts";
-export * from "./browser_context.ts";
-export * from "./browser_process.ts";
-export * from "./find_chrome.ts";
-export * from "./page.ts";
+export { Browser } from "./browser.ts";
+export type {
+  BrowserEvents,
+  ConnectOptions,
+  LaunchOptions,
+  NewContextOptions,
+  Viewport,
+} from "./browser.ts";
+export { BrowserContext } from "./browser_context.ts";
+export type { AttachedTarget, BrowserContextEvents, TargetInitializer } from "./browser_context.ts";
+export { BrowserLaunchError, BrowserProcess } from "./browser_process.ts";
+export type { BrowserExit, BrowserProcessOptions } from "./browser_process.ts";
+export { BrowserNotFoundError, findChrome } from "./find_chrome.ts";
+export { Page } from "./page.ts";
+export type { PageCrash, PageEvents } from "./page.ts";

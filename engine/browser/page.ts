@@ -44,6 +44,7 @@ export class Page {
   #events = new Emitter<PageEvents>();
   #frames = new Set<CdpSession>();
   #closed: string | undefined;
+  #crash: PageCrash | undefined;
 
   /** @internal Pages are created by the browser. */
   constructor(session: CdpSession, context: BrowserContext) {
@@ -64,6 +65,14 @@ export class Page {
   /** Whether the page has closed. */
   get closed(): boolean {
     return this.#closed !== undefined;
+  }
+
+  /**
+   * How the page's renderer crashed, or `undefined` while it runs. A crashed
+   * page answers no command that needs its renderer; close it or its context.
+   */
+  get crash(): PageCrash | undefined {
+    return this.#crash;
   }
 
   /** Adds a listener. */
@@ -95,6 +104,13 @@ export class Page {
   /** @internal */
   _emit<K extends keyof PageEvents>(event: K, payload: PageEvents[K]): void {
     this.#events.emit(event, payload);
+  }
+
+  /** @internal The browser saw `Target.targetCrashed` for this page. */
+  _markCrashed(crash: PageCrash): void {
+    if (this.#crash !== undefined || this.closed) return;
+    this.#crash = crash;
+    this.#events.emit("crash", crash);
   }
 
   /** @internal */

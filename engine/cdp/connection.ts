@@ -15,6 +15,7 @@
  */
 import { Emitter } from "../_emitter.ts";
 import { logFailure } from "../log.ts";
+import { abortError, currentSignal } from "./abort_scope.ts";
 import {
   CdpTimeoutError,
   ConnectionClosedError,
@@ -210,11 +211,15 @@ export class CdpSession implements CdpClient {
   ): Promise<EventParams<E>> {
     const timeoutMs = options.timeoutMs ?? this.#connection.timeoutMs;
     const origin = new Error();
+    const signal = currentSignal();
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise((resolve, reject) => {
+      const onAbort = () => finish(abortError(signal!));
       const finish = (error?: Error, params?: EventParams<E>) => {
         clearTimeout(timer);
         this.off(event, listener);
         this.#closeListeners.delete(onClose);
+        signal?.removeEventListener("abort", onAbort);
         if (error) {
           error.stack = `${error.name}: ${error.message}${stackTail(origin)}`;
           reject(error);
@@ -235,6 +240,7 @@ export class CdpSession implements CdpClient {
       );
       this.on(event, listener);
       this.onClose(onClose);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -293,6 +299,8 @@ export class Connection implements CdpClient {
   #closeReason: string | undefined;
 
   /**
+   * Wraps an open transport in a connection.
+   *
    * @param transport an open transport; the connection takes it over
    * @param options defaults for every command
    */
@@ -374,12 +382,15 @@ export class Connection implements CdpClient {
     if (session.closeReason !== undefined) {
       return Promise.reject(withStack(new TargetClosedError(session.closeReason, where), origin));
     }
+    // An abandoned operation (see `abort_scope.ts`) sends nothing more.
+    const signal = currentSignal();
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
     const id = this.#nextId++;
     const message: OutgoingMessage = { id, method };
     if (params !== undefined) message.params = params as Record<string, unknown>;
     if (sessionId !== undefined) message.sessionId = sessionId;
-    return new Promise((resolve, reject) => {
+    const promise = new Promise<CommandResult<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.#pending.delete(id)) return;
         reject(withStack(new CdpTimeoutError(method, timeoutMs, sessionId), origin));
@@ -394,6 +405,22 @@ export class Connection implements CdpClient {
       });
       this.#transport.send(message);
     });
+    return signal ? this.#abortable(id, promise, signal) : promise;
+  }
+
+  /** Rejects the pending call `id` with the scope's reason when `signal` aborts. */
+  #abortable<T>(id: number, promise: Promise<T>, signal: AbortSignal): Promise<T> {
+    const onAbort = () => {
+      const pending = this.#pending.get(id);
+      if (!pending) return;
+      this.#pending.delete(id);
+      clearTimeout(pending.timer);
+      pending.reject(abortError(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    const done = () => signal.removeEventListener("abort", onAbort);
+    promise.then(done, done);
+    return promise;
   }
 
   #onMessage(raw: unknown): void {

@@ -43,6 +43,8 @@ export class ProtocolError extends Error {
   readonly browserMessage: string;
 
   /**
+   * Creates the error from the browser's answer.
+   *
    * @param message the browser's message
    * @param options the method, session and code
    */
@@ -63,6 +65,8 @@ export class ProtocolError extends Error {
  */
 export class TargetClosedError extends ProtocolError {
   /**
+   * Creates the error for a call whose target went away.
+   *
    * @param message why the target is gone
    * @param options the method and session
    */
@@ -78,6 +82,8 @@ export class TargetClosedError extends ProtocolError {
  */
 export class ConnectionClosedError extends TargetClosedError {
   /**
+   * Creates the error for a call whose connection closed.
+   *
    * @param message why the connection closed
    * @param options the method and session
    */
@@ -97,6 +103,8 @@ export class CdpTimeoutError extends Error {
   readonly timeoutMs: number;
 
   /**
+   * Creates the error for a call that got no answer in time.
+   *
    * @param method the CDP method
    * @param timeoutMs the timeout that elapsed
    * @param sessionId the session the call was sent on

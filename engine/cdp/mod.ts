@@ -3,8 +3,30 @@
  *
  * @module
  */
-export * from "./connection.ts";
-export * from "./errors.ts";
-export type * from "./protocol.ts";
-export type * from "./transport.ts";
-export * from "./websocket_transport.ts";
+export { CdpSession, Connection } from "./connection.ts";
+export type {
+  CdpClient,
+  ConnectionOptions,
+  EventListener,
+  SendArgs,
+  SendOptions,
+} from "./connection.ts";
+export {
+  CdpTimeoutError,
+  ConnectionClosedError,
+  ProtocolError,
+  TargetClosedError,
+} from "./errors.ts";
+export type { CdpErrorOptions } from "./errors.ts";
+export type {
+  CdpCommandMap,
+  CdpEventMap,
+  CommandName,
+  CommandParams,
+  CommandParamsTuple,
+  CommandResult,
+  EventName,
+  EventParams,
+} from "./protocol.ts";
+export type { OutgoingMessage, Transport } from "./transport.ts";
+export { WebSocketTransport } from "./websocket_transport.ts";

@@ -40,6 +40,14 @@ export class WebSocketTransport implements Transport {
       throw new TypeError(`Cannot connect to "${url}": expected a ws:// or wss:// URL`);
     }
     const timeoutMs = options.timeoutMs ?? 10_000;
+    if (typeof WebSocket === "undefined") {
+      // Deno, Node 22 and later, Bun and browsers have one; Node 20 does not.
+      return Promise.reject(
+        new Error(
+          `Cannot connect to "${url}": this runtime has no global WebSocket (use Node 22 or later, or pass a Transport from "@webserv/webserv/adapters")`,
+        ),
+      );
+    }
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url);
       const timer = setTimeout(() => {
@@ -52,13 +60,19 @@ export class WebSocketTransport implements Transport {
       };
       socket.onerror = (event) => {
         clearTimeout(timer);
-        const detail = event instanceof ErrorEvent ? event.message : "socket error";
+        // Node has no global ErrorEvent: its error events carry `message` all the same.
+        const message = (event as { message?: unknown }).message;
+        const detail = typeof message === "string" && message !== "" ? message : "socket error";
         reject(new Error(`Cannot connect to "${url}": ${detail}`));
       };
     });
   }
 
-  /** @param socket an open WebSocket */
+  /**
+   * Wraps an open WebSocket.
+   *
+   * @param socket an open WebSocket
+   */
   constructor(socket: WebSocket) {
     this.#socket = socket;
     socket.onmessage = (event) => this.onmessage?.(event.data);

@@ -5,8 +5,8 @@
  */
 import type { WireElement, WireMore, WireNode } from "./wire.ts";
 
-/** Longest line of plain text kept, in characters. */
-const MAX_TEXT_LINE = 400;
+/** Longest line of plain text kept whole, in characters (a long article paragraph fits). */
+const MAX_TEXT_LINE = 4000;
 /** Longest line made by joining a group's parts. */
 const MAX_JOINED = 200;
 /** Marks a frame placeholder line: `<indent>\u0001<slot>`; the driver splices the child frame in. */
@@ -34,6 +34,8 @@ export function describeElement(el: WireElement, showNew = true): string {
   if (el.id !== undefined) parts.push(`[${el.id}]`);
   if (el.role) parts.push(el.role);
   if (el.name) parts.push(quote(el.name));
+  if (el.href) parts.push(`→ ${el.href}`);
+  if (el.description) parts.push(`title=${quote(el.description)}`);
   if (el.value !== undefined) parts.push(`value=${quote(el.value)}`);
   if (el.states) parts.push(...el.states);
   if (el.cues) parts.push(...el.cues);
@@ -45,8 +47,18 @@ export function describeElement(el: WireElement, showNew = true): string {
 function describeMore(more: WireMore): string {
   const actionable = more.a ? ` (${more.a} actionable)` : "";
   switch (more.why) {
-    case "similar":
-      return `… ${more.n} more ${more.what ?? "items"}${actionable}`;
+    case "similar": {
+      // Where the rest is and how to get it.
+      const where = more.where ? ` ${more.where}` : "";
+      const how = more.scroll !== undefined
+        ? `scroll [${more.scroll}] to list them`
+        : more.where === "above"
+        ? "scroll up to list them"
+        : "scroll down to list them";
+      return `… ${more.n} more ${
+        more.what ?? "items"
+      }${where}${actionable}: ${how}, or observe with summariseAfter 0`;
+    }
     case "above":
       return `… ${more.n} elements above the viewport${actionable}`;
     case "below":
@@ -56,8 +68,16 @@ function describeMore(more: WireMore): string {
   }
 }
 
+/**
+ * Text is kept whole up to a generous limit; past it the cut falls at a
+ * sentence end, never mid-word, and says how much was left out.
+ */
 function clipLine(text: string): string {
-  return text.length <= MAX_TEXT_LINE ? text : `${text.slice(0, MAX_TEXT_LINE - 1)}…`;
+  if (text.length <= MAX_TEXT_LINE) return text;
+  const head = text.slice(0, MAX_TEXT_LINE);
+  const end = Math.max(head.lastIndexOf(". "), head.lastIndexOf("! "), head.lastIndexOf("? "));
+  const cut = end > MAX_TEXT_LINE / 2 ? end + 1 : Math.max(head.lastIndexOf(" "), 1);
+  return `${text.slice(0, cut)} … (${text.length - cut} more characters)`;
 }
 
 /** One node on one line, children joined in. */
@@ -79,10 +99,32 @@ function inline(node: WireNode): string {
         : node.role === "" || node.role === "list" || node.role === "listitem"
         ? (node.id !== undefined || node.name ? describeElement(node, showNew) : "")
         : describeElement(node, showNew);
-      const tail = node.c ? node.c.map(inline).filter(Boolean).join(" · ") : "";
+      const tail = node.c ? joinParts(node.c) : "";
       return head && tail ? `${head} ${tail}` : head || tail;
     }
   }
+}
+
+/**
+ * Joins nodes on one line: with ` · ` between separate things, with a
+ * space where an element runs on inside the text around it (a link in a
+ * sentence).
+ */
+function joinParts(nodes: readonly WireNode[]): string {
+  let out = "";
+  let previous: WireNode | undefined;
+  for (const node of nodes) {
+    const text = inline(node);
+    if (!text) continue;
+    if (previous) {
+      const runs = (previous.k === "t" && node.k === "e" && node.inline) ||
+        (previous.k === "e" && previous.inline && node.k === "t");
+      out += runs ? " " : " · ";
+    }
+    out += text;
+    previous = node;
+  }
+  return out;
 }
 
 /** Roles whose content always gets lines of its own. */
@@ -145,7 +187,7 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
     if (TRANSPARENT.has(node.role) && unnamed) {
       // Items of a list keep a line each; other wrappers join when short.
       if (node.role !== "list" && node.c && node.c.every(isLeaf)) {
-        const joined = node.c.map(inline).filter(Boolean).join(" · ");
+        const joined = joinParts(node.c);
         if (joined.length <= MAX_JOINED) {
           if (joined) out.push(pad + joined);
           continue;
@@ -160,7 +202,7 @@ function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
       continue;
     }
     if (!BLOCKS.has(node.role) && node.c.every(isLeaf)) {
-      const joined = node.c.map(inline).filter(Boolean).join(" · ");
+      const joined = joinParts(node.c);
       if (head.length + joined.length <= MAX_JOINED) {
         out.push(pad + (joined ? `${head} · ${joined}` : head));
         continue;

@@ -3,17 +3,16 @@
  *
  * @module
  */
-export * from "./observer.ts";
-export * from "./format_observation.ts";
-export * from "./set_of_marks.ts";
+export { Observer } from "./observer.ts";
 export type {
-  DistillRequest,
-  DistillResult,
-  WireBox,
-  WireElement,
-  WireFacts,
-  WireFrame,
-  WireMore,
-  WireNode,
-  WireText,
-} from "./wire.ts";
+  ElementHandle,
+  Observation,
+  ObservationDiff,
+  ObservedElement,
+  ObserveOptions,
+  ScrollState,
+  SetOfMarks,
+} from "./observer.ts";
+export type { Box, TreeElement, TreeFrame, TreeMore, TreeNode, TreeText } from "./tree.ts";
+export { findElement, findElements } from "./find_element.ts";
+export type { ElementQuery } from "./find_element.ts";

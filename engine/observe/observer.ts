@@ -11,9 +11,12 @@
  *   distiller (`engine/page/isolated.ts`) in the isolated world
  *   {@linkcode WORLD_NAME}. Runtime events map each frame to that world's
  *   execution context.
- * - An observation runs the distiller frame by frame, parents first; each
- *   frame hands out ids from the counter the previous frame left, so ids are
- *   unique across frames and tabs of the context and never reused.
+ * - An observation runs the distiller in every frame at once (out-of-process
+ *   frames in parallel in their renderers). A page's top frame hands out ids
+ *   from the observer's counter; every other frame hands out ids from a
+ *   counter of its own, mapped here to ids of the context in frame order the
+ *   first time they are shown, so ids are unique across frames and tabs of
+ *   the context and never reused, and a frame's element keeps its id.
  * - Ids resolve back to elements with {@linkcode Observer.resolve}, which
  *   asks the frame's isolated world for the element; the actions engine uses
  *   that (it implements `ElementResolver`).
@@ -25,9 +28,10 @@ import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, WireBox, WireElement, WireNode } from "./wire.ts";
+import type { DistillRequest, DistillResult, WireElement, WireNode } from "./wire.ts";
+import type { Box, TreeNode } from "./tree.ts";
 import { bestEffort } from "../log.ts";
-import { describeElement, FRAME_MARK } from "./format_observation.ts";
+import { describeElement, formatNodes, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
@@ -95,13 +99,42 @@ export interface ObservedElement {
   /** Interactivity cues such as `hover`, `listener`, `pointer`, `editable`. */
   cues: string[];
   /** The border box in CSS pixels, relative to the top-level viewport. */
-  box: WireBox;
+  box: Box;
   /** The CDP frame id of the element's document. */
   frame: string;
-  /** Whether the box intersects the viewport. */
+  /**
+   * Whether the box intersects the viewport and the visible part of every
+   * scroll container around it (an item scrolled out of its list is not).
+   */
   inViewport: boolean;
   /** Whether the id is new since the previous observation. */
   isNew: boolean;
+  /** Where a link goes: path on the page's own origin, host and path elsewhere. */
+  href?: string;
+  /** A `title` that differs from the name (a tooltip), for roles named from their content. */
+  description?: string;
+  /**
+   * The id of the nearest enclosing element with an id that holds others
+   * (a scroll container, or a dialog, form, list or menu with an id), so a
+   * program can scope a search or scroll the right box.
+   */
+  container?: number;
+}
+
+/** Scroll offsets and sizes of a document, in CSS pixels. */
+export interface ScrollState {
+  /** Horizontal scroll offset. */
+  x: number;
+  /** Vertical scroll offset. */
+  y: number;
+  /** Scrollable width of the document. */
+  width: number;
+  /** Scrollable height of the document. */
+  height: number;
+  /** Viewport width. */
+  vw: number;
+  /** Viewport height. */
+  vh: number;
 }
 
 /** What changed since the previous observation of a page. */
@@ -122,7 +155,7 @@ export interface Observation {
    * The distilled tree, frames stitched in (iframes become `role: "iframe"`
    * elements), when asked for; boxes in it are relative to their own frame.
    */
-  tree?: WireNode[];
+  tree?: TreeNode[];
   /** Every element with an id, in document order. */
   elements: ObservedElement[];
   /** Changes since the previous observation of the page. */
@@ -132,7 +165,7 @@ export interface Observation {
   /** The top-level document's title. */
   title: string;
   /** The top-level document's scroll state. */
-  scroll: DistillResult["scroll"];
+  scroll: ScrollState;
   /**
    * Milliseconds: the whole observation, the part spent distilling in pages,
    * and the top frame's distiller passes.
@@ -158,8 +191,8 @@ export interface ElementHandle {
 export interface SetOfMarks {
   /** The PNG file's bytes. */
   png: Uint8Array;
-  /** The marks drawn, boxes in CSS pixels of the viewport. */
-  marks: Mark[];
+  /** The marks drawn: each element id and its box in CSS pixels of the viewport. */
+  marks: { id: number; box: Box }[];
   /** Image width in device pixels. */
   width: number;
   /** Image height in device pixels. */
@@ -179,6 +212,13 @@ interface SessionState {
   /** frame id → our isolated world's execution context id. */
   worlds: Map<string, number>;
   ready: Promise<void>;
+}
+
+interface FrameIds {
+  /** The next id the frame's distiller hands out. */
+  next: number;
+  /** The frame's ids → ids of the context. */
+  global: Map<number, number>;
 }
 
 interface FrameInfo {
@@ -225,8 +265,10 @@ export class Observer {
   #secret = randomSecret();
   #nextId = 1;
   #sessions = new WeakMap<CdpSession, SessionState>();
-  /** id → frame id and session, for the ids handed out so far. */
-  #where = new Map<number, { frameId: string; state: SessionState }>();
+  /** id → frame id, session and the frame's own id, for the ids handed out so far. */
+  #where = new Map<number, { frameId: string; state: SessionState; local: number }>();
+  /** Per frame other than a top one: its own id counter, and its ids → the context's ids. */
+  #frameIdMaps = new Map<string, FrameIds>();
   #previous = new WeakMap<
     Page,
     { url: string; lines: Map<number, string>; texts: Set<string> }
@@ -296,22 +338,56 @@ export class Observer {
     const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
 
     const elements: ObservedElement[] = [];
-    let top: DistillResult | undefined;
-    // Frames are distilled one after another, parents first, because each
-    // hands out ids from the counter the previous one left.
-    const observeFrame = async (
+    // Every frame is distilled at once (out-of-process frames in their own
+    // renderers, in parallel). The top frame hands out ids from the
+    // observer's counter; any other frame hands out ids of its own (a counter
+    // per frame), which become ids of the context here, in frame order, the
+    // first time the frame shows them; see `#frameIds`.
+    const reachable: FrameInfo[] = [];
+    const reach = (frame: FrameInfo, depth: number) => {
+      reachable.push(frame);
+      if (depth < 8) { for (const kid of children(frame.frameId)) reach(kid, depth + 1); }
+    };
+    reach(main, 0);
+    const distilled = new Map<FrameInfo, DistillResult | undefined>();
+    await Promise.all(reachable.map(async (frame) => {
+      const isTop = frame === main;
+      const ids = isTop ? undefined : this.#frameIds(frame.frameId);
+      const frameReq: DistillRequest = isTop ? req : { ...req, nextId: ids!.next, tree: true };
+      const result = await this.#distill(frame, children(frame.frameId), frameReq, isTop);
+      if (result && ids) ids.next = Math.max(ids.next, result.nextId);
+      distilled.set(frame, result);
+    }));
+    const top = distilled.get(main);
+    if (top) this.#nextId = top.nextId;
+    const observeFrame = (
       frame: FrameInfo,
       depth: number,
       dx: number,
       dy: number,
-    ): Promise<{ lines: string[]; nodes: WireNode[] } | undefined> => {
+    ): { lines: string[]; nodes: WireNode[] } | undefined => {
       const kids = children(frame.frameId);
-      const result = await this.#distill(frame, kids, req, depth === 0);
+      const result = distilled.get(frame);
       if (!result) return undefined;
       pageMs += result.ms;
-      req.nextId = result.nextId;
-      if (depth === 0) top = result;
-      for (const [id, role, name, value, states, cues, x, y, w, h, flags] of result.elements) {
+      if (depth > 0) this.#relabel(frame, result);
+      for (const facts of result.elements) {
+        const [
+          id,
+          role,
+          name,
+          value,
+          states,
+          cues,
+          x,
+          y,
+          w,
+          h,
+          flags,
+          href,
+          container,
+          description,
+        ] = facts;
         const el: ObservedElement = {
           id,
           role,
@@ -324,8 +400,13 @@ export class Observer {
           isNew: (flags & 2) !== 0,
         };
         if (value !== null) el.value = value;
+        if (href) el.href = href;
+        if (container) el.container = container;
+        if (description) el.description = description;
         elements.push(el);
-        this.#where.set(id, { frameId: frame.frameId, state: frame.state });
+        if (depth === 0) {
+          this.#where.set(id, { frameId: frame.frameId, state: frame.state, local: id });
+        }
       }
       const nodes = result.nodes ?? [];
       markFrame(nodes, frame.frameId);
@@ -342,17 +423,16 @@ export class Observer {
         const info = result.frames.find((f) => f.slot === slot);
         lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}`);
         const child = kids[slot];
-        if (!child || !info || depth > 8) continue;
-        const sub = await observeFrame(child, depth + 1, dx + info.box[0], dy + info.box[1]);
+        if (!child || !info || depth >= 8) continue;
+        const sub = observeFrame(child, depth + 1, dx + info.box[0], dy + info.box[1]);
         if (!sub) continue;
         for (const subLine of sub.lines) lines.push(`${pad}  ${subLine}`);
         slots.set(slot, sub.nodes);
       }
       return { lines, nodes: stitch(nodes, slots) };
     };
-    const observed = await observeFrame(main, 0, 0, 0);
-    this.#nextId = req.nextId;
-    const result = top as DistillResult | undefined;
+    const observed = observeFrame(main, 0, 0, 0);
+    const result = top;
     if (!observed || !result) {
       throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
     }
@@ -438,7 +518,7 @@ export class Observer {
       answer = await where.state.session.send("Runtime.callFunctionOn", {
         functionDeclaration: ELEMENT_FUNCTION,
         executionContextId: contextId,
-        arguments: [{ value: id }],
+        arguments: [{ value: where.local }],
         objectGroup: OBJECT_GROUP,
       });
     } catch (error) {
@@ -493,6 +573,45 @@ export class Observer {
    */
   known(id: number): boolean {
     return this.#where.has(id);
+  }
+
+  /** The id counter and id map of a frame that is not a page's top frame. */
+  #frameIds(frameId: string): FrameIds {
+    let ids = this.#frameIdMaps.get(frameId);
+    if (!ids) this.#frameIdMaps.set(frameId, ids = { next: 1, global: new Map() });
+    return ids;
+  }
+
+  /**
+   * Turns a frame's own ids into ids of the context, handing out new ones in
+   * document order, then formats the frame's lines again from its tree with
+   * those ids (the tree, not the text, is where ids are told apart from page
+   * text such as "[1]").
+   */
+  #relabel(frame: FrameInfo, result: DistillResult): void {
+    const ids = this.#frameIds(frame.frameId);
+    const toGlobal = (local: number): number => {
+      let id = ids.global.get(local);
+      if (id === undefined) {
+        id = this.#nextId++;
+        ids.global.set(local, id);
+      }
+      this.#where.set(id, { frameId: frame.frameId, state: frame.state, local });
+      return id;
+    };
+    for (const facts of result.elements) {
+      facts[0] = toGlobal(facts[0]);
+      // The thirteenth fact, where the distiller reports it, is the id of the
+      // element's container in the same frame (0 for none).
+      const all = facts as unknown[];
+      const container = all[12];
+      if (typeof container === "number" && container > 0) all[12] = toGlobal(container);
+    }
+    const nodes = result.nodes ?? [];
+    relabelNodes(nodes, toGlobal);
+    // The distiller prints `*new` only once it has seen the document before.
+    const showNew = result.lines.some((line) => line.includes("*new"));
+    result.lines = formatNodes(nodes, { showNew });
   }
 
   #state(session: CdpSession): SessionState {
@@ -674,6 +793,21 @@ export class Observer {
       if (error instanceof ProtocolError) return undefined;
       throw error;
     }
+  }
+}
+
+/**
+ * Replaces every element id in a tree: an element's own, the id of its
+ * container, and the scroll box a summary line points to.
+ */
+function relabelNodes(nodes: WireNode[], map: (id: number) => number): void {
+  for (const node of nodes) {
+    const refs = node as { container?: unknown; scroll?: unknown };
+    if (typeof refs.container === "number") refs.container = map(refs.container);
+    if (typeof refs.scroll === "number") refs.scroll = map(refs.scroll);
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) node.id = map(node.id);
+    if (node.c) relabelNodes(node.c, map);
   }
 }
 

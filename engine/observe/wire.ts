@@ -30,7 +30,9 @@ export interface DistillRequest {
  * The facts of one element with an id, as one frame's distiller reports
  * them: a tuple, because thousands cross per observation. States and cues
  * are space-separated; `flags` has bit 1 for "in the viewport" and bit 2 for
- * "new in this observation".
+ * "new in this observation"; `href` is a link's compact target or `""`;
+ * `container` is the id of the nearest container with an id, or `0`;
+ * `description` is a `title` that differs from the name, or `""`.
  */
 export type WireFacts = [
   id: number,
@@ -44,6 +46,9 @@ export type WireFacts = [
   width: number,
   height: number,
   flags: number,
+  href: string,
+  container: number,
+  description: string,
 ];
 
 /** A node of the distilled tree. */
@@ -67,12 +72,23 @@ export interface WireElement {
   states?: string[];
   /** Interactivity cues such as `hover`, `pointer`, `listener`, `editable`. */
   cues?: string[];
+  /** Where a link goes: path on the page's own origin, host and path elsewhere. */
+  href?: string;
+  /** A `title` that differs from the name (a tooltip), for roles named from content. */
+  description?: string;
+  /**
+   * The id of the nearest enclosing element with an id that holds others
+   * (a scroll container, or a dialog, form, list, listbox or menu with an id).
+   */
+  container?: number;
   /** The border box, for elements with an id. */
   box?: WireBox;
-  /** Whether the box intersects the viewport, for elements with an id. */
+  /** Whether the box intersects the viewport and every clipping box around it, for elements with an id. */
   inView?: boolean;
   /** Whether the id was handed out by this observation. */
   isNew?: boolean;
+  /** Whether the element is laid out inline in the text around it (a link in a sentence). */
+  inline?: boolean;
   /** The CDP frame id of the element's document; filled in by the driver. */
   frame?: string;
   /** Child nodes. */
@@ -99,6 +115,10 @@ export interface WireMore {
   why: "similar" | "above" | "below" | "outside";
   /** A short label of the left-out items, such as `"tr"` or `"li.product"`. */
   what?: string;
+  /** For a summarised run: whether the left-out items lie above or below those listed. */
+  where?: "above" | "below";
+  /** For a summarised run inside a scroll container: the container's id, to scroll it. */
+  scroll?: number;
 }
 
 /** An iframe: its content comes from the child frame's own distiller. */

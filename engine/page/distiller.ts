@@ -6,15 +6,23 @@
  *
  * 1. `collect` walks the rendered DOM once (open shadow roots and slots
  *    included, `display:none` subtrees pruned), reading one computed style per
- *    element, and records interactivity signals that cost no layout.
+ *    element, and records interactivity signals that cost no layout. Inside
+ *    an element with a click listener, elements are probed for delegated
+ *    handlers of their own; a listened list without candidates inside makes
+ *    its items the candidates.
  * 2. `vet` measures boxes only for candidates and applies the vetoes
  *    (aria-hidden, inert, hidden, disabled, pointer-events, zero size,
- *    off-document, outside an open modal, fully covered).
+ *    off-document, outside an open modal, cut away by a clipping box, fully
+ *    covered); a hidden native checkbox takes its visible stand-in's box. A
+ *    weak-only candidate (listener, hover, tabindex) with candidates inside
+ *    that keep ids is a container: it loses its own id, they keep theirs.
  * 3. `assign` hands out ids: an element keeps its id for its whole life and
  *    an id is never handed out twice (the driver owns the counter).
  * 4. `describe` computes roles, names, values, states and cues.
  * 5. `emit` writes the plain JSON tree: generic wrappers collapse, text read
- *    into a name is not repeated, runs of similar siblings are summarised.
+ *    into a name is not repeated, inline runs join as they read, visually
+ *    hidden text shows only in names, runs of similar siblings are
+ *    summarised (prose and article tables never are).
  *
  * Invariants: the distiller writes nothing to the page (no attributes, no
  * nodes, no properties on page objects); everything it remembers lives in
@@ -47,6 +55,7 @@ import type {
   WireFrame,
   WireMore,
   WireNode,
+  WireText,
 } from "../observe/wire.ts";
 import { formatNodes } from "../observe/format_observation.ts";
 
@@ -61,7 +70,17 @@ const S_HOVER = 64;
 const S_POINTER = 128;
 const S_PROXY = 256;
 const S_SCROLL = 512;
+/** A delegated handler of its own, found by the hook's probe (React, Svelte, jQuery). */
+const S_DELEGATED = 1024;
+/** An item of a listened list without signals of its own: the leaf the listener serves. */
+const S_ITEM = 2048;
 const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
+/** Signals that make an element a target by its own doing, not through an ancestor. */
+const OWN_TARGET = S_POINTER | S_DELEGATED | S_ITEM;
+/** Weak signals: an element with only these may be a container of the real targets. */
+const WEAK = S_TABINDEX | S_ONATTR | S_LISTENER | S_HOVER | S_POINTER | S_DELEGATED | S_ITEM;
+/** Most elements probed for delegated handlers in one pass (each probe is one event). */
+const MAX_PROBES = 3000;
 
 // Inherited and own flags.
 const F_ARIA_HIDDEN = 2;
@@ -177,6 +196,40 @@ interface DNode {
   style?: StyleFacts | undefined;
   /** Whether the element's own `visibility` hides it, once asked. */
   hidden?: boolean;
+  /**
+   * Text a screen reader reads but the page does not show: visually hidden
+   * (clipped to a pixel, the `sr-only` pattern) or `font-size: 0`. It counts
+   * in names, never as text of its own.
+   */
+  unseen?: boolean;
+  /** Whether `font-size` was read for the element's text. */
+  sized?: boolean;
+  /** Whether the element is laid out inline, so its text runs on with its neighbours'. */
+  inline?: boolean;
+  /** Whether white space follows the element before the next text. */
+  spaceAfter?: boolean;
+  /** The nearest weak-only candidate around this one (a possible delegation container). */
+  up?: DNode | undefined;
+  /** Whether a candidate inside this one keeps an id. */
+  inner?: boolean;
+  /** Whether a candidate inside this one was found by the delegation probe. */
+  delegates?: boolean;
+  /** The nearest ancestor that clips its content (overflow other than visible). */
+  clipper?: DNode | undefined;
+  /** Whether this element scrolls (rather than only clips) its overflow. */
+  scrolls?: boolean;
+  /** The clipping box of a clipper, once measured. */
+  clipBox?: Rect;
+  /** A compact link target, for links. */
+  href?: string;
+  /** The id of the nearest container with an id, filled in by `emit`. */
+  container?: number;
+  /** A sibling that stands in visibly for a hidden native input. */
+  standIn?: Element;
+  /** Whether the name was read from the element's content (that text is not shown again). */
+  named?: boolean;
+  /** A `title` that differs from the name, shown as a description. */
+  description?: string;
 }
 
 /**
@@ -199,7 +252,14 @@ type DKid = DNode | string | WireMore | DFrame;
 interface Inherited {
   flags: number;
   pointer: boolean;
-  inCandidate: boolean;
+  /** Inside a candidate with a strong signal: weak signals there are the candidate's. */
+  inStrong: boolean;
+  /** The nearest weak-only candidate around. */
+  weak: DNode | undefined;
+  /** Inside an element with a click listener: descendants are probed for delegated handlers. */
+  delegation: boolean;
+  /** The nearest clipping ancestor. */
+  clipper: DNode | undefined;
   inside: boolean;
 }
 
@@ -214,6 +274,14 @@ interface Pass {
   below: WireMore;
   /** Elements that got a line of their own (labels naming them stay quiet). */
   kept: Set<Element>;
+  /** Visible stand-ins of hidden inputs: their text is the input's name. */
+  standIns: Set<Element>;
+  /** Probes for delegated handlers left in this pass. */
+  probes: number;
+  /** The document's origin, for compact link targets. */
+  origin: string;
+  /** The document's URL without its fragment: links to it show only their fragment. */
+  here: string;
 }
 
 /** A distiller for one document, keeping ids for the document's life. */
@@ -266,13 +334,25 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       above: { k: "m", n: 0, a: 0, why: "above" },
       below: { k: "m", n: 0, a: 0, why: "below" },
       kept: new Set(),
+      standIns: new Set(),
+      probes: MAX_PROBES,
+      origin: originOf(doc),
+      here: (doc.URL ?? "").replace(/#.*$/, ""),
     };
-    const root = doc.body ?? doc.documentElement;
+    // Chromium's own error page (a frame the context's origin rule blocked, or
+    // one that failed to load) is not the site's content: say so, no more.
+    const failed = (doc.URL ?? "").startsWith("chrome-error:");
+    const root = failed ? null : doc.body ?? doc.documentElement;
     const top: DNode | null = root
       ? collect(pass, root, {
         flags: 0,
         pointer: false,
-        inCandidate: false,
+        inStrong: false,
+        weak: undefined,
+        // The walk starts at the body: a listener on the root element counts from here.
+        delegation: doc.documentElement !== null &&
+          (layout.listened(doc.documentElement) & LISTEN_CLICK) !== 0,
+        clipper: undefined,
         inside: req.mode === "page",
       })
       : null;
@@ -293,8 +373,9 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       lap("describe");
     }
     const nodes: WireNode[] = [];
+    if (failed) nodes.push({ k: "t", t: BLOCKED_TEXT });
     if (pass.above.n) nodes.push(pass.above);
-    if (top) nodes.push(...emit(pass, top, owners));
+    if (top) nodes.push(...tidy(emit(pass, top, owners)));
     if (pass.below.n) nodes.push(pass.below);
     lap("emit");
     // `*new` marks only once this document has been observed before.
@@ -336,6 +417,9 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
   return { observe, element };
 }
 
+/** What a frame shows instead of Chromium's error page. */
+const BLOCKED_TEXT = "(blocked frame: its page did not load or is outside the allowed origins)";
+
 // ---------------------------------------------------------------- collect
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
@@ -375,7 +459,8 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (SKIP_TAGS.has(tag)) return null;
   const { layout, req } = pass;
   const style = layout.style(el);
-  if (style.display === "none") return null;
+  const display = style.display;
+  if (display === "none") return null;
   let inside = inh.inside;
   if (!inside) {
     const r = layout.rect(el);
@@ -393,7 +478,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   // Style reads are the walk's main cost: every element needs `display`;
   // `visibility` is read only where text or a line depends on it,
-  // `pointer-events` only in vet, and `cursor` only outside candidates.
+  // `pointer-events` only in vet, and `cursor` only outside strong candidates.
   let flags = inh.flags;
   const attributed = el.hasAttributes();
   let role: string;
@@ -443,16 +528,31 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
   let pointer = inh.pointer;
-  if (!inh.inCandidate || sig & STRONG) {
+  if (!inh.inStrong || sig & STRONG) {
+    // A pointer cursor is a signal where it starts, not where it is inherited.
     pointer = style.cursor === "pointer";
     if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
   }
+  const delegation = inh.delegation || (listened & LISTEN_CLICK) !== 0;
   if (tag === "body" || tag === "html") sig = 0;
-  if (!(sig & STRONG) && inh.inCandidate) sig = 0;
+  // Inside a strong candidate (a link, a button) weak signals belong to it.
+  if (!(sig & STRONG) && inh.inStrong) sig = 0;
+  else if (
+    inh.delegation && !inh.inStrong && pass.probes > 0 && el.firstChild !== null
+  ) {
+    // Inside a listened ancestor: is this element a delegated target itself? Asked of
+    // controls too (React's own `onclick` no-op on them hides nothing): a hit marks the
+    // ancestor as a delegation root, not a target.
+    pass.probes--;
+    if (layout.delegated(el)) sig |= S_DELEGATED;
+  }
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
-  if (el.childElementCount > 0 && !NEVER_SCROLLS.has(tag) && isScrollable(el, style)) {
-    sig |= S_SCROLL;
+  let clips = false, scrolls = false;
+  if (!NEVER_SCROLLS.has(tag) && !LEAF_TAGS.has(tag) && style.overflow !== "visible") {
+    clips = true;
+    scrolls = el.childElementCount > 0 && isScrollable(el, style);
+    if (scrolls) sig |= S_SCROLL;
   }
   if (tag === "legend" && inh.flags & F_IN_DISABLED_FIELDSET) {
     // The first legend of a disabled fieldset stays enabled (HTML 4.10.19).
@@ -461,7 +561,22 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       flags &= ~F_IN_DISABLED_FIELDSET;
     }
   }
-  const node: DNode = { el, tag, role, sig, flags, kids: [], keep: 0, style };
+  const node: DNode = {
+    el,
+    tag,
+    role,
+    sig,
+    flags,
+    kids: [],
+    keep: 0,
+    style,
+    up: inh.weak,
+    clipper: inh.clipper,
+  };
+  if (clips) node.scrolls = scrolls;
+  if (display === "inline" || display === "math" || display === "inline math") node.inline = true;
+  // `font-size: 0` is asked only where text is met (`collectKid`).
+  if (style.overflow !== "visible" && isVisuallyHidden(layout, el, style)) node.unseen = true;
   if (sig && style.pointerEvents === "none") node.noPointer = true;
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
@@ -470,7 +585,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (
     tag === "input" &&
     /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) &&
-    !layout.visible(el)
+    isStyledAway(layout, el, style)
   ) {
     pass.proxies.push(node);
   }
@@ -481,16 +596,26 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       node.ownText = svgName(el);
     } else if (tag === "img") {
       node.ownText = fold(el.getAttribute("alt") ?? "");
+    } else if (tag === "math") {
+      // MathML is content: kept as linear text (`π·r^2`, `(a)/(b)`).
+      const text = fold(el.getAttribute("alttext") ?? el.getAttribute("aria-label") ?? "") ||
+        mathText(el);
+      if (text && !isHidden(node)) node.kids.push(text);
     }
     node.style = undefined;
     return node;
   }
+  const weakOnly = (sig & WEAK) !== 0 && !(sig & STRONG);
   const next: Inherited = {
     flags,
     pointer,
-    inCandidate: inh.inCandidate || (sig & ~S_SCROLL) !== 0,
+    inStrong: inh.inStrong || (sig & STRONG) !== 0,
+    weak: weakOnly ? node : inh.weak,
+    delegation,
+    clipper: clips ? node : inh.clipper,
     inside,
   };
+  const before = pass.candidates.length;
   const closedDetails = tag === "details" && !el.hasAttribute("open");
   const parent = plainParent(el);
   const many = req.summariseAfter > 0 && !closedDetails &&
@@ -503,6 +628,7 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
       collectKid(pass, node, kid, next);
     }
     node.style = undefined;
+    if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
     return node;
   }
   const kids = childNodes(el);
@@ -519,7 +645,123 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   // Holding thousands of live style declarations makes the walk slower.
   node.style = undefined;
+  if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
   return node;
+}
+
+/**
+ * A listened element with no candidate inside but several items of one
+ * kind (a delegated list: menu entries, suggestions, tree rows) stands for
+ * each item, not for the whole list: the items become the candidates. Only
+ * click-like listeners count (a hover listener on a list is not a click).
+ */
+function leafItems(pass: Pass, node: DNode): void {
+  if (!(node.sig & (S_LISTENER | S_ONATTR)) || node.sig & S_POINTER) return;
+  markItems(pass, node, node, 2, 0);
+}
+
+/**
+ * Marks the items of `list` (through single wrappers, `div > ul > li`) as
+ * candidates when there are at least `least` of one tag, each with text;
+ * nested lists inside an item (the branches of a tree) get the same, under
+ * their item.
+ */
+function markItems(pass: Pass, list: DNode, owner: DNode, least: number, depth: number): void {
+  let items: DNode[] = [];
+  let holder = list;
+  for (let hop = 0; hop < 3; hop++) {
+    items = holder.kids.filter((kid): kid is DNode => typeof kid !== "string" && !("k" in kid));
+    if (items.length !== 1 || holder.kids.some((kid) => typeof kid === "string")) break;
+    holder = items[0]!;
+  }
+  if (items.length < least) return;
+  const tag = items[0]!.tag;
+  if (items.some((item) => item.tag !== tag || !fold(item.el.textContent ?? ""))) return;
+  for (const item of items) {
+    if (item.sig & STRONG) continue;
+    item.sig |= S_ITEM;
+    item.up = owner;
+    pass.candidates.push(item);
+    if (depth >= 4) continue;
+    for (const kid of item.kids) {
+      if (typeof kid === "string" || "k" in kid) continue;
+      if (kid.tag === "ul" || kid.tag === "ol" || kid.role === "group") {
+        markItems(pass, kid, item, 1, depth + 1);
+      }
+    }
+  }
+}
+
+/**
+ * Whether a native checkbox, radio or file input is styled out of sight
+ * while it stays the real control: transparent or hidden, at most 1 px,
+ * or clipped away.
+ */
+function isStyledAway(layout: Layout, el: Element, style: StyleFacts): boolean {
+  if (!layout.visible(el)) return true;
+  const clipStyle = style.clip;
+  if (clipStyle && clipStyle !== "auto") return true;
+  const clipPath = style.clipPath;
+  if (clipPath && clipPath !== "none") return true;
+  const r = layout.rect(el);
+  return r.w < 2 || r.h < 2;
+}
+
+/**
+ * The visually hidden pattern (`sr-only`, `visually-hidden`,
+ * `ui-helper-hidden-accessible`): clipped away, or a box of at most 1 px
+ * that hides its overflow.
+ */
+function isVisuallyHidden(layout: Layout, el: Element, style: StyleFacts): boolean {
+  const clipStyle = style.clip;
+  if (clipStyle && clipStyle !== "auto" && /rect\(\s*0/.test(clipStyle)) return true;
+  const clipPath = style.clipPath;
+  if (clipPath && /inset\(\s*50%|circle\(\s*0/.test(clipPath)) return true;
+  if (style.position !== "absolute" && style.position !== "fixed") return false;
+  const r = layout.rect(el);
+  return r.w <= 1 && r.h <= 1;
+}
+
+/** Linear text of a MathML subtree: scripts as `^`/`_`, fractions and roots bracketed. */
+function mathText(el: Element): string {
+  const parts: string[] = [];
+  for (let kid = el.firstChild; kid; kid = kid.nextSibling) {
+    if (kid.nodeType === 3) parts.push(fold((kid as Text).data));
+    else if (kid.nodeType === 1) {
+      const child = kid as Element;
+      const tag = child.localName;
+      if (tag === "annotation" || tag === "annotation-xml") continue;
+      parts.push(mathText(child));
+    }
+  }
+  const kids = parts.filter(Boolean);
+  switch (el.localName) {
+    case "msup":
+      return kids.length === 2 ? `${kids[0]}^${kids[1]}` : kids.join(" ");
+    case "msub":
+      return kids.length === 2 ? `${kids[0]}_${kids[1]}` : kids.join(" ");
+    case "msubsup":
+      return kids.length === 3 ? `${kids[0]}_${kids[1]}^${kids[2]}` : kids.join(" ");
+    case "mfrac":
+      return kids.length === 2 ? `(${kids[0]})/(${kids[1]})` : kids.join(" ");
+    case "msqrt":
+      return `√(${kids.join(" ")})`;
+    case "mroot":
+      return kids.length === 2 ? `root${kids[1]}(${kids[0]})` : kids.join(" ");
+    case "semantics":
+      return kids[0] ?? "";
+    default:
+      return kids.join(" ");
+  }
+}
+
+/** The document's origin, or `""` where it has none to compare with. */
+function originOf(doc: Document): string {
+  try {
+    return new URL(doc.URL).origin;
+  } catch {
+    return "";
+  }
 }
 
 /** Whether the element scrolls its content: overflow auto or scroll, with more content than room. */
@@ -534,12 +776,54 @@ function isScrollable(el: Element, style: StyleFacts): boolean {
 
 function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
   if (kid.nodeType === 3) {
-    const text = fold((kid as Text).data);
-    if (text && !isHidden(node)) node.kids.push(text);
+    const data = (kid as Text).data;
+    const text = fold(data);
+    if (!text) {
+      // White space between inline boxes is a word break.
+      const last = node.kids[node.kids.length - 1];
+      if (typeof last === "string") {
+        if (!last.endsWith(" ")) node.kids[node.kids.length - 1] = `${last} `;
+      } else if (last && !("k" in last)) last.spaceAfter = true;
+      return;
+    }
+    if (isHidden(node)) return;
+    if (!node.unseen && node.style && !node.sized) {
+      node.sized = true;
+      if (node.style.fontSize === "0px") node.unseen = true;
+    }
+    // Edges keep one space where the source has white space, so inline runs join as they read.
+    const lead = /^\s/.test(data) ? " " : "", trail = /\s$/.test(data) ? " " : "";
+    node.kids.push(lead + text + trail);
   } else if (kid.nodeType === 1) {
     const child = collect(pass, kid as Element, next);
     if (child) node.kids.push(child);
   }
+}
+
+/** Tags of prose: a run of them is the page's text, never summarised. */
+const PROSE_TAGS = new Set(["p", "blockquote", "pre", "dd", "dt", "h2", "h3", "h4", "figure"]);
+
+/**
+ * Whether a run of similar siblings is the page's content rather than
+ * repeated chrome: paragraphs of a story, or rows of a table in the main
+ * content or an article whose text is mostly not link text (a data table of
+ * an article, against a list of links). Content is never summarised.
+ */
+function isContent(elements: Element[], from: number, to: number): boolean {
+  const first = elements[from]!;
+  const tag = first.localName;
+  if (PROSE_TAGS.has(tag)) return true;
+  if (tag !== "tr" || !first.closest("main,article,[role=main]")) return false;
+  let text = 0, linked = 0;
+  const step = Math.max(1, Math.floor((to - from) / 8));
+  for (let i = from; i < to; i += step) {
+    const el = elements[i]!;
+    text += fold(el.textContent ?? "").length;
+    for (const link of Array.from(el.querySelectorAll("a[href],button"))) {
+      linked += fold(link.textContent ?? "").length;
+    }
+  }
+  return linked * 2 < text;
 }
 
 /** Tag and first class; siblings are similar when these match. */
@@ -584,7 +868,9 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
     if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
-    if (i - from > req.summariseAfter) runs.push({ from, to: i, sig: label(elements[from]!) });
+    if (i - from > req.summariseAfter && !isContent(elements, from, i)) {
+      runs.push({ from, to: i, sig: label(elements[from]!) });
+    }
     from = i;
   }
   const mores = new Map<number, WireMore>();
@@ -615,7 +901,14 @@ function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next: Inher
       }
       skip.add(i);
       if (!pending) {
-        pending = { k: "m", n: 0, a: 0, why: "similar", what: run.sig };
+        pending = {
+          k: "m",
+          n: 0,
+          a: 0,
+          why: "similar",
+          what: run.sig,
+          where: i < firstIn ? "above" : "below",
+        };
         mores.set(i, pending);
       }
       pending.n += 1;
@@ -680,11 +973,35 @@ function vet(pass: Pass, doc: Document): void {
       label.role = proxy.role;
       label.sig |= S_PROXY;
       if (!pass.candidates.includes(label)) pass.candidates.push(label);
+      continue;
     }
+    // No label names it: a visible sibling (a label without `for`, a span
+    // drawn by CSS) stands in, and the input itself takes the id, so that
+    // checking it acts on the real control.
+    const standIn = siblingStandIn(layout, proxy.el);
+    if (standIn) {
+      proxy.standIn = standIn;
+      pass.standIns.add(standIn);
+      const parent = proxy.el.parentElement;
+      if (
+        !fold(standIn.textContent ?? "") && parent && fold(parent.textContent ?? "").length <= 80
+      ) {
+        // A box drawn by CSS, the words beside it: the whole small wrapper stands in.
+        pass.standIns.add(parent);
+        for (let sib = parent.firstElementChild; sib; sib = sib.nextElementSibling) {
+          if (sib !== proxy.el && !sib.querySelector("input,select,textarea,button,a[href]")) {
+            pass.standIns.add(sib);
+          }
+        }
+      }
+    }
+    const r = layout.rect(proxy.el);
+    if (standIn || r.w >= 2 && r.h >= 2) proxy.sig |= S_PROXY;
   }
   for (const node of pass.candidates) {
     const { el, flags } = node;
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
+    if (pass.standIns.has(el)) continue;
     if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
@@ -693,20 +1010,137 @@ function vet(pass: Pass, doc: Document): void {
         FORM_TAGS.has(node.tag) &&
           (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
     node.disabled = disabled;
-    const r = layout.rect(el);
+    const shown = node.standIn ?? el;
+    const r = layout.rect(shown);
     node.rect = r;
     if (r.w < 2 || r.h < 2) continue;
     if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
+    const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
+    if (clipped === CLIP_HIDDEN) continue;
+    if (clipped === CLIP_SCROLLED) node.inView = false;
     if (disabled || node.noPointer) {
       // Shown, so the agent knows it is there, but nothing to act on.
       if (node.sig & STRONG) node.keep = 1;
       continue;
     }
-    if (node.inView && covered(layout, el, r, vp)) continue;
+    if (node.inView && covered(layout, shown, r, vp)) continue;
     node.keep = 2;
   }
+  unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/**
+ * A listener on an ancestor is not a signal that the ancestor is the
+ * target. A weak-only candidate (listener, hover, tabindex, on* attribute)
+ * with candidates inside that keep ids is a container, kept as structure,
+ * when everything it shows belongs to those targets, or it only hovers or
+ * takes focus, or it delegates (a target inside was found by the probe), or
+ * it is too big to be one thing a person clicks (more than half the
+ * viewport). Otherwise (a listened row with its own text and a Delete
+ * button inside) it stays a target beside them. A pointer cursor of its own
+ * or a delegated handler of its own keeps it unless it shows nothing of its own.
+ */
+function unwrapContainers(pass: Pass): void {
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
+    const delegated = (node.sig & S_DELEGATED) !== 0;
+    for (let up = node.up; up; up = up.up) {
+      if (up.inner && (!delegated || up.delegates)) break;
+      up.inner = true;
+      if (delegated) up.delegates = true;
+    }
+  }
+  const { vp } = pass;
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
+    const parts: string[] = [];
+    contentText(node, parts);
+    const own = fold(parts.join("")) !== "";
+    if (own) {
+      if (node.sig & OWN_TARGET) continue;
+      const r = node.rect;
+      const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
+      if (node.sig & (S_LISTENER | S_ONATTR) && !node.delegates && !big) continue;
+    }
+    node.sig &= ~WEAK;
+    if (!(node.sig & S_SCROLL)) node.keep = 0;
+  }
+}
+
+const CLIP_NONE = 0;
+/** Outside the visible part of a scroll container: there, but scrolled out of view. */
+const CLIP_SCROLLED = 1;
+/** Cut away by an `overflow: hidden` box that does not scroll: not visible at all. */
+const CLIP_HIDDEN = 2;
+
+/**
+ * The element's box against every clipping ancestor: wholly outside one
+ * that scrolls means scrolled out of view, wholly outside one that only
+ * clips means hidden. Positioned content can escape a clipping box that is
+ * not its containing block, so "hidden" in the viewport is confirmed by a
+ * hit test at the box's centre.
+ */
+function clipState(pass: Pass, node: DNode, r: Rect): number {
+  let state = CLIP_NONE;
+  for (let c = node.clipper; c; c = c.clipper) {
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    const outside = r.x >= box.x + box.w || r.x + r.w <= box.x || r.y >= box.y + box.h ||
+      r.y + r.h <= box.y;
+    if (!outside) continue;
+    if (c.scrolls) {
+      state = CLIP_SCROLLED;
+      continue;
+    }
+    const { vp } = pass;
+    const cx = r.x + r.w / 2, cy = r.y + r.h / 2;
+    if (cx >= 0 && cy >= 0 && cx < vp.w && cy < vp.h) {
+      const root = node.el.getRootNode() as Document | ShadowRoot;
+      const hit = typeof root.elementFromPoint === "function"
+        ? pass.layout.hit(root, cx, cy)
+        : null;
+      if (hit && (hit === node.el || node.el.contains(hit) || (node.standIn?.contains(hit)))) {
+        continue;
+      }
+    }
+    return CLIP_HIDDEN;
+  }
+  return state;
+}
+
+/** The padding box of a clipping element: where its content shows. */
+function clientBox(layout: Layout, el: Element): Rect {
+  const r = layout.rect(el);
+  const html = el as HTMLElement;
+  if (!html.clientWidth && !html.clientHeight) return r;
+  return {
+    x: r.x + (html.clientLeft ?? 0),
+    y: r.y + (html.clientTop ?? 0),
+    w: html.clientWidth,
+    h: html.clientHeight,
+  };
+}
+
+/**
+ * The visible sibling that stands in for a hidden checkbox or radio: the
+ * next (else previous) element sibling when it is a label for no other
+ * control or an inline box such as a span drawn by CSS.
+ */
+function siblingStandIn(layout: Layout, input: Element): Element | null {
+  for (const sibling of [input.nextElementSibling, input.previousElementSibling]) {
+    if (!sibling) continue;
+    const tag = sibling.localName;
+    if (tag === "label") {
+      const control = (sibling as HTMLLabelElement).control;
+      if (control && control !== input) continue;
+      if (sibling.hasAttribute("for") && !control) continue;
+    } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
+    if (sibling.querySelector("input,select,textarea,button,a[href]")) continue;
+    const r = layout.rect(sibling);
+    if (r.w >= 2 && r.h >= 2 && layout.visible(sibling)) return sibling;
+  }
+  return null;
 }
 
 /**
@@ -771,15 +1205,57 @@ function assign(
 
 /** Visible text under a node, without the text of nested nodes that get their own line. */
 function contentText(node: DNode, out: string[]): void {
-  if (node.ownText) out.push(node.ownText);
+  if (node.ownText) out.push(` ${node.ownText} `);
   for (const kid of node.kids) {
     if (typeof kid === "string") out.push(kid);
-    else if (!("k" in kid) && kid.keep === 0 && !STRUCTURE_ROLES.has(kid.role)) {
+    else if (!("k" in kid) && consumed(kid)) {
+      // Block boxes break words; inline boxes run on as the text reads.
+      if (!kid.inline) out.push(" ");
       contentText(kid, out);
-    } else if (!("k" in kid) && kid.keep === 0 && kid.role === "img") {
-      contentText(kid, out);
+      if (!kid.inline || kid.spaceAfter) out.push(" ");
     }
   }
+}
+
+/** Whether a child's text is read into its parent's name from content (and so not shown again). */
+function consumed(kid: DNode): boolean {
+  return kid.keep === 0 &&
+    (!STRUCTURE_ROLES.has(kid.role) || kid.role === "img" || kid.role === "heading");
+}
+
+/** Folds the white space text runs kept at their edges, dropping runs left empty. */
+function tidy(nodes: WireNode[]): WireNode[] {
+  const out: WireNode[] = [];
+  for (const node of nodes) {
+    if (node.k === "t") {
+      const t = fold(node.t);
+      if (t) out.push({ k: "t", t });
+      continue;
+    }
+    if (node.k === "e" && node.c) {
+      const c = tidy(node.c);
+      if (c.length) node.c = c;
+      else delete node.c;
+    }
+    out.push(node);
+  }
+  return out;
+}
+
+/** What is left of emitted nodes once their text went into a name: the elements with ids. */
+function prune(nodes: WireNode[]): WireNode[] {
+  const out: WireNode[] = [];
+  for (const node of nodes) {
+    if (node.k === "f") out.push(node);
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) {
+      out.push(node);
+      continue;
+    }
+    const inner = node.c ? prune(node.c) : [];
+    out.push(...inner);
+  }
+  return out;
 }
 
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
@@ -790,16 +1266,32 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
   if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
   node.role = role;
-  let name = node.proxy ? fold(node.el.textContent ?? "") : nameFromAttributes(target, tag);
   const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
-    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR)) !== 0);
+    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) !== 0);
+  // accname 1.2 step 2: content comes before `title` for roles named from content.
+  let name = node.proxy
+    ? fold(node.el.textContent ?? "")
+    : nameFromAttributes(target, tag, { title: !fromContent });
+  if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
-    name = fold(parts.join(" "));
+    name = fold(parts.join(""));
+    // The element's own text is its name: do not repeat it below the line.
+    if (name) node.named = true;
   }
-  // The element's own text is its label: do not repeat it below the line.
-  if (fromContent) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
+  if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
+  else if (title && title !== name) node.description = clip(title, req.maxText);
+  if (name && fromContent && !node.named) {
+    if (target.hasAttribute("aria-labelledby")) {
+      // Named by other text: its own text is content of its own and stays, unless it says the same.
+      node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
+    } else {
+      // `aria-label` and the like replace what it shows (an icon's letters, a repeated caption).
+      node.kids = node.kids.filter((kid) => typeof kid !== "string");
+    }
+  } else if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (name) node.name = clip(name, req.maxText);
   const value = node.sig & S_EDITABLE && !node.proxy
     ? fold(node.el.textContent ?? "")
@@ -807,6 +1299,10 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
   if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (tag === "select") node.options = optionsOf(target, req.maxText);
+  if ((tag === "a" || tag === "area") && role === "link") {
+    const href = compactHref(target, pass);
+    if (href) node.href = href;
+  }
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");
   if (node.sig & S_SCROLL) {
@@ -821,7 +1317,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const cues: string[] = [];
   if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
     if (node.sig & S_EDITABLE) cues.push("editable");
-    if (node.sig & (S_LISTENER | S_ONATTR)) cues.push("listener");
+    if (node.sig & (S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) cues.push("listener");
     if (node.sig & S_POINTER) cues.push("pointer");
     if (node.sig & S_TABINDEX) cues.push("focusable");
   }
@@ -833,6 +1329,41 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
 function describe(pass: Pass): void {
   const focused = pass.layout.focused();
   for (const node of pass.candidates) if (node.keep) describeNode(pass, node, focused);
+}
+
+/**
+ * The name a stand-in gives its hidden input: its text, else the text of
+ * the input's parent when that is short (`<input><span class=box></span> Newsletter`).
+ */
+function standInText(input: Element, standIn: Element): string {
+  const own = fold(standIn.textContent ?? "");
+  if (own) return own;
+  const around = fold(input.parentElement?.textContent ?? "");
+  return around.length <= 80 ? around : "";
+}
+
+/** Longest link target shown, in characters. */
+const MAX_HREF = 80;
+
+/**
+ * Where a link goes, compactly: path, query and fragment on the document's
+ * own origin, origin and path elsewhere; nothing for script links.
+ */
+function compactHref(el: Element, pass: Pass): string {
+  // The browser's resolved `href` spares parsing a URL per link.
+  let href = (el as HTMLAnchorElement).href;
+  if (typeof href !== "string") href = el.getAttribute("href") ?? "";
+  if (!href.startsWith("http")) {
+    return /^javascript:/i.test(href) ? "" : clip(href, MAX_HREF);
+  }
+  const hash = href.indexOf("#");
+  const bare = hash === -1 ? href : href.slice(0, hash);
+  if (bare === pass.here) return hash === -1 ? "" : href.slice(hash); // this page: its fragment
+  const { origin } = pass;
+  if (origin && href.startsWith(origin) && href.charCodeAt(origin.length) === 47) {
+    return clip(href.slice(origin.length), MAX_HREF);
+  }
+  return clip(href.replace(/^https?:\/\//, ""), MAX_HREF);
 }
 
 /** Option labels of a select, group labels folded in as `group/option`, at most 25. */
@@ -867,26 +1398,75 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
   if (hasLines) return undefined;
   const parts: string[] = [];
   contentText(node, parts);
-  const name = fold(parts.join(" "));
+  const name = fold(parts.join(""));
   if (!name) return undefined;
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  node.named = true;
   return clip(name, req.maxText);
 }
 
-function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
+/** Roles that hold other elements, so that an id on one scopes what lies inside. */
+const CONTAINER_ROLES = new Set([
+  "dialog",
+  "alertdialog",
+  "form",
+  "list",
+  "listbox",
+  "menu",
+  "menubar",
+  "tree",
+  "grid",
+  "treegrid",
+  "tablist",
+  "radiogroup",
+  "toolbar",
+  "scrollable",
+]);
+
+function emit(
+  pass: Pass,
+  node: DNode,
+  owners: readonly Element[],
+  container?: number,
+  scroller?: number,
+): WireNode[] {
+  const out = emitNode(pass, node, owners, container, scroller);
+  // Unseen text is read into names above, never shown as text of its own.
+  return node.unseen ? prune(out) : out;
+}
+
+function emitNode(
+  pass: Pass,
+  node: DNode,
+  owners: readonly Element[],
+  container?: number,
+  outerScroller?: number,
+): WireNode[] {
   const { req } = pass;
+  const scroller = node.id !== undefined && node.sig & S_SCROLL ? node.id : outerScroller;
+  const inner = node.id !== undefined && (node.sig & S_SCROLL || CONTAINER_ROLES.has(node.role))
+    ? node.id
+    : container;
   const line = node.keep > 0 ||
     (STRUCTURE_ROLES.has(node.role) && !(node.flags & F_ARIA_HIDDEN) && !isHidden(node));
   const name = node.keep ? node.name : line ? structureName(node, req) : undefined;
   const kids: WireNode[] = [];
-  const quiet = node.tag === "label" && labelledKept(pass, node.el);
+  const quiet = node.tag === "label" && labelledKept(pass, node.el) ||
+    pass.standIns.has(node.el) || node.unseen === true;
+  // Whether the last text can run on into the next (no block box in between).
+  let runs = false;
+  const addText = (text: string, glue: boolean): void => {
+    const last = kids[kids.length - 1];
+    if (last && last.k === "t" && runs) last.t += glue ? text : ` ${text}`;
+    else kids.push({ k: "t", t: text });
+    runs = true;
+  };
   for (const kid of node.kids) {
     if (typeof kid === "string") {
       if (quiet) continue;
-      const last = kids[kids.length - 1];
-      if (last && last.k === "t") last.t += ` ${kid}`;
-      else kids.push({ k: "t", t: kid });
+      addText(kid, true);
     } else if ("k" in kid) {
+      runs = false;
       if (kid.k === "f") {
         const frame: WireFrame = {
           k: "f",
@@ -897,10 +1477,24 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
         if (title) frame.name = title;
         kids.push(frame);
       } else {
+        if (kid.why === "similar" && scroller !== undefined) kid.scroll = scroller;
         kids.push(kid);
       }
     } else {
-      for (const out of emit(pass, kid, owners)) kids.push(out);
+      const emitted = emit(pass, kid, owners, inner, scroller);
+      const outs = node.named && consumed(kid) ? prune(emitted) : emitted;
+      if (kid.inline && outs.length && outs.every((out) => out.k === "t")) {
+        // An inline box of text (`<b>`, `<code>`, a span) runs on in the sentence.
+        addText(outs.map((out) => (out as WireText).t).join(" "), true);
+        if (kid.spaceAfter) addText(" ", true);
+        continue;
+      }
+      if (kid.tag === "br" && kids[kids.length - 1]?.k === "t") addText(" ", true);
+      runs = false;
+      const only = outs.length === 1 ? outs[0] : undefined;
+      if (kid.inline && only?.k === "e" && only.id !== undefined && !only.c) only.inline = true;
+      for (const out of outs) kids.push(out);
+      if (kid.inline && kid.spaceAfter) runs = false;
     }
   }
   if (!line) {
@@ -909,13 +1503,25 @@ function emit(pass: Pass, node: DNode, owners: readonly Element[]): WireNode[] {
     return kids;
   }
   if (node.keep === 0 && !name && kids.length === 0 && node.role !== "canvas") return [];
+  if (name && node.id !== undefined) {
+    // Text that only says the name again (`[7] link "Share" Share`) is left out.
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const kid = kids[i]!;
+      if (kid.k === "t" && fold(kid.t) === name) kids.splice(i, 1);
+    }
+  }
   const out: WireElement = { k: "e", role: node.role };
-  if (node.id !== undefined) out.id = node.id;
+  if (node.id !== undefined) {
+    out.id = node.id;
+    if (container !== undefined) out.container = container;
+  }
   if (name) out.name = name;
   if (node.value !== undefined) out.value = node.value;
   if (node.options) out.options = node.options;
   if (node.states) out.states = node.states;
   if (node.cues) out.cues = node.cues;
+  if (node.href) out.href = node.href;
+  if (node.description) out.description = node.description;
   if (node.id !== undefined && node.rect) {
     out.box = box(node.rect);
     out.inView = node.inView === true;
@@ -949,6 +1555,9 @@ function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult["frame
         box[2],
         box[3],
         (node.inView ? 1 : 0) | (node.isNew ? 2 : 0),
+        node.href ?? "",
+        node.container ?? 0,
+        node.description ?? "",
       ]);
     }
     if (node.c) facts(node.c, out, frames);

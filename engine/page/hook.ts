@@ -16,6 +16,15 @@
  * for a later flush. An event dispatched from one world runs the listeners of
  * every world, which is what makes this work without touching the DOM.
  *
+ * Delegated handlers leave no listener on their target: React 17+ and
+ * Svelte 5 listen on the root and keep each element's handlers in expando
+ * properties (`__reactProps$…` with `onClick`, `__click`), jQuery keeps
+ * `.on(type, selector, fn)` handlers in `jQuery._data(root, "events")`.
+ * Those properties live in the main world, out of the isolated world's
+ * reach, so the isolated world asks: it dispatches a cancelable
+ * `<secret>:p` on a candidate, and the hook calls `preventDefault()` when
+ * the element has a click-like handler of its own in one of those forms.
+ *
  * Page code: DOM APIs only. Everything it uses is captured at install time,
  * before page scripts can replace it.
  *
@@ -38,6 +47,20 @@ const CLICK_TYPES = [
   "keypress",
 ];
 const HOVER_TYPES = ["mouseenter", "mouseover", "pointerenter", "pointerover"];
+/** React props that make an element the target of a click-like action (keyboard handlers do not). */
+const REACT_HANDLERS = [
+  "onClick",
+  "onClickCapture",
+  "onDoubleClick",
+  "onMouseDown",
+  "onMouseUp",
+  "onPointerDown",
+  "onPointerUp",
+  "onTouchStart",
+  "onContextMenu",
+];
+/** Svelte 5 delegated-handler expandos, one per event type. */
+const SVELTE_HANDLERS = ["__click", "__mousedown", "__pointerdown", "__dblclick"];
 
 /**
  * Installs the hook in the current (main) world.
@@ -64,6 +87,12 @@ export function installHook(secret: string): void {
   const weakMapSet = WeakMap.prototype.set;
   const arrayPush = Array.prototype.push;
   const deref = WeakRef.prototype.deref;
+  const objectKeys = Object.keys;
+  const stringStartsWith = String.prototype.startsWith;
+  const matches = win.Element.prototype.matches;
+  const composedPath = win.Event.prototype.composedPath;
+  const preventDefault = win.Event.prototype.preventDefault;
+  const parentElementOf = getDescriptor(win.Node.prototype, "parentElement")!.get!;
   const clickTypes = new Set(CLICK_TYPES);
   const hoverTypes = new Set(HOVER_TYPES);
   const setHas = Set.prototype.has;
@@ -163,7 +192,77 @@ export function installHook(secret: string): void {
     }
   }
 
+  /** Whether `el` has a delegated click-like handler of its own (see the module comment). */
+  function delegated(el: Element): boolean {
+    const own = el as unknown as Record<string, unknown>;
+    for (let i = 0; i < SVELTE_HANDLERS.length; i++) {
+      if (typeof own[SVELTE_HANDLERS[i]!] === "function") return true;
+    }
+    const keys = apply(objectKeys, Object, [el]) as string[];
+    for (let i = 0; i < keys.length; i++) {
+      if (!apply(stringStartsWith, keys[i]!, ["__reactProps$"])) continue;
+      const props = own[keys[i]!] as Record<string, unknown> | null;
+      if (!props || typeof props !== "object") continue;
+      for (let j = 0; j < REACT_HANDLERS.length; j++) {
+        if (typeof props[REACT_HANDLERS[j]!] === "function") return true;
+      }
+    }
+    const jq = jQueryOf();
+    if (!jq) return false;
+    // Ancestors that jQuery listens on (through addEventListener, so seen), and the document.
+    for (
+      let up = apply(parentElementOf, el, []) as Element | null;
+      up;
+      up = apply(parentElementOf, up, []) as Element | null
+    ) {
+      if (apply(weakSetHas, seen, [up]) && matchesDelegated(jq, up, el)) return true;
+    }
+    return matchesDelegated(jq, win.document, el);
+  }
+
+  type JQuery = { _data: (owner: object, key: string) => unknown };
+  /** The page's jQuery, when it has one with its private data reader. */
+  function jQueryOf(): JQuery | undefined {
+    const jq = (win as unknown as { jQuery?: Partial<JQuery> }).jQuery;
+    return jq && typeof jq._data === "function" ? jq as JQuery : undefined;
+  }
+
+  /** Whether `owner` has a jQuery handler delegated to a selector that `el` matches (any when `el` is null). */
+  function matchesDelegated(jq: JQuery, owner: object, el: Element | null): boolean {
+    const events = jq._data(owner, "events") as Record<string, { selector?: string }[]> | undefined;
+    if (!events) return false;
+    for (let t = 0; t < CLICK_TYPES.length; t++) {
+      const handlers = events[CLICK_TYPES[t]!];
+      if (!handlers) continue;
+      for (let h = 0; h < handlers.length; h++) {
+        const selector = handlers[h]!.selector;
+        if (selector && (el === null || apply(matches, el, [selector]))) return true;
+      }
+    }
+    return false;
+  }
+
+  apply(nativeAdd, win, [`${secret}:p`, function probe(event: Event): void {
+    try {
+      const path = apply(composedPath, event, []) as EventTarget[];
+      const el = path[0];
+      if (el instanceof ElementClass && delegated(el)) apply(preventDefault, event, []);
+    } catch {
+      // a page's odd jQuery or selector: not delegated
+    }
+  }, true]);
+
   apply(nativeAdd, win, [`${secret}:flush`, function flush(): void {
+    try {
+      // jQuery handlers delegated from the document: its element is then a delegation root.
+      const jq = jQueryOf();
+      const root = win.document.documentElement;
+      if (jq && root && matchesDelegated(jq, win.document, null)) {
+        apply(nativeDispatch, root, [new CustomEventClass(`${secret}:c`, { composed: true })]);
+      }
+    } catch {
+      // an odd jQuery: no document delegation
+    }
     const waiting: [WeakRef<Element>, string][] = [];
     const list = pending;
     pending = waiting;

@@ -54,6 +54,8 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   win.addEventListener(`${secret}:c`, record(LISTEN_CLICK), true);
   win.addEventListener(`${secret}:h`, record(LISTEN_HOVER), true);
   const getStyle = win.getComputedStyle.bind(win);
+  const probeType = `${secret}:p`;
+  const EventClass = win.CustomEvent;
   const perf = win.performance;
   const layout: Layout = {
     style(el) {
@@ -73,7 +75,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     viewport() {
       const doc = currentDocument();
       const scroller = doc.scrollingElement ?? doc.documentElement;
-      const html = doc.documentElement;
+      // In quirks mode (no doctype) the root's client box is the whole
+      // document, not the viewport: only the window's size tells it then.
+      const html = doc.compatMode === "BackCompat" ? undefined : doc.documentElement;
       return {
         x: win.scrollX,
         y: win.scrollY,
@@ -85,6 +89,10 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     },
     listened(el) {
       return listened.get(el) ?? 0;
+    },
+    delegated(el) {
+      // The hook cancels the probe when the element has a handler of its own.
+      return !el.dispatchEvent(new EventClass(probeType, { cancelable: true, composed: true }));
     },
     focused() {
       let el = currentDocument().activeElement;

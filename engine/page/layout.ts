@@ -19,6 +19,12 @@ export interface StyleFacts {
   pointerEvents: string;
   /** `position`, for viewport culling of fixed and sticky content. */
   position: string;
+  /** `clip` (the legacy property of visually hidden inputs), `"auto"` when unset. */
+  clip: string;
+  /** `clip-path`, `"none"` when unset. */
+  clipPath: string;
+  /** `font-size`; `"0px"` hides text from sight, not from screen readers. */
+  fontSize: string;
   /** `overflow` (the shorthand), for scroll containers. */
   overflow: string;
   /** `overflow-x`, for scroll containers. */
@@ -77,6 +83,12 @@ export interface Layout {
   viewport(): ViewportFacts;
   /** Script-registered listeners on the element: {@linkcode LISTEN_CLICK} and {@linkcode LISTEN_HOVER} bits. */
   listened(el: Element): number;
+  /**
+   * Whether the element has a delegated click-like handler of its own
+   * (React props, Svelte 5 expandos, a jQuery selector that matches it):
+   * asked of elements inside a listened ancestor only.
+   */
+  delegated(el: Element): boolean;
   /** The focused element, through open shadow roots. */
   focused(): Element | null;
   /** Milliseconds since some fixed point, for timing. */

@@ -300,9 +300,15 @@ function textWithout(root: Element, skip: Element): string {
  *
  * @param el the element
  * @param tag its lowercase local name
+ * @param options `title`: whether `title` and `placeholder` may name it (default true); roles
+ *   named from their content pass false, as content comes before `title` (accname 1.2 step 2I)
  * @returns the folded name, or `""` when none of those name it
  */
-export function nameFromAttributes(el: Element, tag: string): string {
+export function nameFromAttributes(
+  el: Element,
+  tag: string,
+  options: { title?: boolean } = {},
+): string {
   const byId = labelledBy(el);
   if (byId) return byId;
   const aria = fold(el.getAttribute("aria-label") ?? "");
@@ -332,6 +338,7 @@ export function nameFromAttributes(el: Element, tag: string): string {
     const caption = el.querySelector("caption");
     if (caption) return fold(caption.textContent ?? "");
   }
+  if (options.title === false) return "";
   const title = fold(el.getAttribute("title") ?? "");
   if (title) return title;
   return fold(el.getAttribute("placeholder") ?? el.getAttribute("aria-placeholder") ?? "");
@@ -461,8 +468,27 @@ export function statesOf(
     if (min !== null && min !== "") states.push(`min=${min}`);
     if (max !== null && max !== "") states.push(`max=${max}`);
   }
+  // What a field takes, so an agent knows what to type (`type` sets a date
+  // through its value in this format).
+  const format = tag === "input"
+    ? INPUT_FORMATS[(el.getAttribute("type") ?? "").toLowerCase()]
+    : undefined;
+  if (format !== undefined) states.push(...format);
   return states;
 }
+
+/** The input types shown on the line, with the format each takes. */
+const INPUT_FORMATS: Record<string, string[]> = {
+  date: ["type=date", "format=YYYY-MM-DD"],
+  time: ["type=time", "format=HH:MM"],
+  "datetime-local": ["type=datetime-local", "format=YYYY-MM-DDTHH:MM"],
+  month: ["type=month", "format=YYYY-MM"],
+  week: ["type=week", "format=YYYY-Www"],
+  email: ["type=email"],
+  tel: ["type=tel"],
+  url: ["type=url"],
+  color: ["type=color", "format=#rrggbb"],
+};
 
 /**
  * Whether the element is disabled: a disabled form control (also through a

@@ -12,12 +12,16 @@
  *   `cancelAnimationFrame` keep their native `name`, `length` and
  *   `toString()`, and `Function.prototype.toString` itself still reads native;
  * - it never changes when or how page callbacks run: every call goes to the
- *   native function captured at install time with the same arguments;
+ *   native function captured at install time with the same arguments (and
+ *   `attachShadow` returns the native root);
  * - a timer or frame callback that schedules the next one inherits its chain's
  *   start time; once a chain is older than `chainMs` its timers and frames no
  *   longer count, so polling loops and endless animations do not hold settling;
  * - a report (`timers|frames|mutations`) is sent at most once per task, from a
- *   microtask, and only when a count crossed zero or the DOM changed.
+ *   microtask, and only when a count crossed zero or the DOM changed;
+ * - DOM changes count in the document and in every shadow root: each root
+ *   `attachShadow` returns (open or closed; the wrapper reads native like the
+ *   timers) and each open root already attached to a node a mutation adds.
  *
  * @module
  */
@@ -79,9 +83,13 @@ interface HookGlobal {
   queueMicrotask(callback: () => void): void;
   performance: { now(): number };
   document: { visibilityState: string } | undefined;
-  MutationObserver: new (callback: () => void) => {
+  MutationObserver: new (callback: (records: MutationRecordLike[]) => void) => {
     observe(target: unknown, options: Record<string, boolean>): void;
   };
+  Element?: { prototype: { attachShadow?: Callback } };
+}
+interface MutationRecordLike {
+  addedNodes: ArrayLike<{ shadowRoot?: unknown }>;
 }
 
 /**
@@ -214,16 +222,48 @@ function activityHook(options: ActivityHookOptions): void {
   g.cancelAnimationFrame = disguise(hooks.cancelAnimationFrame, nativeCaf as Callback);
   Function.prototype.toString = disguise(hooks.toString, nativeToString as Callback);
 
-  const observer = new g.MutationObserver(() => {
-    mutations++;
-    schedule();
-  });
-  if (g.document) {
-    observer.observe(g.document, {
+  // One observer watches the document and every shadow root: roots made by
+  // script through the wrapped `attachShadow` (open and closed alike), and
+  // open roots that arrive already attached (declarative shadow DOM) on the
+  // nodes a mutation adds.
+  const watched = new WeakSet<object>();
+  const watch = (target: unknown): void => {
+    if (typeof target !== "object" || target === null || watched.has(target)) return;
+    watched.add(target);
+    observer.observe(target, {
       childList: true,
       subtree: true,
       attributes: true,
       characterData: true,
+    });
+  };
+  const observer = new g.MutationObserver((records) => {
+    mutations++;
+    schedule();
+    for (const record of records) {
+      const added = record.addedNodes;
+      for (let i = 0; i < added.length; i++) {
+        const root = added[i]?.shadowRoot;
+        if (root) watch(root);
+      }
+    }
+  });
+  if (g.document) watch(g.document);
+  const proto = g.Element?.prototype;
+  const nativeAttachShadow = proto?.attachShadow;
+  if (proto && typeof nativeAttachShadow === "function") {
+    const shadowHooks = {
+      attachShadow(this: unknown, ...args: unknown[]): unknown {
+        const root = apply(nativeAttachShadow, this, args);
+        watch(root);
+        return root;
+      },
+    };
+    Object.defineProperty(proto, "attachShadow", {
+      value: disguise(shadowHooks.attachShadow, nativeAttachShadow),
+      writable: true,
+      configurable: true,
+      enumerable: false,
     });
   }
 }

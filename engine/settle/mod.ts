@@ -4,4 +4,5 @@
  *
  * @module
  */
-export * from "./settler.ts";
+export { Settler } from "./settler.ts";
+export type { SettleOptions, SettleResult, SettlerOptions, SettleSignal } from "./settler.ts";

@@ -6,21 +6,31 @@
  * @module
  */
 
-/** The parts of a listed container the sandbox reads. */
 import { int, record, text } from "../_json.ts";
+
+/** The parts of a listed container the sandbox reads. */
 export interface ContainerSummary {
+  /** The container's id. */
   id: string;
+  /** Its names, without the leading slash. */
   names: string[];
+  /** Its state, such as `"running"`. */
   state: string;
+  /** Its labels. */
   labels: Record<string, string>;
+  /** Bytes written to its writable layer. */
   sizeRw: number;
 }
 
 /** The parts of `GET /containers/ID/json` the sandbox reads. */
 export interface ContainerInspect {
+  /** The container's id. */
   id: string;
+  /** Whether it is running. */
   running: boolean;
+  /** Its status, such as `"exited"`. */
   status: string;
+  /** The pid of its init process on the host, `0` when stopped. */
   pid: number;
 }
 

@@ -76,7 +76,11 @@ export class DockerClient implements Disposable {
   #prefix: string;
   #timeoutMs: number;
 
-  /** @param options where the daemon is */
+  /**
+   * Makes a client of the daemon's unix socket.
+   *
+   * @param options where the daemon is
+   */
   constructor(options: DockerClientOptions = {}) {
     this.endpoint = options.socket ?? DOCKER_SOCKET;
     // "localhost": Deno resolves the URL's host even through a unix proxy.
@@ -103,15 +107,6 @@ export class DockerClient implements Disposable {
     path: string,
     init: { json?: unknown; body?: BodyInit; timeoutMs?: number } = {},
   ): Promise<Response> {
-    const headers = new Headers();
-    let body = init.body;
-    if (init.json !== undefined) {
-      headers.set("content-type", "application/json");
-      body = JSON.stringify(init.json);
-    } else if (body !== undefined) {
-      headers.set("content-type", "application/x-tar");
-    }
-    const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
     const response = await fetchDaemon(
       {
         name: "Docker",
@@ -122,10 +117,12 @@ export class DockerClient implements Disposable {
       {
         method,
         path,
-        headers,
-        ...(body === undefined ? {} : { body }),
+        headers: new Headers(),
+        json: init.json,
+        body: init.body,
+        rawType: "application/x-tar",
         client: this.#http,
-        timeoutMs,
+        timeoutMs: init.timeoutMs ?? this.#timeoutMs,
       },
     );
     if (!response.ok) {

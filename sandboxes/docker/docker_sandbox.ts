@@ -8,19 +8,18 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
+import type { Container } from "../_container_instance.ts";
+import type { ContainerInstance } from "../_container_instance.ts";
 import {
-  type Container,
-  type ContainerBackend,
-  ContainerInstance,
-} from "../_container_instance.ts";
-import { ownerIsGone, ownerTag } from "../_owner.ts";
-import { destroyAll, removeOrphanFolders, retryLaunchOnce } from "../_container_backend.ts";
-import { SocketDirectory } from "../_socket_directory.ts";
-import { Spares } from "../_spares.ts";
+  ContainerLifecycle,
+  findImage,
+  type ListedContainer,
+  openContainerSandbox,
+} from "../_container_sandbox.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
+import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { DockerClient } from "./client.ts";
 
 /** Options of {@linkcode DockerSandbox.open}. */
@@ -91,14 +90,8 @@ export class DockerSandbox implements Sandbox {
   readonly client: DockerClient;
   #options: DockerSandboxOptions;
   #ownsClient: boolean;
+  #lifecycle: ContainerLifecycle;
   #imageId: string;
-  #prefix: string;
-  #socketRoot: string;
-  #bases = new Map<number, Promise<string>>();
-  #instances = new Set<ContainerInstance>();
-  #removals = new Set<Promise<void>>();
-  #backend: ContainerBackend;
-  #spares: Spares;
 
   private constructor(
     options: DockerSandboxOptions,
@@ -109,20 +102,22 @@ export class DockerSandbox implements Sandbox {
     this.client = client;
     this.#ownsClient = options.client === undefined;
     this.#imageId = imageId;
-    this.#prefix = options.prefix ?? "ws-";
-    this.#socketRoot = options.socketRoot ?? "/run/webserv/docker";
-    this.#spares = new Spares({
-      launch: (seed) => this.#launch(seed),
+    this.#lifecycle = new ContainerLifecycle("docker", {
+      gateway: options.gateway,
+      prefix: options.prefix ?? "ws-",
+      socketRoot: options.socketRoot ?? "/run/webserv/docker",
+      spares: options.spares ?? 0,
+      restoreOnReset: false,
+    }, {
+      launchOnce: (seed) => this.#launchOnce(seed),
+      makeBase: (seed) => this.#makeBase(seed),
+      probe: (name) => this.#probe(name),
       remove: (container) => this.#remove(container),
-      probe: (container) => this.#probe(container.name),
-    }, options.spares ?? 0);
-    this.#backend = {
-      launch: (seed) => this.#spares.take(seed),
-      remove: (container) => this.#remove(container),
-      removeLater: (container) => this.#removeLater(container),
-      probe: (container) => this.#probe(container.name),
-      forget: (instance) => this.#instances.delete(instance),
-    };
+      listContainers: () => this.#listContainers(),
+      closeClient: () => {
+        if (this.#ownsClient) this.client.close();
+      },
+    });
   }
 
   /**
@@ -133,60 +128,38 @@ export class DockerSandbox implements Sandbox {
    * @throws {DaemonUnavailableError} when Docker does not answer
    * @throws {SandboxError} when the image is missing
    */
-  static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+  static open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     const client = options.client ?? new DockerClient();
-    try {
+    return openContainerSandbox(client, options.client === undefined, async () => {
       await client.ping();
-      let imageId: string;
-      try {
-        imageId = await client.imageId(`${options.image}:latest`);
-      } catch (error) {
-        if (error instanceof SandboxError && error.status === 404) {
-          throw new SandboxError(
-            `Docker has no image "${options.image}:latest": build it with "deno task image"`,
-            { status: 404, daemonMessage: error.daemonMessage, cause: error },
-          );
-        }
-        throw error;
-      }
-      const sandbox = new DockerSandbox(options, client, imageId);
-      await sandbox.reap();
-      return sandbox;
-    } catch (error) {
-      if (options.client === undefined) client.close();
-      throw error;
-    }
+      const imageId = await findImage(
+        () => client.imageId(`${options.image}:latest`),
+        `Docker has no image "${options.image}:latest": build it with "deno task image"`,
+      );
+      return new DockerSandbox(options, client, imageId);
+    });
   }
 
   /**
-   * Creates an env: a container of the seeded image, started and answering.
+   * Creates an env: a container of the seeded site, started and answering.
    *
    * @param spec the seed
    * @returns the instance
    * @throws {SandboxError} when Docker refuses, with its message
    * @throws {SandboxTimeoutError} when the site does not answer in time
    */
-  async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
-    const seed = spec.seed ?? 0;
-    const container = await this.#spares.take(seed);
-    const instance = new ContainerInstance(
-      container,
-      seed,
-      this.#backend,
-      this.#options.gateway,
-    );
-    this.#instances.add(instance);
-    return instance;
+  create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    return this.#lifecycle.create(spec);
   }
 
   /** How many spare containers are ready now. */
   get readySpares(): number {
-    return this.#spares.ready;
+    return this.#lifecycle.readySpares;
   }
 
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
-    return [...this.#instances].map((i) => i.containerName);
+    return this.#lifecycle.containerNames;
   }
 
   /**
@@ -195,51 +168,33 @@ export class DockerSandbox implements Sandbox {
    *
    * @returns the names removed
    */
-  async reap(): Promise<string[]> {
-    const removed: string[] = [];
-    const live = new Set<string>();
-    for (const container of await this.client.listContainers({ label: OWNER })) {
-      const name = container.names[0] ?? container.id;
-      if (!name.startsWith(this.#prefix)) continue;
-      live.add(name);
-      const owner = container.labels[OWNER] ?? "";
-      if (container.labels[ROLE] === "env" && ownerIsGone(owner)) {
-        await this.#remove({
-          name,
-          directory: new SocketDirectory(join(this.#socketRoot, name)),
-        });
-        live.delete(name);
-        removed.push(name);
-      }
-    }
-    removed.push(...await removeOrphanFolders(this.#socketRoot, this.#prefix, live));
-    return removed;
+  reap(): Promise<string[]> {
+    return this.#lifecycle.reap();
   }
 
-  /** Destroys every env, waits for background removals, closes the client. */
-  async close(): Promise<void> {
-    await destroyAll(this.#instances);
-    await this.#spares.close();
-    await Promise.all(this.#removals);
-    if (this.#ownsClient) this.client.close();
+  /** Destroys every env, waits for background removals, closes the client it made. */
+  close(): Promise<void> {
+    return this.#lifecycle.close();
   }
 
-  /** Calls {@linkcode DockerSandbox.close}. */
+  /** Calls `close()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  /** Launches a container; one failed launch is cleaned up and retried. */
-  #launch(seed: number): Promise<Container> {
-    return retryLaunchOnce(() => this.#launchOnce(seed));
+  async #listContainers(): Promise<ListedContainer[]> {
+    return (await this.client.listContainers({ label: OWNER })).map((container) => ({
+      name: container.names[0] ?? container.id,
+      owner: container.labels[OWNER] ?? "",
+      role: container.labels[ROLE] ?? "",
+    }));
   }
 
   async #launchOnce(seed: number): Promise<Container> {
-    const image = await this.#base(seed);
-    const name = `${this.#prefix}${randomName()}`;
-    const directory = new SocketDirectory(join(this.#socketRoot, name));
+    const image = await this.#lifecycle.base(seed);
+    const container = this.#lifecycle.containerNamed(this.#lifecycle.newName());
+    const { name, directory } = container;
     await directory.create();
-    const container = { name, directory };
     try {
       await this.client.createContainer({
         name,
@@ -280,28 +235,19 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  #base(seed: number): Promise<string> {
-    let base = this.#bases.get(seed);
-    if (!base) {
-      base = this.#makeBase(seed);
-      base.catch(() => this.#bases.delete(seed));
-      this.#bases.set(seed, base);
-    }
-    return base;
-  }
-
   async #makeBase(seed: number): Promise<string> {
     const id = this.#imageId.replace(/^sha256:/, "").slice(0, 12);
     const tag = `seed-${seed}-${id}`;
     const image = `${this.#options.image}:${tag}`;
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
-    const name = `${this.#prefix}base-${site}-${seed}-${id}`;
+    const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${id}`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
       if (await this.client.hasImage(image)) return image;
-      const directory = new SocketDirectory(join(this.#socketRoot, name));
+      const container = this.#lifecycle.containerNamed(name);
+      const { directory } = container;
       await directory.create();
       try {
         await this.client.createContainer({
@@ -318,7 +264,6 @@ export class DockerSandbox implements Sandbox {
         await this.#waitForOtherBase(name, image, deadline);
         continue;
       }
-      const container = { name, directory };
       try {
         await this.client.startContainer(name);
         await directory.waitUntilReady({
@@ -349,10 +294,7 @@ export class DockerSandbox implements Sandbox {
       );
       if (base === undefined) return;
       if (ownerIsGone(base.labels[OWNER] ?? "")) {
-        await this.#remove({
-          name,
-          directory: new SocketDirectory(join(this.#socketRoot, name)),
-        });
+        await this.#remove(this.#lifecycle.containerNamed(name));
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -368,19 +310,4 @@ export class DockerSandbox implements Sandbox {
     await container.directory.remove();
     container.directory[Symbol.dispose]();
   }
-
-  #removeLater(container: Container): Promise<void> {
-    const removal = this.#remove(container).catch((error) =>
-      console.warn(
-        `Could not remove Docker container "${container.name}": ${String(error)}`,
-      )
-    ).finally(() => this.#removals.delete(removal));
-    this.#removals.add(removal);
-    return removal;
-  }
-}
-
-function randomName(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }

@@ -19,24 +19,35 @@ export interface Envelope {
 
 /** A background operation. */
 export interface Operation {
+  /** The operation's id. */
   id: string;
+  /** Its status, such as `"Success"`. */
   status: string;
+  /** Its status code. */
   statusCode: number;
+  /** Its error message, `""` when none. */
   err: string;
+  /** What it returned. */
   metadata: unknown;
 }
 
 /** The parts of an instance the sandbox reads. */
 export interface InstanceSummary {
+  /** The instance's name. */
   name: string;
+  /** Its status, such as `"Running"`. */
   status: string;
+  /** Its config keys, such as `user.webserv.owner`. */
   config: Record<string, string>;
 }
 
 /** The parts of an instance's state the sandbox reads. */
 export interface InstanceState {
+  /** Its status, such as `"Running"`. */
   status: string;
+  /** The pid of its init process on the host. */
   pid: number;
+  /** Memory in use, in bytes. */
   memoryUsage: number;
 }
 

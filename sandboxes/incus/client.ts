@@ -93,6 +93,8 @@ export class IncusClient implements Disposable {
   #timeoutMs: number;
 
   /**
+   * Makes a client of the local unix socket, or of a remote daemon over HTTPS.
+   *
    * @param options where the daemon is and how to authenticate
    * @throws {TypeError} when `url` is given without `cert` and `key`
    */
@@ -330,15 +332,6 @@ export class IncusClient implements Disposable {
     if (options.placed && this.#target !== undefined) {
       url.searchParams.set("target", this.#target);
     }
-    const headers = new Headers(options.headers);
-    let body: BodyInit | undefined = options.body;
-    if (options.json !== undefined) {
-      headers.set("content-type", "application/json");
-      body = JSON.stringify(options.json);
-    } else if (body !== undefined) {
-      headers.set("content-type", "application/octet-stream");
-    }
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const response = await fetchDaemon(
       {
         name: "Incus",
@@ -349,10 +342,12 @@ export class IncusClient implements Disposable {
       {
         method,
         path,
-        headers,
-        ...(body === undefined ? {} : { body }),
+        headers: new Headers(options.headers),
+        json: options.json,
+        body: options.body,
+        rawType: "application/octet-stream",
         client: this.#http,
-        timeoutMs,
+        timeoutMs: options.timeoutMs ?? this.#timeoutMs,
       },
     );
     const raw: unknown = await response.json().catch(() => ({

@@ -20,19 +20,18 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
+import type { Container } from "../_container_instance.ts";
+import type { ContainerInstance } from "../_container_instance.ts";
 import {
-  type Container,
-  type ContainerBackend,
-  ContainerInstance,
-} from "../_container_instance.ts";
-import { ownerIsGone, ownerTag } from "../_owner.ts";
-import { destroyAll, removeOrphanFolders, retryLaunchOnce } from "../_container_backend.ts";
-import { SocketDirectory } from "../_socket_directory.ts";
-import { Spares } from "../_spares.ts";
+  ContainerLifecycle,
+  findImage,
+  type ListedContainer,
+  openContainerSandbox,
+} from "../_container_sandbox.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
+import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
 
@@ -135,14 +134,8 @@ export class IncusSandbox implements Sandbox {
   readonly client: IncusClient;
   #options: IncusSandboxOptions;
   #ownsClient: boolean;
+  #lifecycle: ContainerLifecycle;
   #fingerprint: string;
-  #prefix: string;
-  #socketRoot: string;
-  #bases = new Map<number, Promise<string>>();
-  #instances = new Set<ContainerInstance>();
-  #removals = new Set<Promise<void>>();
-  #backend: ContainerBackend;
-  #spares: Spares;
 
   private constructor(
     options: IncusSandboxOptions,
@@ -153,23 +146,23 @@ export class IncusSandbox implements Sandbox {
     this.client = client;
     this.#ownsClient = options.client === undefined;
     this.#fingerprint = fingerprint;
-    this.#prefix = options.prefix ?? "ws-";
-    this.#socketRoot = options.socketRoot ?? "/run/webserv/incus";
-    this.#spares = new Spares({
-      launch: (seed) => this.#launch(seed),
+    this.#lifecycle = new ContainerLifecycle("incus", {
+      gateway: options.gateway,
+      prefix: options.prefix ?? "ws-",
+      socketRoot: options.socketRoot ?? "/run/webserv/incus",
+      spares: options.spares ?? 0,
+      restoreOnReset: options.reset === "restore",
+    }, {
+      launchOnce: (seed) => this.#launchOnce(seed),
+      makeBase: (seed) => this.#makeBase(seed),
+      probe: (name) => this.#probe(name),
       remove: (container) => this.#remove(container),
-      probe: (container) => this.#probe(container.name),
-    }, options.spares ?? 0);
-    this.#backend = {
-      launch: (seed) => this.#spares.take(seed),
-      remove: (container) => this.#remove(container),
-      removeLater: (container) => this.#removeLater(container),
-      probe: (container) => this.#probe(container.name),
-      forget: (instance) => this.#instances.delete(instance),
-      ...(options.reset === "restore"
-        ? { restore: (container: Container) => this.#restore(container) }
-        : {}),
-    };
+      listContainers: () => this.#listContainers(),
+      closeClient: () => {
+        if (this.#ownsClient) this.client.close();
+      },
+      restore: (container) => this.#restore(container),
+    });
   }
 
   /**
@@ -180,49 +173,15 @@ export class IncusSandbox implements Sandbox {
    * @throws {DaemonUnavailableError} when Incus does not answer
    * @throws {SandboxError} when the image is missing
    */
-  static async open(options: IncusSandboxOptions): Promise<IncusSandbox> {
+  static open(options: IncusSandboxOptions): Promise<IncusSandbox> {
     const client = options.client ?? new IncusClient();
-    try {
-      let fingerprint: string;
-      try {
-        fingerprint = await client.imageFingerprint(options.image);
-      } catch (error) {
-        if (error instanceof SandboxError && error.status === 404) {
-          throw new SandboxError(
-            `Incus has no image "${options.image}": build it with "deno task image"`,
-            { status: 404, daemonMessage: error.daemonMessage, cause: error },
-          );
-        }
-        throw error;
-      }
-      const sandbox = new IncusSandbox(options, client, fingerprint);
-      await sandbox.reap();
-      return sandbox;
-    } catch (error) {
-      if (options.client === undefined) client.close();
-      throw error;
-    }
-  }
-
-  /**
-   * Creates an env: a copy of the seeded snapshot, started and answering.
-   *
-   * @param spec the seed
-   * @returns the instance
-   * @throws {SandboxError} when Incus refuses, with its message
-   * @throws {SandboxTimeoutError} when the site does not answer in time
-   */
-  async create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
-    const seed = spec.seed ?? 0;
-    const container = await this.#spares.take(seed);
-    const instance = new ContainerInstance(
-      container,
-      seed,
-      this.#backend,
-      this.#options.gateway,
-    );
-    this.#instances.add(instance);
-    return instance;
+    return openContainerSandbox(client, options.client === undefined, async () => {
+      const fingerprint = await findImage(
+        () => client.imageFingerprint(options.image),
+        `Incus has no image "${options.image}": build it with "deno task image"`,
+      );
+      return new IncusSandbox(options, client, fingerprint);
+    });
   }
 
   /** How reset brings back the seeded state. */
@@ -230,72 +189,64 @@ export class IncusSandbox implements Sandbox {
     return this.#options.reset ?? "recopy";
   }
 
+  /**
+   * Creates an env: a container of the seeded site, started and answering.
+   *
+   * @param spec the seed
+   * @returns the instance
+   * @throws {SandboxError} when Incus refuses, with its message
+   * @throws {SandboxTimeoutError} when the site does not answer in time
+   */
+  create(spec: InstanceSpec = {}): Promise<ContainerInstance> {
+    return this.#lifecycle.create(spec);
+  }
+
   /** How many spare containers are ready now. */
   get readySpares(): number {
-    return this.#spares.ready;
+    return this.#lifecycle.readySpares;
   }
 
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
-    return [...this.#instances].map((i) => i.containerName);
+    return this.#lifecycle.containerNames;
   }
 
   /**
    * Removes the envs whose owner process is gone (a crashed run), and socket
-   * folders with no instance.
+   * folders with no container.
    *
    * @returns the names removed
    */
-  async reap(): Promise<string[]> {
-    const removed: string[] = [];
-    const live = new Set<string>();
-    for (const instance of await this.client.listInstances()) {
-      if (!instance.name.startsWith(this.#prefix)) continue;
-      live.add(instance.name);
-      const owner = instance.config["user.webserv.owner"] ?? "";
-      if (
-        instance.config["user.webserv.role"] === "env" && owner !== "" &&
-        ownerIsGone(owner)
-      ) {
-        await this.#remove({
-          name: instance.name,
-          directory: new SocketDirectory(join(this.#socketRoot, instance.name)),
-        });
-        live.delete(instance.name);
-        removed.push(instance.name);
-      }
-    }
-    removed.push(...await removeOrphanFolders(this.#socketRoot, this.#prefix, live));
-    return removed;
+  reap(): Promise<string[]> {
+    return this.#lifecycle.reap();
   }
 
-  /** Destroys every env, waits for background removals, closes the client. */
-  async close(): Promise<void> {
-    await destroyAll(this.#instances);
-    await this.#spares.close();
-    await Promise.all(this.#removals);
-    if (this.#ownsClient) this.client.close();
+  /** Destroys every env, waits for background removals, closes the client it made. */
+  close(): Promise<void> {
+    return this.#lifecycle.close();
   }
 
-  /** Calls {@linkcode IncusSandbox.close}. */
+  /** Calls `close()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  /**
-   * Launches a container; one failed launch is cleaned up and retried.
-   * Copies, starts and stops go through one queue per process: with several
-   * at once, Incus 6.0's start hooks were seen to time out and leave a
-   * container that no stop can end.
-   */
-  #launch(seed: number): Promise<Container> {
-    return retryLaunchOnce(() => this.#launchOnce(seed));
+  async #listContainers(): Promise<ListedContainer[]> {
+    return (await this.client.listInstances()).map((instance) => ({
+      name: instance.name,
+      owner: instance.config["user.webserv.owner"] ?? "",
+      role: instance.config["user.webserv.role"] ?? "",
+    }));
   }
 
+  /**
+   * Launches a container. Copies, starts and stops go through one queue per
+   * process: with several at once, Incus 6.0's start hooks were seen to time
+   * out and leave a container that no stop can end.
+   */
   async #launchOnce(seed: number): Promise<Container> {
-    const base = await this.#base(seed);
-    const name = `${this.#prefix}${randomName()}`;
-    const directory = new SocketDirectory(join(this.#socketRoot, name));
+    const base = await this.#lifecycle.base(seed);
+    const { name, directory } = this.#lifecycle.containerNamed(this.#lifecycle.newName());
     await directory.create();
     const tcp = this.#options.siteTransport === "tcp";
     const port = tcp ? freeLoopbackPort() : 0;
@@ -367,7 +318,6 @@ export class IncusSandbox implements Sandbox {
     await this.#start(container);
   }
 
-  /** Throws InstanceGoneError when the container is not running. */
   async #probe(name: string): Promise<void> {
     let status: string;
     try {
@@ -398,21 +348,13 @@ export class IncusSandbox implements Sandbox {
     return decodeInstances([metadata])[0]?.status ?? "Unknown";
   }
 
-  #base(seed: number): Promise<string> {
-    let base = this.#bases.get(seed);
-    if (!base) {
-      base = this.#makeBase(seed);
-      base.catch(() => this.#bases.delete(seed));
-      this.#bases.set(seed, base);
-    }
-    return base;
-  }
-
   async #makeBase(seed: number): Promise<string> {
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
     const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
-    const name = `${this.#prefix}base-${site}-${seed}-${pool}-${this.#fingerprint.slice(0, 12)}`;
+    const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${pool}-${
+      this.#fingerprint.slice(0, 12)
+    }`;
     const snapshot = `${name}/seeded`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
@@ -420,7 +362,7 @@ export class IncusSandbox implements Sandbox {
       if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) {
         return snapshot;
       }
-      const directory = new SocketDirectory(join(this.#socketRoot, name));
+      const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
       try {
         await this.client.request("POST", "/1.0/instances", {
@@ -476,10 +418,7 @@ export class IncusSandbox implements Sandbox {
         ?.config["user.webserv.owner"];
       if (owner === undefined) return;
       if (ownerIsGone(owner)) {
-        await this.#remove({
-          name,
-          directory: new SocketDirectory(join(this.#socketRoot, name)),
-        });
+        await this.#remove(this.#lifecycle.containerNamed(name));
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -496,7 +435,6 @@ export class IncusSandbox implements Sandbox {
     }
   }
 
-  /** Stops and deletes a container and removes its socket folder. */
   /** Polls until the instance is stopped or gone; rethrows `cause` after 90 s. */
   async #waitUntilStopped(name: string, cause: unknown): Promise<void> {
     const deadline = Date.now() + 90_000;
@@ -514,6 +452,7 @@ export class IncusSandbox implements Sandbox {
     }
   }
 
+  /** Stops and deletes a container and removes its socket folder. */
   async #remove(container: Container): Promise<void> {
     try {
       await serialized(() => this.client.changeState(container.name, "stop", true));
@@ -542,14 +481,6 @@ export class IncusSandbox implements Sandbox {
     await container.directory.remove();
     container.directory[Symbol.dispose]();
   }
-
-  #removeLater(container: Container): Promise<void> {
-    const removal = this.#remove(container).catch((error) =>
-      logBestEffort(`remove Incus instance "${container.name}"`, error)
-    ).finally(() => this.#removals.delete(removal));
-    this.#removals.add(removal);
-    return removal;
-  }
 }
 
 let queue: Promise<unknown> = Promise.resolve();
@@ -559,13 +490,4 @@ function serialized<T>(task: () => Promise<T>): Promise<T> {
   const result = queue.then(task);
   queue = result.catch(() => {});
   return result;
-}
-
-function randomName(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
-}
-
-function logBestEffort(what: string, error: unknown): void {
-  console.warn(`Could not ${what}: ${String(error)}`);
 }

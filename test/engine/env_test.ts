@@ -10,6 +10,7 @@ import {
 import { ActionError } from "../../engine/act/errors.ts";
 import { Browser } from "../../engine/browser/browser.ts";
 import { Env, type EnvObservation } from "../../engine/env.ts";
+import type { EnvTask, Verdict } from "../../engine/task.ts";
 import { serveHtml } from "../_util/html_server.ts";
 
 function idOf(observation: EnvObservation, role: string, name: string): number {
@@ -125,9 +126,10 @@ Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async
   });
 
   await t.step("stop ends the episode with the agent's answer", async () => {
-    const { done, observation } = await env.step({ action: "stop", answer: "42" });
+    const { done, truncated, observation } = await env.step({ action: "stop", answer: "42" });
     assertEquals(done, true);
-    assertEquals(observation, undefined);
+    assertEquals(truncated, false);
+    idOf(observation, "button", "Mark");
     assertEquals(env.answer, "42");
     await assertRejects(() => env.step({ action: "reload" }), ActionError, "ended");
   });
@@ -139,5 +141,152 @@ Deno.test("Env.create() throws TypeError for a start path without a site", async
     () => Env.create(browser, { startUrl: "/home" }),
     TypeError,
     'start URL "/home" is not a URL',
+  );
+});
+
+Deno.test("Env runs a task: begin() before the start page, the instruction in observations, verify()", async () => {
+  const events: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    if (path !== "/favicon.ico") events.push(`request ${path}`);
+    return new Response(`<title>${path}</title><button>Go</button>`, {
+      headers: { "content-type": "text/html" },
+    });
+  });
+  await using _server = { [Symbol.asyncDispose]: () => server.shutdown() };
+  const site = {
+    origin: `http://127.0.0.1:${server.addr.port}`,
+    reset: (options?: { seed?: number }) => {
+      events.push(`site.reset ${options?.seed}`);
+      return Promise.resolve();
+    },
+  };
+  const task = (id: string, startUrl: string): EnvTask => ({
+    id,
+    instruction: `Say 42 (${id})`,
+    startUrl,
+    begin: () => {
+      events.push(`begin ${id}`);
+      return Promise.resolve();
+    },
+    verify: ({ answer, url }): Promise<Verdict> =>
+      Promise.resolve({
+        reward: answer === "42" ? 1 : 0,
+        reason: `answer ${answer} at ${new URL(url).pathname}`,
+      }),
+  });
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site, task: task("t/1", "/start") });
+  assertEquals(events, ["begin t/1", "request /start"]);
+
+  const observation = await env.observe();
+  assert(observation.text.startsWith("task: Say 42 (t/1)\n# /start"), observation.text);
+  assertEquals(observation.task, { id: "t/1", instruction: "Say 42 (t/1)" });
+  await env.step({ action: "stop", answer: "42" });
+  assertEquals(await env.verify(), { reward: 1, reason: "answer 42 at /start" });
+
+  events.length = 0;
+  const first = await env.reset({ seed: 7 });
+  assertEquals(events, ["site.reset 7", "begin t/1", "request /start"]);
+  assertEquals(first.task?.id, "t/1");
+  assertEquals(await env.verify(), { reward: 0, reason: "answer undefined at /start" });
+
+  events.length = 0;
+  const switched = await env.reset({ task: task("t/2", "/other") });
+  assertEquals(events, ["site.reset undefined", "begin t/2", "request /other"]);
+  assertStringIncludes(switched.text, "task: Say 42 (t/2)");
+
+  await using plain = await Env.create(browser, { site });
+  await assertRejects(() => plain.verify(), TypeError, "no task");
+  assertEquals((await plain.observe()).task, undefined);
+});
+
+Deno.test("Env.step() reports truncated when maxSteps is reached, and reset() starts over", async () => {
+  await using server = serveHtml({ "/": "<title>Home</title><button>Go</button>" });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site, maxSteps: 2 });
+  const go = idOf(await env.observe(), "button", "Go");
+  assertEquals((await env.step({ action: "click", id: go })).truncated, false);
+  const last = await env.step({ action: "click", id: go });
+  assertEquals([last.done, last.truncated], [false, true]);
+  const error = await assertRejects(() => env.step({ action: "click", id: go }), ActionError);
+  assertEquals(error.code, "not-allowed");
+  await env.reset();
+  assertEquals((await env.step({ action: "click", id: go })).truncated, false);
+});
+
+Deno.test("Env.settle(), evaluate() and withPage() run on the active tab in turn", async () => {
+  await using server = serveHtml({ "/": "<title>Home</title><button>Go</button>" });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  assertEquals(await env.evaluate("document.title"), "Home");
+  assertEquals(await env.evaluate("Promise.resolve({ a: [1, 'b'] })"), { a: [1, "b"] });
+  await assertRejects(() => env.evaluate("throw new Error('boom')"), EvalError, "boom");
+
+  await env.evaluate("setTimeout(() => document.body.append('late text'), 300); 1");
+  const settled = await env.settle();
+  assert(settled.settled);
+  assertStringIncludes((await env.observe()).text, "late text");
+
+  assertEquals(env.page.targetId, env.actor.page?.targetId);
+  const title = await env.withPage(async (page) => {
+    const { result } = await page.session.send("Runtime.evaluate", {
+      expression: "document.title",
+    });
+    return result.value;
+  });
+  assertEquals(title, "Home");
+});
+
+Deno.test("Env.step() uploads only from the env's upload directory", async () => {
+  await using server = serveHtml({
+    "/": `<input type="file" aria-label="File" onchange="document.title = this.files[0].name">`,
+  });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  const dir = await Deno.makeTempDir({ prefix: "webserv-test-upload-" });
+  try {
+    await Deno.writeTextFile(`${dir}/cv.txt`, "cv");
+    await using browser = await Browser.launch();
+    await using closed = await Env.create(browser, { site });
+    const file = idOf(await closed.observe(), "button", "File");
+    const error = await assertRejects(
+      () => closed.step({ action: "upload", id: file, files: ["/etc/passwd"] }),
+      ActionError,
+    );
+    assertEquals(error.code, "not-allowed");
+    await using open = await Env.create(browser, { site, uploadDir: dir });
+    const input = idOf(await open.observe(), "button", "File");
+    await open.step({ action: "upload", id: input, files: ["cv.txt"] });
+    assertEquals(await open.evaluate("document.title"), "cv.txt");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Env gives every page, popups included, a 1280x720 viewport unless told otherwise", async () => {
+  await using server = serveHtml({
+    "/": `<title>Home</title><a href="/other" target="_blank">Other</a>`,
+    "/other": "<title>Other</title><p>Elsewhere</p>",
+  });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  const size = "JSON.stringify([innerWidth, innerHeight])";
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  // Without the option, headless Chromium gives a new window 780x493.
+  assertEquals(await env.evaluate(size), "[1280,720]");
+  const opened = await env.step({
+    action: "click",
+    id: idOf(await env.observe(), "link", "Other"),
+  });
+  assertEquals(opened.observation.tabs.length, 2);
+  assertEquals(await env.evaluate(size), "[1280,720]");
+  await using small = await Env.create(browser, { site, viewport: { width: 640, height: 480 } });
+  assertEquals(await small.evaluate(size), "[640,480]");
+  await assertRejects(
+    () => Env.create(browser, { site, viewport: { width: 0, height: 480 } }),
+    RangeError,
+    'viewport width "0"',
   );
 });

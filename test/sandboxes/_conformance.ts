@@ -24,6 +24,8 @@ export interface BackendHarness<S extends Sandbox> {
   open(gateway: Gateway): Promise<S>;
   /** What the sandbox left on the host or daemon: empty when clean. */
   leftovers(sandbox: S): Promise<string[]>;
+  /** Removes what `open` made for the test, after the sandbox is closed. */
+  cleanup?(sandbox: S): Promise<void>;
   /** Test options, such as sanitizers a daemon client cannot satisfy. */
   options?: Partial<Deno.TestDefinition>;
 }
@@ -75,8 +77,13 @@ export function conformance<S extends Sandbox>(
       name: `${name}.${title}`,
       fn: async () => {
         await using gateway = new Gateway();
-        await using sandbox = await harness.open(gateway);
-        await fn(sandbox, gateway);
+        const sandbox = await harness.open(gateway);
+        try {
+          await using _sandbox = sandbox;
+          await fn(sandbox, gateway);
+        } finally {
+          await harness.cleanup?.(sandbox);
+        }
       },
     });
   }

@@ -137,14 +137,93 @@ Deno.test("Gateway.add() passes WebSockets through when the client upgrades", as
   client.close();
 });
 
-Deno.test("Gateway.request() gets a 502 page when the instance does not answer", async () => {
+Deno.test("Gateway() throws RangeError when the address is not loopback", () => {
+  assertThrows(() => new Gateway({ hostname: "0.0.0.0" }), RangeError);
+});
+
+/** A loopback TCP server that accepts connections and never answers on them. */
+function silentUpstream(): { port: number; connected: Promise<void> } & AsyncDisposable {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  let onConnect = () => {};
+  const connected = new Promise<void>((resolve) => onConnect = resolve);
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        held.push(conn);
+        onConnect();
+      }
+    } catch {
+      // the listener closed
+    }
+  })();
+  return {
+    port: listener.addr.port,
+    connected,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      for (const conn of held) conn.close();
+      await accepting;
+    },
+  };
+}
+
+/** Whether `work` settles before a generous bound; a hang shows as false, not as a stuck test. */
+async function settlesInTime(work: Promise<unknown>, ms = 15_000): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("Gateway.close() returns when a request to an upstream never answers", async () => {
+  await using upstream = silentUpstream();
+  const gateway = new Gateway();
+  const route = gateway.add({ port: upstream.port });
+  const pending = gateway.request(route.origin, "/").then(
+    (response) => response.body?.cancel(),
+    () => undefined,
+  );
+  await upstream.connected; // the request is in flight, held by the upstream
+  assertEquals(await settlesInTime(gateway.close()), true);
+  await pending;
+});
+
+Deno.test("Gateway.close() returns when an in-process handler never answers", async () => {
+  let release = () => {};
+  const never = new Promise<Response>((resolve) => {
+    release = () => resolve(new Response("late"));
+  });
+  const gateway = new Gateway();
+  let called!: () => void;
+  const entered = new Promise<void>((resolve) => called = resolve);
+  const route = gateway.add({
+    handler: () => {
+      called();
+      return never;
+    },
+  });
+  const pending = gateway.request(route.origin, "/").then(
+    (response) => response.body?.cancel(),
+    () => undefined,
+  );
+  await entered;
+  assertEquals(await settlesInTime(gateway.close()), true);
+  release();
+  await pending;
+});
+
+Deno.test("Gateway.request() gets a plain 502 page without internal errors when the upstream fails", async () => {
   await using gateway = new Gateway();
   const route = gateway.add({ unix: "/nonexistent/webserv.sock" });
   const response = await gateway.request(route.origin, "/");
   assertEquals(response.status, 502);
-  assertStringIncludes(await response.text(), `env-${route.id}`);
-});
-
-Deno.test("Gateway() throws RangeError when the address is not loopback", () => {
-  assertThrows(() => new Gateway({ hostname: "0.0.0.0" }), RangeError);
+  const text = await response.text();
+  assertStringIncludes(text, "Bad gateway");
+  for (const leak of ["Error", "error", "/nonexistent", "webserv.sock", "env-", "os "]) {
+    assertEquals(text.includes(leak), false, `the page shows "${leak}": ${text}`);
+  }
 });

@@ -266,21 +266,69 @@ Deno.test("Actor", async (t) => {
   );
 
   await t.step("Actor.act() uploads files when the target is a file input", async () => {
-    const { context, page, actor } = await open();
+    const { context, page } = await open();
     await using _ = context;
-    const file = await Deno.makeTempFile({ suffix: ".txt" });
+    const dir = await Deno.makeTempDir({ prefix: "webserv-test-upload-" });
     try {
-      await actor.act({ action: "upload", id: 21, files: [file] });
-      assertEquals(await log(page), [{ files: [file.split("/").pop()] }]);
-      await rejectsWith(actor.act({ action: "upload", id: 1, files: [file] }), "not-editable");
+      await Deno.writeTextFile(`${dir}/a.txt`, "a");
+      const actor = new Actor(context, {
+        resolver: new SelectorResolver(page, IDS),
+        uploadDir: dir,
+      });
+      await actor.act({ action: "upload", id: 21, files: ["a.txt"] });
+      assertEquals(await log(page), [{ files: ["a.txt"] }]);
+      await rejectsWith(actor.act({ action: "upload", id: 1, files: ["a.txt"] }), "not-editable");
       await assertRejects(
-        () => actor.act({ action: "upload", id: 21, files: ["/nope/x"] }),
+        () => actor.act({ action: "upload", id: 21, files: ["nope.txt"] }),
         TypeError,
       );
     } finally {
-      await Deno.remove(file);
+      await Deno.remove(dir, { recursive: true });
     }
   });
+
+  await t.step(
+    "Actor.act() refuses uploads from outside the upload directory, or without one",
+    async () => {
+      const { context, page, actor } = await open();
+      await using _ = context;
+      const root = await Deno.makeTempDir({ prefix: "webserv-test-upload-" });
+      try {
+        await Deno.mkdir(`${root}/up`);
+        await Deno.writeTextFile(`${root}/secret.txt`, "secret");
+        await Deno.writeTextFile(`${root}/up/ok.txt`, "ok");
+        await Deno.symlink(`${root}/secret.txt`, `${root}/up/link.txt`);
+        await rejectsWith(
+          actor.act({ action: "upload", id: 21, files: ["ok.txt"] }),
+          "not-allowed",
+          "no upload directory",
+        );
+        const scoped = new Actor(context, {
+          resolver: new SelectorResolver(page, IDS),
+          uploadDir: `${root}/up`,
+        });
+        for (
+          const file of [`${root}/secret.txt`, "/etc/passwd", "../secret.txt", "x/../../secret.txt"]
+        ) {
+          await rejectsWith(
+            scoped.act({ action: "upload", id: 21, files: [file] }),
+            "not-allowed",
+            "outside",
+          );
+        }
+        await rejectsWith(
+          scoped.act({ action: "upload", id: 21, files: ["link.txt"] }),
+          "not-allowed",
+          "links outside",
+        );
+        assertEquals(await log(page), []);
+        await scoped.act({ action: "upload", id: 21, files: ["./ok.txt"] });
+        assertEquals(await log(page), [{ files: ["ok.txt"] }]);
+      } finally {
+        await Deno.remove(root, { recursive: true });
+      }
+    },
+  );
 
   await t.step(
     "Actor.act() navigates and reports failures when history or URLs are bad",

@@ -256,6 +256,26 @@ Deno.test("Browser rejects every pending command within 1 s when Chromium is kil
   await browser.close();
 });
 
+Deno.test("Browser.launch() keeps the launch wait apart from the default command timeout", async () => {
+  await using browser = await Browser.launch({ launchTimeoutMs: 20_000, commandTimeoutMs: 1234 });
+  assertEquals(browser.connection.timeoutMs, 1234);
+  await using defaults = await Browser.launch({ launchTimeoutMs: 20_000 });
+  assertEquals(defaults.connection.timeoutMs, 30_000);
+  const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
+  try {
+    const silent = `${dir}/silent-browser`;
+    await Deno.writeTextFile(silent, "#!/bin/sh\nexec sleep 60\n", { mode: 0o755 });
+    await assertRejects(
+      () =>
+        Browser.launch({ executablePath: silent, launchTimeoutMs: 300, commandTimeoutMs: 60_000 }),
+      BrowserLaunchError,
+      "within 300 ms",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Browser.close() leaves no process and no profile after 20 launch/close cycles", async () => {
   const profiles: string[] = [];
   for (let cycle = 0; cycle < 20; cycle++) {
@@ -271,13 +291,17 @@ Deno.test("Browser.close() leaves no process and no profile after 20 launch/clos
 });
 
 /** Starts a Deno process that launches a browser; resolves with it and the profile dir. */
-async function launchInChild(): Promise<{ child: Deno.ChildProcess; profile: string }> {
+async function launchInChild(
+  executablePath?: string,
+): Promise<{ child: Deno.ChildProcess; profile: string }> {
   const script = `
     import { BrowserProcess } from "${new URL(
     "../../../engine/browser/browser_process.ts",
     import.meta.url,
   )}";
-    const browser = await BrowserProcess.launch();
+    const browser = await BrowserProcess.launch(${
+    JSON.stringify(executablePath === undefined ? {} : { executablePath })
+  });
     console.log(browser.userDataDir);
     await new Promise(() => {});
   `;
@@ -320,6 +344,42 @@ for (const signal of ["SIGINT", "SIGKILL"] as const) {
     await assertCleanedUp(profile);
   });
 }
+
+/**
+ * A stand-in browser whose child outlives it and keeps writing into the
+ * profile, as Chromium's renderers and zygotes do for a moment after the main
+ * process dies: cleanup that removes the profile before the whole group is
+ * gone leaves it behind.
+ */
+const STUBBORN_BROWSER = `#!/bin/sh
+for arg; do case "$arg" in --user-data-dir=*) profile="\${arg#--user-data-dir=}";; esac; done
+mkdir -p "$profile/Default"
+i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); : > "$profile/Default/seed-$i"; done
+(i=0; while :; do
+  i=$((i + 1))
+  [ -d "$profile/Default" ] || mkdir -p "$profile/Default" 2>/dev/null
+  : > "$profile/Default/cache-$i" 2>/dev/null
+done) &
+echo "DevTools listening on ws://127.0.0.1:9/devtools/browser/stub" >&2
+wait
+`;
+
+Deno.test("BrowserProcess cleans up when the Deno process gets SIGKILL and children outlive the browser", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
+  try {
+    const executable = `${dir}/stubborn-browser`;
+    await Deno.writeTextFile(executable, STUBBORN_BROWSER, { mode: 0o755 });
+    for (let round = 0; round < 3; round++) {
+      const { child, profile } = await launchInChild(executable);
+      child.kill("SIGKILL");
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+      await assertCleanedUp(profile);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("findChrome() throws BrowserNotFoundError saying how to install when none is found", () => {
   const saved = Deno.env.get("WEBSERV_CHROME");

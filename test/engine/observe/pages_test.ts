@@ -15,6 +15,7 @@ function expectedNames(page: FixturePage): string[] {
     names.push(match[1]!);
   }
   for (const match of sources.matchAll(/dataset\.name = "([^"]+)"/g)) names.push(match[1]!);
+  for (const match of sources.matchAll(/see\("([^"]+)"/g)) names.push(match[1]!);
   return names;
 }
 
@@ -27,7 +28,8 @@ async function marks(observer: Observer, observation: Observation) {
     const { result } = await handle.session.send("Runtime.callFunctionOn", {
       objectId: handle.objectId,
       functionDeclaration: `function() {
-        let hidden = false;
+        // A must-not-see mark covers the subtree; "noid" only the element itself.
+        let hidden = !!this.dataset && this.dataset.expect === "noid";
         for (let n = this; n; n = n.parentElement || (n.getRootNode() && n.getRootNode().host) || null) {
           if (n.dataset && n.dataset.expect === "hide") hidden = true;
         }
@@ -70,6 +72,13 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
       const falseIds = found.filter((m) => m.hidden).map((m) => m.id);
       const context = `\n--- observation of ${fixture.path} ---\n${observation.text}\n`;
       assertEquals(missing, [], `must-see elements without an id${context}`);
+      const names = new Set(observation.elements.map((el) => el.name));
+      const unnamed = (fixture.mustSee ?? []).filter((name) => !names.has(name));
+      assertEquals(unnamed, [], `must-see elements built by the page's libraries${context}`);
+      for (const text of fixture.text?.has ?? []) assertStringIncludes(observation.text, text);
+      for (const text of fixture.text?.lacks ?? []) {
+        assert(!observation.text.includes(text), `the text shows "${text}"${context}`);
+      }
       assertEquals(falseIds, [], `ids on must-not-see elements${context}`);
       for (const name of expected) {
         const el = observation.elements.find((e) =>
@@ -79,6 +88,62 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
       }
     });
   }
+  await t.step(
+    "elements scrolled out of a scroll box are not in view and name their box",
+    async () => {
+      await open(observer, page, server.url("/scroll-clipped"));
+      const observation = await observer.observe(page);
+      const box = observation.elements.find((el) => el.name === "Messages");
+      const first = observation.elements.find((el) => el.name === "Message 0");
+      const last = observation.elements.find((el) => el.name === "Message 9");
+      assert(box && first && last, observation.text);
+      assertEquals([first.inViewport, last.inViewport], [true, false]);
+      assertEquals([first.container, last.container], [box.id, box.id]);
+      assertEquals(box.container, undefined);
+    },
+  );
+  await t.step(
+    "a styled-away checkbox beside a sibling label is reached through the input",
+    async () => {
+      await open(observer, page, server.url("/custom-inputs"));
+      const observation = await observer.observe(page);
+      const remember = observation.elements.filter((el) => el.name === "Remember me");
+      assertEquals(remember.map((el) => el.role), ["checkbox"], observation.text);
+      const handle = await observer.resolve(remember[0]!.id);
+      const { result } = await handle!.session.send("Runtime.callFunctionOn", {
+        objectId: handle!.objectId,
+        functionDeclaration: "function() { return this.localName + ':' + this.type; }",
+        returnByValue: true,
+      });
+      assertEquals(result.value, "input:checkbox");
+      assert(!observation.text.includes("Remember me\n"), "the label text is not repeated");
+    },
+  );
+  await t.step("links show where they go, compactly", async () => {
+    await open(observer, page, server.url("/delegated-lists"));
+    const observation = await observer.observe(page);
+    const help = observation.elements.find((el) => el.name === "Help");
+    assertEquals(help?.href, "/help");
+    await open(observer, page, server.url("/text-runs"));
+    const texts = await observer.observe(page);
+    const year = texts.elements.find((el) => el.name === "Year");
+    assertEquals([year?.href, year?.description], ["#year", "Sort ascending"]);
+    assertStringIncludes(observation.text, 'link "Help" → /help');
+  });
+  await t.step(
+    "a frame the origin rule blocks shows as blocked, not as an error page",
+    async () => {
+      const closed = await browser.newContext({ onlyOrigins: [server.origin] });
+      const watcher = Observer.attach(closed);
+      const tab = await closed.newPage();
+      await open(watcher, tab, server.url("/iframe-cross-origin"));
+      const observation = await watcher.observe(tab);
+      assertStringIncludes(observation.text, "(blocked frame");
+      assert(!/ERR_|proxy|Reload/i.test(observation.text), observation.text);
+      assertEquals(observation.elements.map((el) => el.name), ["Parent"]);
+      await closed.close();
+    },
+  );
   await t.step("the page's DOM is identical before and after observing", async () => {
     for (
       const path of ["/native-controls", "/shadow-dom", "/hostile-globals", "/click-listeners"]

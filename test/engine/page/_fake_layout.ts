@@ -8,6 +8,20 @@
  */
 import type { Layout, Rect, StyleFacts } from "../../../engine/page/layout.ts";
 
+/** Tags laid out inline by default, as in a browser's user-agent sheet. */
+const INLINE_TAGS = new Set([
+  "a",
+  "b",
+  "i",
+  "em",
+  "strong",
+  "code",
+  "kbd",
+  "span",
+  "small",
+  "label",
+]);
+
 /** Reads one declaration from an inline style attribute. */
 function inline(el: Element, property: string): string | undefined {
   const style = el.getAttribute("style");
@@ -23,6 +37,8 @@ function inline(el: Element, property: string): string | undefined {
 export interface FakeLayoutOptions {
   /** Elements that have script-registered click listeners. */
   clickListeners?: Set<Element>;
+  /** Elements that have delegated handlers of their own (React props and the like). */
+  delegated?: Set<Element>;
   /** Viewport height; boxes are 20 px tall, one per element in document order. */
   viewportHeight?: number;
 }
@@ -53,12 +69,17 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
       };
       void parent;
       return {
-        display: el.hasAttribute("hidden") ? "none" : inline(el, "display") ?? "block",
+        display: el.hasAttribute("hidden")
+          ? "none"
+          : inline(el, "display") ?? (INLINE_TAGS.has(el.localName) ? "inline" : "block"),
         visibility: inherited("visibility", "visible"),
         opacity: inline(el, "opacity") ?? "1",
         cursor: inherited("cursor", "auto"),
         pointerEvents: inherited("pointer-events", "auto"),
         position: inline(el, "position") ?? "static",
+        clip: inline(el, "clip") ?? "auto",
+        fontSize: inherited("font-size", "16px"),
+        clipPath: inline(el, "clip-path") ?? "none",
         overflow: inline(el, "overflow") ?? "visible",
         overflowX: inline(el, "overflow-x") ?? inline(el, "overflow") ?? "visible",
         overflowY: inline(el, "overflow-y") ?? inline(el, "overflow") ?? "visible",
@@ -85,6 +106,7 @@ export function fakeLayout(doc: Document, options: FakeLayoutOptions = {}): Layo
     hit: () => null,
     viewport: () => ({ x: 0, y: 0, w: 800, h: options.viewportHeight ?? 600, sw: 800, sh: 4000 }),
     listened: (el: Element) => options.clickListeners?.has(el) ? 1 : 0,
+    delegated: (el: Element) => options.delegated?.has(el) ?? false,
     focused: () => doc.activeElement ?? null,
     now: () => performance.now(),
   };

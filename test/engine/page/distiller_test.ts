@@ -199,8 +199,8 @@ Deno.test("formatNodes() joins short groups and lays tables out by rows", () => 
   assertEquals(lines, [
     "main",
     '  heading "Cart"',
-    '  [1] link "Shirt" · $19.99',
-    '  [2] link "Hat" · $5',
+    '  [1] link "Shirt" → /1 $19.99',
+    '  [2] link "Hat" → /2 $5',
     "  table",
     "    Name | Price",
     "    Shirt | $19.99",
@@ -217,4 +217,83 @@ Deno.test("createDistiller() walks open shadow roots and reads their labels", ()
   inner.innerHTML = `<a href="/deep">Deep link</a>`;
   const names = withIds(distiller.observe(REQUEST).nodes!).map((el) => `${el.role}:${el.name}`);
   assertEquals(names, ["button:Shadow label", "link:Deep link", "button:Light"]);
+});
+
+Deno.test("createDistiller() keeps a listened ancestor as structure and gives its targets ids", () => {
+  const { document } = parseHTML(`<html><body>
+    <div id="bar"><span style="cursor:pointer">Reply</span><span style="cursor:pointer">Forward</span></div>
+    <div id="card" style="cursor:pointer"><h3>Card</h3><button>Buy</button></div>
+    <div id="row"><span>Invoice 12</span> <button>Delete</button></div></body></html>`);
+  const listeners = new Set(
+    ["bar", "card", "row"].map((id) => document.getElementById(id)!),
+  );
+  const distiller = createDistiller(document, fakeLayout(document, { clickListeners: listeners }));
+  const named = withIds(distiller.observe(REQUEST).nodes!).map((el) => `${el.role}:${el.name}`);
+  // The toolbar is no target of its own; the card, with a pointer cursor of its own, is.
+  // A listened row with text of its own stays a target beside its button.
+  assertEquals(named, [
+    "clickable:Reply",
+    "clickable:Forward",
+    "clickable:Card",
+    "button:Buy",
+    "clickable:Invoice 12",
+    "button:Delete",
+  ]);
+});
+
+Deno.test("createDistiller() finds delegated targets by probe and the items of a listened list", () => {
+  const { document } = parseHTML(`<html><body>
+    <div id="root"><div id="a">Open mail</div><p>Plain text</p></div>
+    <ul id="list"><li>First</li><li>Second</li></ul></body></html>`);
+  const distiller = createDistiller(
+    document,
+    fakeLayout(document, {
+      clickListeners: new Set([document.getElementById("root")!, document.getElementById("list")!]),
+      delegated: new Set([document.getElementById("a")!]),
+    }),
+  );
+  const named = withIds(distiller.observe(REQUEST).nodes!).map((el) => `${el.role}:${el.name}`);
+  assertEquals(named, ["clickable:Open mail", "listitem:First", "listitem:Second"]);
+});
+
+Deno.test("createDistiller() reaches a styled-away checkbox through one id on the input", () => {
+  const { document, distiller } = setup(
+    `<div><input type="checkbox" id="c" style="opacity:0"><label>Remember me</label></div>`,
+  );
+  const result = distiller.observe(REQUEST);
+  const ids = withIds(result.nodes!);
+  assertEquals(ids.map((el) => `${el.role}:${el.name}`), ["checkbox:Remember me"]);
+  assertEquals(distiller.element(ids[0]!.id!), document.getElementById("c"));
+  assertEquals(formatNodes(result.nodes!, { showNew: false }), ['[1] checkbox "Remember me"']);
+});
+
+Deno.test("createDistiller() joins inline runs, keeps a differing title apart and shows link targets", () => {
+  const { distiller } = setup(`
+    <p>Type "<code>hello</code>" here</p><p>Read the <a href="/docs">docs</a> first.</p>
+    <a href="/year" title="Sort ascending">Year</a>
+    <span id="l">Order 7</span><div aria-labelledby="l" onclick="go()">Shipped</div>`);
+  const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
+  assertEquals(lines, [
+    'Type "hello" here',
+    'Read the [1] link "docs" → /docs first.',
+    '[2] link "Year" → /year title="Sort ascending"',
+    "Order 7",
+    '[3] clickable "Order 7" listener · Shipped',
+  ]);
+});
+
+Deno.test("createDistiller() names the scroll container an element is in", () => {
+  const { document, distiller } = setup(
+    `<div id="box" style="overflow:auto"><button>One</button><button>Two</button></div>`,
+  );
+  // linkedom lays nothing out: give the box more content than room.
+  const box = document.getElementById("box")!;
+  Object.defineProperty(box, "scrollHeight", { value: 300 });
+  Object.defineProperty(box, "clientHeight", { value: 100 });
+  const ids = withIds(distiller.observe(REQUEST).nodes!);
+  assertEquals(ids.map((el) => [el.name ?? el.role, el.container]), [
+    ["scrollable", undefined],
+    ["One", 1],
+    ["Two", 1],
+  ]);
 });

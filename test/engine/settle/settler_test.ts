@@ -39,6 +39,10 @@ Deno.test("Settler", async (t) => {
         setTimeout.length,
         "prototype" in setTimeout,
         Object.getOwnPropertyNames(window).filter((name) => name.includes("webserv")).length,
+        Element.prototype.attachShadow.toString(),
+        Element.prototype.attachShadow.name,
+        Element.prototype.attachShadow.length,
+        "prototype" in Element.prototype.attachShadow,
       ]`,
     );
     assertEquals(seen, [
@@ -52,6 +56,10 @@ Deno.test("Settler", async (t) => {
       1,
       false,
       0,
+      "function attachShadow() { [native code] }",
+      "attachShadow",
+      1,
+      false,
     ]);
   });
 

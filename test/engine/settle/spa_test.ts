@@ -18,6 +18,7 @@ const MUST_WAIT_FOR: Record<string, string[]> = {
   "websocket": ["websocket"],
   "self-navigate": ["navigation"],
   "form-redirect": ["navigation"],
+  "shadow-chunks": ["dom"],
 };
 
 Deno.test("Settler.settle() never returns before the page is done when the page is a SPA", async (t) => {

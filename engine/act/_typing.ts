@@ -1,0 +1,221 @@
+/**
+ * How `type` fills a field and checks that it took the text: the plan of key
+ * presses and insertions, the in-page functions that read and set a field's
+ * value, and the comparison of what the field holds with what was asked.
+ *
+ * Invariants:
+ * - text longer than {@linkcode TYPE_MAX_LENGTH} is refused before anything
+ *   touches the page;
+ * - short text is typed key by key (real `keydown`/`keyup`), long text is
+ *   inserted in runs (`Input.insertText`, one `input` event a run) with its
+ *   last character and every newline still pressed as keys, so key listeners
+ *   (search as you type, Enter handlers) fire as they would for a person;
+ * - date-like, range and color inputs take no typed text in Chromium (their
+ *   segments eat digits): they are set through the native `value` setter with
+ *   `input` and `change` events, which frameworks (React's value tracker
+ *   included) see as a user's edit;
+ * - after typing the field is read back, and `type` succeeds only when it
+ *   holds what was asked (modulo formatting: masks, separators, case).
+ *
+ * @module
+ */
+
+/** Longest text one `type` action takes, in UTF-16 code units. */
+export const TYPE_MAX_LENGTH = 5_000;
+
+/** Text up to this many characters is typed key by key; longer text is inserted. */
+export const TYPE_KEYS_MAX = 50;
+
+/** Input types that are set through the value setter instead of typed. */
+const SETTABLE = /^(date|time|datetime-local|month|week|range|color)$/;
+
+/** What the field takes in each settable type, for error messages. */
+const FORMATS: Record<string, string> = {
+  date: '"YYYY-MM-DD"',
+  time: '"HH:MM" (24-hour)',
+  "datetime-local": '"YYYY-MM-DDTHH:MM"',
+  month: '"YYYY-MM"',
+  week: '"YYYY-Www"',
+  range: "a number within the slider's range",
+  color: '"#rrggbb"',
+  number: "a number",
+};
+
+/**
+ * Whether an input type is set through the value setter, not typed.
+ *
+ * @param type the input's `type`, lowercased
+ * @returns whether it is date-like, a range or a color
+ */
+export function isSettable(type: string): boolean {
+  return SETTABLE.test(type);
+}
+
+/**
+ * The format an input type takes, quoted for a message, if it has one.
+ *
+ * @param type the input's `type`
+ * @returns the format, or `undefined`
+ */
+export function formatOf(type: string): string | undefined {
+  return FORMATS[type];
+}
+
+/** One step of typing: a key press, or a run of text inserted at once. */
+export type TypingStep = { key: string } | { insert: string };
+
+/**
+ * Splits text into typing steps: every character a key when the text is
+ * short; runs inserted at once, with newlines and the last character as keys,
+ * when it is long.
+ *
+ * @param text the text to type
+ * @returns the steps, in order
+ */
+export function typingPlan(text: string): TypingStep[] {
+  const chars = [...text];
+  if (chars.length <= TYPE_KEYS_MAX) return chars.map((key) => ({ key }));
+  const steps: TypingStep[] = [];
+  const last = chars.pop()!;
+  let run = "";
+  for (const char of chars) {
+    if (char === "\n") {
+      if (run) steps.push({ insert: run });
+      run = "";
+      steps.push({ key: char });
+    } else {
+      run += char;
+    }
+  }
+  if (run) steps.push({ insert: run });
+  steps.push({ key: last });
+  return steps;
+}
+
+/** A field's state, read back after typing. */
+export interface FieldState {
+  /** Whether the element is still in the document. */
+  connected: boolean;
+  /** Whether it is disabled now. */
+  disabled: boolean;
+  /** Its local name. */
+  tag: string;
+  /** For an input, its `type` property, lowercased; empty otherwise. */
+  type: string;
+  /** The value of an input or textarea; `null` for other editables. */
+  value: string | null;
+  /** The visible text of a contenteditable; `null` for inputs. */
+  text: string | null;
+  /** The `maxLength` of an input or textarea; `-1` when it has none. */
+  maxLength: number;
+}
+
+/** Reads the field's state; see {@linkcode FieldState}. */
+export const FIELD_STATE = `function () {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  const tag = el.localName;
+  const field = tag === "input" || tag === "textarea";
+  return {
+    connected: el.isConnected,
+    disabled: typeof el.matches === "function" && el.matches(":disabled"),
+    tag,
+    type: tag === "input" ? String(el.type || "text").toLowerCase() : "",
+    value: field ? String(el.value) : null,
+    text: field ? null : String(el.innerText ?? el.textContent ?? ""),
+    maxLength: field && typeof el.maxLength === "number" ? el.maxLength : -1,
+  };
+}`;
+
+/**
+ * Sets an input's or textarea's value through the native setter of its
+ * prototype (so an instance-level setter, such as React's value tracker,
+ * does not swallow it), then fires `input` and `change` as a user's edit.
+ */
+export const SET_VALUE = `function (value) {
+  const el = this.localName === "label" && this.control ? this.control : this;
+  const view = el.ownerDocument.defaultView;
+  const proto = el.localName === "textarea" ? view.HTMLTextAreaElement.prototype : view.HTMLInputElement.prototype;
+  const setter = Object.getOwnPropertyDescriptor(proto, "value")?.set;
+  if (!setter) return false;
+  setter.call(el, value);
+  el.dispatchEvent(new view.InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: value }));
+  el.dispatchEvent(new view.Event("change", { bubbles: true }));
+  return true;
+}`;
+
+/**
+ * The editable element that has focus in the element's document (shadow
+ * roots pierced), or `null`: where typed keys go when the target was replaced
+ * as it took focus.
+ */
+export const FOCUSED_EDITABLE = `function () {
+  let a = this.ownerDocument.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  if (!a || a === this.ownerDocument.body) return null;
+  const type = (a.getAttribute("type") || "").toLowerCase();
+  const editable = a.localName === "textarea" || a.isContentEditable ||
+    (a.localName === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type));
+  return editable && !a.matches(":disabled") && !a.readOnly ? a : null;
+}`;
+
+/** Letters and digits only, lowercased: what survives masks and separators. */
+function fold(text: string): string {
+  return text.normalize("NFC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+/**
+ * What the field should hold after typing.
+ *
+ * @param before the field's value or text before typing
+ * @param text the text typed
+ * @param mode whether the text replaced the field's or went at its end
+ * @param tag the field's local name (newlines are dropped by an `input`)
+ * @returns the expected value
+ */
+export function expectedValue(
+  before: string,
+  text: string,
+  mode: "replace" | "append",
+  tag: string,
+): string {
+  const typed = tag === "input" ? text.replace(/\r?\n/g, "") : text;
+  return mode === "append" ? before + typed : typed;
+}
+
+/**
+ * Whether a field holds what was asked: exactly, as the same number for a
+ * number input, the same letters and digits (input masks, separators, case)
+ * or those followed by more (an inline autocomplete), or, for a
+ * contenteditable, containing the text with whitespace folded.
+ *
+ * @param state the field read back
+ * @param expected the value asked for
+ * @returns whether the field took it
+ */
+export function holds(state: FieldState, expected: string): boolean {
+  if (state.value !== null) {
+    if (state.value === expected) return true;
+    if (state.type === "number" || state.type === "range") {
+      return expected.trim() !== "" && Number(state.value) === Number(expected);
+    }
+    if (isSettable(state.type)) return false;
+    // An inline autocomplete may complete what was typed.
+    const want = fold(expected);
+    return want !== "" && fold(state.value).startsWith(want);
+  }
+  const text = (state.text ?? "").replace(/\s+/g, " ").trim();
+  const want = expected.replace(/\s+/g, " ").trim();
+  return text.includes(want);
+}
+
+/**
+ * Quotes what a field holds for a message, shortened.
+ *
+ * @param state the field read back
+ * @returns the quoted value or text
+ */
+export function quoteHeld(state: FieldState): string {
+  const held = state.value ?? state.text ?? "";
+  const short = held.length > 60 ? `${held.slice(0, 59)}…` : held;
+  return `"${short.replace(/\n/g, "\\n")}"`;
+}

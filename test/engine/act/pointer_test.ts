@@ -1,0 +1,99 @@
+// Pointer actions reach targets clipped by nested scroll boxes, scroll the
+// container they are given, and never press where a hover effect moved the
+// target away.
+import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { Actor } from "../../../engine/act/actor.ts";
+import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { Settler } from "../../../engine/settle/settler.ts";
+import { serveSpa } from "../../../fixtures/spa/mod.ts";
+import { SelectorResolver } from "./_selector_resolver.ts";
+
+async function evaluate(page: Page, expression: string): Promise<unknown> {
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression,
+    returnByValue: true,
+  });
+  return result.value;
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
+  const error = await assertRejects(() => promise, ActionError);
+  assertEquals(error.code, code, error.message);
+  if (text) assertStringIncludes(error.message, text);
+  return error;
+}
+
+Deno.test("Actor.act() pointer", async (t) => {
+  await using server = serveSpa();
+  await using browser = await Browser.launch();
+
+  async function open(path: string, ids: Record<number, string>) {
+    const context = await browser.newContext();
+    const settler = Settler.install(context);
+    const page = await context.newPage(`${server.origin}${path}`);
+    const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });
+    return { context, page, actor };
+  }
+
+  await t.step(
+    "Actor.act() clicks a target clipped by nested scroll boxes when it is in the viewport",
+    async () => {
+      const { context, page, actor } = await open("/act/scrollers", { 1: "#deep", 2: "#bottom" });
+      await using _ = context;
+      await actor.act({ action: "click", id: 1 });
+      await actor.act({ action: "click", id: 2 });
+      assertEquals(await evaluate(page, "window.__log"), [
+        { click: "deep", trusted: true },
+        { click: "bottom", trusted: true },
+      ]);
+    },
+  );
+
+  await t.step(
+    "Actor.act() scrolls the container given when a nested box lies at its centre",
+    async () => {
+      const { context, page, actor } = await open("/act/scrollers", { 1: "#list", 2: "#nested" });
+      await using _ = context;
+      const result = await actor.act({ action: "scroll", id: 1, direction: "down", amount: 120 });
+      assertEquals(await evaluate(page, `[$("#list").scrollTop, $("#nested").scrollTop]`), [
+        120,
+        0,
+      ]);
+      assertEquals(result.detail, "div#list scrolled to 0,120");
+      await actor.act({ action: "scroll", id: 2, direction: "down" });
+      assertEquals(await evaluate(page, `$("#nested").scrollTop`), 80);
+      await actor.act({ action: "scroll", id: 1, direction: "up", amount: 500 });
+      const end = await actor.act({ action: "scroll", id: 1, direction: "up" });
+      assertEquals(end.detail, "div#list is already at its up end");
+    },
+  );
+
+  await t.step("Actor.act() aims again when a hover effect moves the target", async () => {
+    const { context, page, actor } = await open("/act/hover", { 1: "#shift" });
+    await using _ = context;
+    await actor.act({ action: "click", id: 1 });
+    assertEquals(await evaluate(page, "window.__log"), [{ click: "shift" }]);
+  });
+
+  await t.step(
+    "Actor.act() throws and presses nothing when hovering hides or covers the target",
+    async () => {
+      const { context, page, actor } = await open("/act/hover", {
+        1: "#trash",
+        2: "#tipped",
+        3: "#runaway",
+      });
+      await using _ = context;
+      await rejectsWith(actor.act({ action: "click", id: 1 }), "not-visible");
+      await rejectsWith(
+        actor.act({ action: "click", id: 2 }),
+        "covered",
+        'covered by div#tip "Sharing is off for this file"',
+      );
+      await rejectsWith(actor.act({ action: "click", id: 3 }), "target-moved", "kept moving");
+      assertEquals(await evaluate(page, "window.__log"), []);
+    },
+  );
+});

