@@ -27,6 +27,8 @@ import type {
   SessionState,
   StepResponse,
   TaskBody,
+  TaskPage,
+  TaskQuery,
   VerdictBody,
 } from "./types.ts";
 
@@ -223,13 +225,30 @@ export class WebServClient {
   }
 
   /**
-   * The tasks the server offers.
+   * A page of the tasks the server offers.
    *
-   * @returns the tasks
+   * @param query a site, a template, a split (`"train"` by default) and the page
+   * @returns the tasks of the page
    * @throws {WebServError} when the server refuses
    */
-  async tasks(): Promise<TaskBody[]> {
-    return (await this.#json<{ tasks: TaskBody[] }>("GET", "/v1/tasks")).tasks;
+  async tasks(query: TaskQuery = {}): Promise<TaskBody[]> {
+    return (await this.taskPage(query)).tasks;
+  }
+
+  /**
+   * A page of the tasks the server offers, with the offset of the next.
+   *
+   * @param query a site, a template, a split (`"train"` by default) and the page
+   * @returns the tasks and the next page's offset (`null` on the last)
+   * @throws {WebServError} when the server refuses
+   */
+  async taskPage(query: TaskQuery = {}): Promise<TaskPage> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) params.set(key, String(value));
+    }
+    const search = params.size > 0 ? `?${params}` : "";
+    return await this.#json<TaskPage>("GET", `/v1/tasks${search}`);
   }
 
   /**

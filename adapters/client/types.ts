@@ -20,7 +20,7 @@ export type ObservationMode = "text" | "json" | "diff";
 
 /** What a session runs: a task id, a site with template and seed, or a bare URL. */
 export interface SessionSpec {
-  /** A task id, such as `"demo/add-note/7"`. */
+  /** A task id, such as `"shop/add-to-cart/7"`. */
   task?: string | undefined;
   /** A site name. */
   site?: string | undefined;
@@ -38,6 +38,8 @@ export interface SessionSpec {
   max_steps?: number | undefined;
   /** Whether a PNG is written beside the trajectory after every step. */
   record_screenshots?: boolean | undefined;
+  /** With the incus backend: the cluster member to place the site's instance on. */
+  target?: string | undefined;
 }
 
 /** An observation. */
@@ -80,6 +82,34 @@ export interface TaskBody {
   seed: number;
   /** What the agent is asked to do. */
   instruction: string;
+  /** `"train"` for seeds 0-999, `"test"` for 1000 and up. */
+  split?: "train" | "test" | undefined;
+  /** How hard the task is. */
+  difficulty?: "easy" | "medium" | "hard" | undefined;
+  /** `"state"`, `"information"` or `"navigation"`. */
+  kind?: string | undefined;
+}
+
+/** Which tasks `GET /v1/tasks` lists. */
+export interface TaskQuery {
+  /** Only this site's tasks. */
+  site?: string | undefined;
+  /** Only this template's tasks. */
+  template?: string | undefined;
+  /** Only seeds of this split; `"train"` when absent. */
+  split?: "train" | "test" | undefined;
+  /** How many tasks to skip. */
+  offset?: number | undefined;
+  /** The most tasks listed (default 50, at most 500). */
+  limit?: number | undefined;
+}
+
+/** A page of tasks. */
+export interface TaskPage {
+  /** The tasks, seed by seed. */
+  tasks: TaskBody[];
+  /** The offset of the next page; `null` on the last. */
+  next_offset: number | null;
 }
 
 /** A new or reset session. */

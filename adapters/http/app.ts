@@ -10,7 +10,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
-import { actionTools } from "./_env_compat.ts";
+import { actionTools } from "../../mod.ts";
 import type { Catalog } from "./catalog.ts";
 import { docsPage } from "./docs.ts";
 import { HttpError } from "./http_error.ts";
@@ -30,7 +30,8 @@ import {
   SessionState,
   StepRequest,
   StepResponse,
-  TaskBody,
+  TaskPage,
+  TaskQuery,
   VerdictBody,
 } from "./protocol.ts";
 import type { SessionManager } from "./sessions.ts";
@@ -349,9 +350,23 @@ export function createApp(options: AppOptions): OpenAPIHono {
       method: "get",
       path: "/v1/tasks",
       summary: "List tasks",
-      responses: { 200: json(z.object({ tasks: z.array(TaskBody) }), "The tasks"), ...ERRORS },
+      description: "Seed by seed, every chosen template for each seed; a page at a time",
+      request: { query: TaskQuery },
+      responses: { 200: json(TaskPage, "A page of tasks"), ...ERRORS },
     }),
-    (c) => c.json({ tasks: catalog.list() }, 200),
+    (c) => {
+      const query = c.req.valid("query");
+      return c.json(
+        catalog.list({
+          ...(query.site !== undefined ? { site: query.site } : {}),
+          ...(query.template !== undefined ? { template: query.template } : {}),
+          ...(query.split !== undefined ? { split: query.split } : {}),
+          ...(query.offset !== undefined ? { offset: query.offset } : {}),
+          ...(query.limit !== undefined ? { limit: query.limit } : {}),
+        }),
+        200,
+      );
+    },
   );
 
   app.openapi(

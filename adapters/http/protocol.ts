@@ -30,7 +30,7 @@ export const ViewportBody = z.object({
 /** What a session runs: a task id, a site with template and seed, or a bare URL. */
 export const SessionSpec = z.object({
   task: z.string().min(1).max(200).optional().openapi({
-    description: 'A task id from GET /v1/tasks, such as "demo/add-note/7"',
+    description: 'A task id from GET /v1/tasks, such as "shop/add-to-cart/7"',
   }),
   site: z.string().min(1).max(100).optional().openapi({ description: "A site name" }),
   template: z.string().min(1).max(100).optional().openapi({
@@ -47,6 +47,10 @@ export const SessionSpec = z.object({
   max_steps: z.number().int().min(1).max(10_000).optional(),
   record_screenshots: z.boolean().optional().openapi({
     description: "Write a PNG beside the trajectory after every step",
+  }),
+  target: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional().openapi({
+    description:
+      "With the incus backend: the cluster member to place the site's instance on (Incus ?target=)",
   }),
 }).openapi("SessionSpec");
 /** What a session runs. */
@@ -102,9 +106,35 @@ export const TaskBody = z.object({
   template: z.string(),
   seed: z.number(),
   instruction: z.string(),
+  split: z.enum(["train", "test"]).optional().openapi({
+    description: 'Seeds 0-999 are "train", 1000 and up "test"',
+  }),
+  difficulty: z.enum(["easy", "medium", "hard"]).optional(),
+  kind: z.string().optional().openapi({ description: '"state", "information" or "navigation"' }),
 }).openapi("Task");
 /** A task as listed. */
 export type TaskBody = z.infer<typeof TaskBody>;
+
+/** Which tasks `GET /v1/tasks` lists. */
+export const TaskQuery = z.object({
+  site: z.string().max(100).optional(),
+  template: z.string().max(100).optional(),
+  split: z.enum(["train", "test"]).optional().openapi({ description: 'Default "train"' }),
+  offset: z.coerce.number().int().min(0).max(2 ** 40).optional(),
+  limit: z.coerce.number().int().min(1).max(500).optional().openapi({
+    description: "Default 50",
+  }),
+}).openapi("TaskQuery");
+/** Which tasks `GET /v1/tasks` lists. */
+export type TaskQuery = z.infer<typeof TaskQuery>;
+
+/** A page of tasks. */
+export const TaskPage = z.object({
+  tasks: z.array(TaskBody),
+  next_offset: z.number().nullable().openapi({ description: "null on the last page" }),
+}).openapi("TaskPage");
+/** A page of tasks. */
+export type TaskPage = z.infer<typeof TaskPage>;
 
 /** A new or reset session. */
 export const SessionCreated = z.object({

@@ -8,7 +8,7 @@
  */
 import { Browser, logFailure } from "../../mod.ts";
 import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
-import { IncusSandbox } from "../../sandboxes/incus/mod.ts";
+import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
@@ -135,20 +135,25 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
+  // Incus clients of placement targets, closed after their sandboxes.
+  const incusClients: IncusClient[] = [];
   const backend = options.backend ?? "fixture";
   const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
   let selfOrigins: string[] = [];
   const sessions = new SessionManager({
     browser: () => browsers.get(),
-    sandbox(site: Site) {
-      let sandbox = sandboxes.get(site.name);
+    sandbox(site: Site, target?: string) {
+      // One backend per site and placement target, shared by its sessions.
+      const key = target === undefined ? site.name : `${site.name}@${target}`;
+      let sandbox = sandboxes.get(key);
       if (!sandbox) {
-        sandbox = openSandbox(backend, site, gateway, options);
-        sandboxes.set(site.name, sandbox);
-        sandbox.catch(() => sandboxes.delete(site.name));
+        sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
+        sandboxes.set(key, sandbox);
+        sandbox.catch(() => sandboxes.delete(key));
       }
       return sandbox;
     },
+    placementTargets: backend === "incus",
     catalog,
     metrics,
     ...(trajectories ? { trajectories } : {}),
@@ -185,6 +190,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       for (const sandbox of sandboxes.values()) {
         await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));
       }
+      for (const client of incusClients) client.close();
       await gateway.close().catch((error) => logFailure("close the gateway", error));
       await browsers.close();
     })();
@@ -226,16 +232,23 @@ async function openSandbox(
   site: Site,
   gateway: Gateway,
   options: ServerOptions,
+  target: string | undefined,
+  clients: IncusClient[],
 ): Promise<Sandbox> {
   switch (backend) {
     case "fixture":
       return new FixtureSandbox(site, { gateway });
-    case "incus":
+    case "incus": {
+      // A placement target is the client's: new instances go to that member.
+      const client = target === undefined ? undefined : new IncusClient({ target });
+      if (client) clients.push(client);
       return await IncusSandbox.open({
         gateway,
         image: `webserv-${site.name}`,
         pool: options.incusPool ?? "default",
+        ...(client ? { client } : {}),
       });
+    }
     case "docker":
       return await DockerSandbox.open({ gateway, image: `webserv-${site.name}` });
   }

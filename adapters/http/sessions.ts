@@ -11,10 +11,16 @@
  *
  * @module
  */
-import { ActionError, type Browser, EnvError, type EnvObservation, logFailure } from "../../mod.ts";
+import {
+  ActionError,
+  type Browser,
+  Env,
+  EnvError,
+  type EnvObservation,
+  logFailure,
+} from "../../mod.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
-import { openEnv, type ServedEnv, toEnvError } from "./_env_compat.ts";
-import type { Catalog, Placement } from "./catalog.ts";
+import type { Catalog, Placement, ServedTask } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 import type { Metrics } from "./metrics.ts";
 import type {
@@ -35,8 +41,17 @@ import type { TrajectoryLog } from "./trajectory.ts";
 export interface SessionManagerOptions {
   /** Gives the current browser, launching a new one when the last is gone. */
   browser: () => Promise<Browser>;
-  /** Gives the sandbox backend of a site. */
-  sandbox: (site: Site) => Promise<Sandbox>;
+  /**
+   * Gives the sandbox backend of a site, on a placement target when the
+   * session names one.
+   */
+  sandbox: (site: Site, target?: string) => Promise<Sandbox>;
+  /**
+   * Whether sessions may name a placement `target` (the incus backend).
+   *
+   * @default {false}
+   */
+  placementTargets?: boolean;
   /** The sites and tasks. */
   catalog: Catalog;
   /** The counters. */
@@ -103,8 +118,12 @@ interface Session {
   spec: SessionSpec;
   placement: Placement | null;
   instance: Instance | undefined;
-  env: ServedEnv;
+  env: Env;
+  /** The task bound to the instance, if any. */
+  task: ServedTask | undefined;
   browser: Browser;
+  /** The active tab's URL as last observed. */
+  url: string;
   createdAt: number;
   lastUsed: number;
   busy: number;
@@ -285,6 +304,7 @@ export class SessionManager implements AsyncDisposable {
       const observation = await this.#envCall(() =>
         session.env.observe(chosen === "diff" ? { mode: "diff" } : {})
       );
+      session.url = observation.url;
       return observationBody(observation, chosen);
     });
   }
@@ -299,7 +319,7 @@ export class SessionManager implements AsyncDisposable {
    */
   screenshot(id: string, marks: boolean): Promise<Uint8Array> {
     const session = this.#get(id);
-    return this.#queue(session, () => this.#envCall(() => session.env.screenshot(marks)));
+    return this.#queue(session, () => this.#envCall(() => shoot(session.env, marks)));
   }
 
   /**
@@ -353,9 +373,14 @@ export class SessionManager implements AsyncDisposable {
     return this.#get(id).instance;
   }
 
-  /** The tasks of the catalog. */
-  catalogTasks(): TaskBody[] {
-    return this.#options.catalog.list();
+  /**
+   * The first tasks of the catalog.
+   *
+   * @param limit how many
+   * @returns the tasks
+   */
+  catalogTasks(limit = 50): TaskBody[] {
+    return this.#options.catalog.list({ limit }).tasks;
   }
 
   /** Every live session's state. */
@@ -418,7 +443,7 @@ export class SessionManager implements AsyncDisposable {
   async #open(spec: SessionSpec, group: string | undefined): Promise<SessionCreated> {
     const placement = this.#place(spec);
     const browser = await this.#browser();
-    const { instance, env } = await this.#build(spec, placement, browser);
+    const { instance, env, task } = await this.#build(spec, placement, browser);
     const now = Date.now();
     const session: Session = {
       id: `s-${randomId()}`,
@@ -427,7 +452,9 @@ export class SessionManager implements AsyncDisposable {
       placement,
       instance,
       env,
+      task,
       browser,
+      url: "",
       createdAt: now,
       lastUsed: now,
       busy: 0,
@@ -470,6 +497,15 @@ export class SessionManager implements AsyncDisposable {
         'A session needs exactly one of "task", "site" (with "template" and "seed") or "url"',
       );
     }
+    if (spec.target !== undefined && (!this.#options.placementTargets || spec.url !== undefined)) {
+      throw new HttpError(
+        400,
+        "bad-spec",
+        spec.url !== undefined
+          ? 'A bare-URL session has no instance to place on target "' + spec.target + '"'
+          : `Placement target "${spec.target}" needs the incus backend`,
+      );
+    }
     if (spec.url !== undefined) {
       const url = new URL(spec.url);
       if (!["http:", "https:"].includes(url.protocol)) {
@@ -492,16 +528,16 @@ export class SessionManager implements AsyncDisposable {
     spec: SessionSpec,
     placement: Placement | null,
     browser: Browser,
-  ): Promise<{ instance: Instance | undefined; env: ServedEnv }> {
+  ): Promise<{ instance: Instance | undefined; env: Env; task: ServedTask | undefined }> {
     let instance: Instance | undefined;
     try {
       if (placement) {
-        const sandbox = await this.#options.sandbox(placement.site);
+        const sandbox = await this.#options.sandbox(placement.site, spec.target);
         instance = await sandbox.create({ seed: placement.seed });
       }
       const task = instance && placement?.bind?.(instance);
       const url = spec.url === undefined ? undefined : new URL(spec.url);
-      const env = await openEnv(browser, {
+      const env = await Env.create(browser, {
         ...(instance ? { site: instance } : {}),
         ...(task ? { task } : {}),
         ...(url ? { startUrl: url.href, onlyOrigins: [url.origin] } : {}),
@@ -509,11 +545,11 @@ export class SessionManager implements AsyncDisposable {
         ...(spec.viewport ? { viewport: spec.viewport } : {}),
         timeoutMs: this.#timeout(),
       });
-      return { instance, env };
+      return { instance, env, task };
     } catch (error) {
       await instance?.destroy().catch((error) => logFailure("destroy the instance", error));
       // A bare URL that does not load is the caller's input, not our failure.
-      const timedOut = toEnvError(error)?.code === "timeout";
+      const timedOut = error instanceof EnvError && error.code === "timeout";
       if (
         spec.url !== undefined && browser.connected && !timedOut && !(error instanceof HttpError)
       ) {
@@ -533,6 +569,7 @@ export class SessionManager implements AsyncDisposable {
   ): Promise<{ body: SessionCreated; state: SessionState }> {
     const mode = session.spec.observation ?? "text";
     session.text = observation.text;
+    session.url = observation.url;
     await this.#options.trajectories?.append(session.id, {
       type: "start",
       episode: session.episode,
@@ -585,7 +622,7 @@ export class SessionManager implements AsyncDisposable {
       const answer = step.result.answer;
       response = {
         status: "ok",
-        observation: step.observation ? observationBody(step.observation, mode) : null,
+        observation: observationBody(step.observation, mode),
         reward: verdict?.reward ?? 0,
         done: step.done,
         truncated,
@@ -597,7 +634,8 @@ export class SessionManager implements AsyncDisposable {
           ...(answer !== undefined ? { answer } : {}),
         },
       };
-      if (step.observation) session.text = step.observation.text;
+      session.text = step.observation.text;
+      session.url = step.observation.url;
     } catch (error) {
       response = await this.#failedStep(session, error, stepIndex, mode, elapsed);
     }
@@ -624,6 +662,7 @@ export class SessionManager implements AsyncDisposable {
       try {
         const observation = await session.env.observe();
         session.text = observation.text;
+        session.url = observation.url;
         const verdict = truncated && session.env.task ? await session.env.verify() : undefined;
         session.done = truncated;
         return {
@@ -643,7 +682,7 @@ export class SessionManager implements AsyncDisposable {
         error = observeError;
       }
     }
-    const envError = toEnvError(error)!;
+    const envError = asEnvError(error);
     return {
       status: envError.code === "timeout" ? "timeout" : "env_error",
       observation: null,
@@ -674,7 +713,7 @@ export class SessionManager implements AsyncDisposable {
     if (log) {
       let screenshot: string | undefined;
       if (session.spec.record_screenshots && response.status !== "env_error" && !session.done) {
-        const png = await session.env.screenshot(false).catch(() => undefined);
+        const png = await shoot(session.env, false).catch(() => undefined);
         if (png) {
           screenshot = await log.screenshot(
             `${session.id}-${session.episode}-${response.info.step}.png`,
@@ -692,11 +731,13 @@ export class SessionManager implements AsyncDisposable {
         done: response.done,
         truncated: response.truncated,
         observation: response.observation?.text ?? null,
-        url: response.observation?.url ?? session.env.url,
+        url: response.observation?.url ?? session.url,
         elapsed_ms: response.info.elapsed_ms,
         ...(response.info.settle ? { settle: response.info.settle } : {}),
         ...(response.info.error ? { error: response.info.error } : {}),
         ...(response.info.verdict ? { verdict: response.info.verdict } : {}),
+        // What the verifier judged, for `deno task export --reverify`.
+        ...(response.info.verdict && session.task?.judged ? { judged: session.task.judged } : {}),
         ...(screenshot ? { screenshot } : {}),
       }).catch((error) => logFailure("write the trajectory", error));
     }
@@ -904,7 +945,7 @@ function stateOf(session: Session, lease: LeaseBody): SessionState {
     id: session.id,
     task,
     step: session.steps,
-    url: session.env.url,
+    url: session.url,
     elapsed_s: Math.round((Date.now() - session.createdAt) / 100) / 10,
     created_at: new Date(session.createdAt).toISOString(),
     done: session.done,
@@ -919,8 +960,26 @@ function refusal(error: unknown): Error {
   if (error instanceof TypeError || error instanceof ActionError) {
     return new HttpError(400, "bad-request", error.message);
   }
-  const envError = toEnvError(error)!;
+  const envError = asEnvError(error);
   return new HttpError(503, envError.code, envError.message, { "Retry-After": "1" });
+}
+
+/**
+ * The infrastructure error behind a failure that is not the agent's: the
+ * env's own `EnvError`, or anything else as `internal`.
+ */
+function asEnvError(error: unknown): EnvError {
+  if (error instanceof EnvError) return error;
+  return new EnvError("internal", messageOf(error), { cause: error });
+}
+
+/** A PNG of the env's active tab, with the id boxes drawn when `marks`. */
+function shoot(env: Env, marks: boolean): Promise<Uint8Array> {
+  return env.withPage(async (page) => {
+    if (marks) return (await env.observer.setOfMarks(page)).png;
+    const shot = await page.session.send("Page.captureScreenshot", { format: "png" });
+    return Uint8Array.from(atob(shot.data), (c) => c.charCodeAt(0));
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -6,9 +6,12 @@
  * - `{ v, type: "start", t, session, episode, task, instruction, url, observation }`
  *   when an episode starts (create or reset);
  * - `{ v, type: "step", t, session, episode, step, action, status, reward?, done,
- *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, screenshot? }`
+ *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, judged?, screenshot? }`
  *   after every step (`observation` is the text the agent saw after the
- *   action, `screenshot` a file name beside the JSONL);
+ *   action, `screenshot` a file name beside the JSONL; on the step that ends
+ *   a task episode, `verdict` is `{ reward, reason }` and `judged` what the
+ *   verifier judged: `{ answer?, url, origin?, diff? }`, the diff being the
+ *   site's state diff since the episode's mark);
  * - `{ v, type: "end", t, session, episode, reason }` when the session closes.
  *
  * `t` is an ISO time; `task` is the task id or `null`; `error` is `{ code, message }`.

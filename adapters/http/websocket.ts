@@ -165,7 +165,7 @@ export function mountWebSocket(app: OpenAPIHono, sessions: SessionManager): void
 }
 
 function defaultTask(sessions: SessionManager): string | undefined {
-  return sessions.catalogTasks()[0]?.id;
+  return sessions.catalogTasks(1)[0]?.id;
 }
 
 function observation(

@@ -17,6 +17,7 @@ placed on the server with the most free capacity (from ``/health``).
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -69,8 +70,10 @@ class WebServClient:
     def health(self) -> Dict[str, Any]:
         return self.request("GET", "/health")
 
-    def tasks(self) -> List[Dict[str, Any]]:
-        return self.request("GET", "/v1/tasks")["tasks"]
+    def tasks(self, **query: Any) -> List[Dict[str, Any]]:
+        """A page of tasks: site=, template=, split="train"|"test", offset=, limit=."""
+        params = urllib.parse.urlencode(_clean(query))
+        return self.request("GET", "/v1/tasks" + ("?" + params if params else ""))["tasks"]
 
     def tools(self, format: str = "openai") -> List[Dict[str, Any]]:
         return self.request("GET", f"/v1/tools?format={format}")["tools"]

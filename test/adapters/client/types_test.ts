@@ -19,6 +19,8 @@ const checks: true[] = [
   true as Same<client.HealthBody, z.infer<typeof server.HealthBody>>,
   true as Same<client.VerdictBody, z.infer<typeof server.VerdictBody>>,
   true as Same<client.TaskBody, z.infer<typeof server.TaskBody>>,
+  true as Same<client.TaskPage, z.infer<typeof server.TaskPage>>,
+  true as Same<client.TaskQuery, z.infer<typeof server.TaskQuery>>,
 ];
 
 Deno.test("client types match the server's protocol schemas", () => {
