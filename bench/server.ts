@@ -31,6 +31,10 @@ interface Row {
   createP50Ms: number;
   resetP50Ms: number;
   browserMiBPerSession: number;
+  /** Server only: p50 of the time inside the session manager (`info.elapsed_ms`). */
+  handlerP50Ms?: number;
+  /** Server only: p50 size of a step's JSON response, in bytes. */
+  responseBytesP50?: number;
 }
 
 /** Runs `make` n times, at most `width` at once (a trainer ramps up the same way). */
@@ -85,6 +89,8 @@ async function runServer(n: number): Promise<Row> {
   });
   const memory = (await browserMiB(server.browser!)) - baseline;
   const latencies: number[] = [];
+  const handler: number[] = [];
+  const sizes: number[] = [];
   const started = performance.now();
   await Promise.all(sessions.map(async (session) => {
     const id = buttonId(session.observation.text);
@@ -93,6 +99,8 @@ async function runServer(n: number): Promise<Row> {
       const result = await client.step(session.id, { action: "hover", id });
       if (result.status !== "ok") throw new Error(`Step failed: ${JSON.stringify(result.info)}`);
       latencies.push(performance.now() - t);
+      handler.push(result.info.elapsed_ms);
+      sizes.push(JSON.stringify(result).length);
     }
   }));
   const seconds = (performance.now() - started) / 1000;
@@ -112,6 +120,8 @@ async function runServer(n: number): Promise<Row> {
     createP50Ms: percentile(creates, 50),
     resetP50Ms: percentile(resets, 50),
     browserMiBPerSession: memory / n,
+    handlerP50Ms: percentile(handler, 50),
+    responseBytesP50: percentile(sizes, 50),
   };
 }
 
@@ -200,6 +210,18 @@ const lines = [
     `| ${r.sessions} | ${r.mode} | ${round(r.stepsPerSecond)} | ${round(r.p50Ms)} | ${
       round(r.p99Ms)
     } | ${round(r.createP50Ms)} | ${round(r.resetP50Ms)} | ${round(r.browserMiBPerSession)} |`
+  ),
+  "",
+  "Where the server's time goes (p50 per step): in the session manager (`info.elapsed_ms`:",
+  "the env's step, the instance check, metrics, history) and, the rest of the client's wait,",
+  "HTTP, JSON and the wait for the event loop the server shares with the browser driver:",
+  "",
+  "| sessions | client p50 ms | in the manager p50 ms | rest ms | response bytes p50 |",
+  "| ---: | ---: | ---: | ---: | ---: |",
+  ...rows.filter((r) => r.mode === "server").map((r) =>
+    `| ${r.sessions} | ${round(r.p50Ms)} | ${round(r.handlerP50Ms ?? NaN)} | ${
+      round(r.p50Ms - (r.handlerP50Ms ?? NaN))
+    } | ${r.responseBytesP50 ?? "n/a"} |`
   ),
   "",
   "Server overhead on the p50 step latency (server / in-process − 1):",
