@@ -1,0 +1,314 @@
+/**
+ * A TypeScript client of the WebServ rollout server (`deno task serve`),
+ * over `fetch` only. Shapes are the server's protocol
+ * (`adapters/http/protocol.ts`), as plain types in `./types.ts`.
+ *
+ * @example Run an episode
+ * ```ts ignore
+ * import { WebServClient } from "@webserv/webserv/client";
+ * const client = new WebServClient("http://127.0.0.1:8800");
+ * const session = await client.createSession({ task: "demo/add-note/1" });
+ * const result = await client.step(session.id, { action: "stop", answer: "done" });
+ * console.log(result.status, result.reward);
+ * await client.close(session.id);
+ * ```
+ *
+ * @module
+ */
+import type {
+  BatchResponse,
+  GroupCreated,
+  HealthBody,
+  ObservationBody,
+  ObservationMode,
+  ResetRequest,
+  SessionCreated,
+  SessionSpec,
+  SessionState,
+  StepResponse,
+  TaskBody,
+  TaskPage,
+  TaskQuery,
+  VerdictBody,
+} from "./types.ts";
+
+export type * from "./types.ts";
+
+/** Options of {@linkcode WebServClient}. */
+export interface WebServClientOptions {
+  /** The server's bearer token. */
+  token?: string;
+}
+
+/** The server refused a request: its status, code and message. */
+export class WebServError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The server's error code, such as `"capacity"`. */
+  readonly code: string;
+  /** Seconds to wait before retrying, from `Retry-After`. */
+  readonly retryAfter: number | undefined;
+
+  /**
+   * Creates a refusal.
+   *
+   * @param status the HTTP status
+   * @param code the server's code
+   * @param message the server's message
+   * @param retryAfter seconds from `Retry-After`
+   */
+  constructor(status: number, code: string, message: string, retryAfter?: number) {
+    super(message);
+    this.name = "WebServError";
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** A client of one rollout server. */
+export class WebServClient {
+  /** The server's base URL. */
+  readonly url: string;
+  #token: string | undefined;
+
+  /**
+   * Creates a client of one server.
+   *
+   * @param url the server's base URL, such as `"http://127.0.0.1:8800"`
+   * @param options the bearer token
+   */
+  constructor(url: string, options: WebServClientOptions = {}) {
+    this.url = url.replace(/\/+$/, "");
+    this.#token = options.token;
+  }
+
+  /**
+   * Opens a session.
+   *
+   * @param spec a task id, a site with template and seed, or a URL
+   * @returns the session, its first observation and lease
+   * @throws {WebServError} when the server refuses
+   */
+  createSession(spec: SessionSpec): Promise<SessionCreated> {
+    return this.#json("POST", "/v1/sessions", spec);
+  }
+
+  /**
+   * Opens `n` sessions on the same task and seed.
+   *
+   * @param spec what they run
+   * @param n how many
+   * @returns the group
+   * @throws {WebServError} when the server refuses
+   */
+  createGroup(spec: SessionSpec, n: number): Promise<GroupCreated> {
+    return this.#json("POST", "/v1/groups", { ...spec, n });
+  }
+
+  /**
+   * Takes one action.
+   *
+   * @param id the session
+   * @param action the action, such as `{ action: "click", id: 3 }`
+   * @param requestId makes a retried step idempotent
+   * @returns the result, with its status (`expired` included)
+   * @throws {WebServError} when the server refuses (unknown session, episode over)
+   */
+  step(id: string, action: Record<string, unknown>, requestId?: string): Promise<StepResponse> {
+    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/step`, {
+      action,
+      ...(requestId !== undefined ? { request_id: requestId } : {}),
+    }, [410]);
+  }
+
+  /**
+   * Steps many sessions in one request.
+   *
+   * @param steps one action per session
+   * @returns per-session results
+   * @throws {WebServError} when the request itself is refused
+   */
+  batchStep(
+    steps: { session_id: string; action: Record<string, unknown>; request_id?: string }[],
+  ): Promise<BatchResponse> {
+    return this.#json("POST", "/v1/batch/step", { steps });
+  }
+
+  /**
+   * Starts a new episode.
+   *
+   * @param id the session
+   * @param options a new seed or task
+   * @returns the first observation
+   * @throws {WebServError} when the server refuses
+   */
+  reset(id: string, options: ResetRequest = {}): Promise<SessionCreated> {
+    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/reset`, options);
+  }
+
+  /**
+   * Observes a session.
+   *
+   * @param id the session
+   * @param mode text, json or diff
+   * @returns the observation
+   * @throws {WebServError} when the server refuses
+   */
+  observe(id: string, mode?: ObservationMode): Promise<ObservationBody> {
+    const query = mode ? `?mode=${mode}` : "";
+    return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}/observe${query}`);
+  }
+
+  /**
+   * A PNG of the session's active tab.
+   *
+   * @param id the session
+   * @param marks whether to draw element ids
+   * @returns the PNG bytes
+   * @throws {WebServError} when the server refuses
+   */
+  async screenshot(id: string, marks = false): Promise<Uint8Array> {
+    const response = await this.#fetch(
+      "GET",
+      `/v1/sessions/${encodeURIComponent(id)}/screenshot?marks=${marks}`,
+    );
+    if (!response.ok) throw await refusal(response);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /**
+   * Runs the task's verifier.
+   *
+   * @param id the session
+   * @returns the verdict
+   * @throws {WebServError} when the server refuses
+   */
+  verify(id: string): Promise<VerdictBody> {
+    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/verify`, {});
+  }
+
+  /**
+   * A session's state.
+   *
+   * @param id the session
+   * @returns the state
+   * @throws {WebServError} when the server refuses
+   */
+  state(id: string): Promise<SessionState> {
+    return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Closes a session.
+   *
+   * @param id the session
+   * @returns whether it was open
+   * @throws {WebServError} when the server refuses
+   */
+  async close(id: string): Promise<boolean> {
+    const { closed } = await this.#json<{ closed: boolean }>(
+      "DELETE",
+      `/v1/sessions/${encodeURIComponent(id)}`,
+    );
+    return closed;
+  }
+
+  /**
+   * The live sessions.
+   *
+   * @returns their states
+   * @throws {WebServError} when the server refuses
+   */
+  async list(): Promise<SessionState[]> {
+    return (await this.#json<{ sessions: SessionState[] }>("GET", "/v1/sessions")).sessions;
+  }
+
+  /**
+   * A page of the tasks the server offers.
+   *
+   * @param query a site, a template, a split (`"train"` by default) and the page
+   * @returns the tasks of the page
+   * @throws {WebServError} when the server refuses
+   */
+  async tasks(query: TaskQuery = {}): Promise<TaskBody[]> {
+    return (await this.taskPage(query)).tasks;
+  }
+
+  /**
+   * A page of the tasks the server offers, with the offset of the next.
+   *
+   * @param query a site, a template, a split (`"train"` by default) and the page
+   * @returns the tasks and the next page's offset (`null` on the last)
+   * @throws {WebServError} when the server refuses
+   */
+  async taskPage(query: TaskQuery = {}): Promise<TaskPage> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) params.set(key, String(value));
+    }
+    const search = params.size > 0 ? `?${params}` : "";
+    return await this.#json<TaskPage>("GET", `/v1/tasks${search}`);
+  }
+
+  /**
+   * The action space as tool definitions.
+   *
+   * @param format OpenAI's or Anthropic's shape
+   * @returns the tools
+   * @throws {WebServError} when the server refuses
+   */
+  async tools(format: "openai" | "anthropic" = "openai"): Promise<Record<string, unknown>[]> {
+    return (await this.#json<{ tools: Record<string, unknown>[] }>(
+      "GET",
+      `/v1/tools?format=${format}`,
+    )).tools;
+  }
+
+  /**
+   * The server's capacity.
+   *
+   * @returns live, max and free sessions
+   * @throws {WebServError} when the server refuses
+   */
+  health(): Promise<HealthBody> {
+    return this.#json("GET", "/health");
+  }
+
+  async #json<T>(method: string, path: string, body?: unknown, accept: number[] = []): Promise<T> {
+    const response = await this.#fetch(method, path, body);
+    if (!response.ok && !accept.includes(response.status)) throw await refusal(response);
+    return await response.json() as T;
+  }
+
+  #fetch(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    return fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  }
+}
+
+async function refusal(response: Response): Promise<WebServError> {
+  const text = await response.text();
+  let code = "http-error";
+  let message = text;
+  try {
+    const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
+    if (typeof parsed.code === "string") code = parsed.code;
+    if (typeof parsed.message === "string") message = parsed.message;
+  } catch {
+    // A body that is not JSON is shown as it is.
+  }
+  const retry = Number(response.headers.get("retry-after") ?? NaN);
+  return new WebServError(
+    response.status,
+    code,
+    message,
+    Number.isFinite(retry) ? retry : undefined,
+  );
+}

@@ -1,0 +1,357 @@
+/**
+ * Where sessions come from: the recreated sites (`SITES`: shop, forum,
+ * admin) with their task templates, and the demo site with one small task
+ * the server's own tests use. A task is generated from its id
+ * (`site/template/seed`) by the site kit and bound, per session, to the
+ * state of that session's own sandbox instance (`bindTask`).
+ *
+ * What the verifier judged at the end of an episode (the answer, the final
+ * URL, the state diff) is kept on the served task ({@linkcode ServedTask}),
+ * so the trajectory can record it and `deno task export --reverify` can
+ * score it again with the kit's `evaluate()`.
+ *
+ * @module
+ */
+import type { EnvTask, EpisodeOutcome, Verdict } from "../../mod.ts";
+import type { Instance, Site } from "../../sandboxes/mod.ts";
+import {
+  bindTask,
+  evaluate,
+  generateTask,
+  parseTaskId,
+  type SiteModule,
+  SITES,
+  type Split,
+  splitOf,
+  type StateDiff,
+  type Task,
+  TEST_SEED_START,
+} from "../../fixtures/sites/mod.ts";
+import demoSite from "../../fixtures/sites/demo/mod.ts";
+import { HttpError } from "./http_error.ts";
+import type { TaskBody } from "./protocol.ts";
+
+/** What the verifier judged at the end of an episode. */
+export interface JudgedOutcome {
+  /** The agent's answer, when it gave one. */
+  answer?: string;
+  /** The active tab's URL when the episode was judged. */
+  url: string;
+  /** The instance's origin the `url` evaluator compares against. */
+  origin?: string;
+  /** The state diff since the episode's mark, when the evaluator judges state. */
+  diff?: StateDiff;
+}
+
+/** A task bound to one instance, as a session runs it. */
+export interface ServedTask extends EnvTask {
+  /** What the last `verify()` judged; absent before the first. */
+  readonly judged: JudgedOutcome | undefined;
+}
+
+/** What a session is placed on: a site and seed, and a task bound to the instance. */
+export interface Placement {
+  /** The site, served by the backend. */
+  site: Site;
+  /** The seed of its data. */
+  seed: number;
+  /** The task as listed; `null` when the session has no task. */
+  task: TaskBody | null;
+  /** Binds the task to an instance, once it runs; absent without a task. */
+  bind?: (instance: Instance) => ServedTask;
+}
+
+/** Which tasks {@linkcode Catalog.list} lists. */
+export interface TaskQuery {
+  /** Only this site's tasks. */
+  site?: string;
+  /** Only this template's tasks. */
+  template?: string;
+  /**
+   * Only seeds of this split.
+   *
+   * @default {"train"}
+   */
+  split?: Split;
+  /**
+   * How many tasks to skip.
+   *
+   * @default {0}
+   */
+  offset?: number;
+  /**
+   * The most tasks listed.
+   *
+   * @default {50}
+   */
+  limit?: number;
+}
+
+/** A page of tasks. */
+export interface TaskPage {
+  /** The tasks, seed by seed, every chosen template for each seed. */
+  tasks: TaskBody[];
+  /** The offset of the next page; `null` on the last. */
+  next_offset: number | null;
+}
+
+/** The sites and tasks a server offers. */
+export interface Catalog {
+  /** The sites by name. */
+  readonly sites: ReadonlyMap<string, Site>;
+  /**
+   * Lists tasks, a page at a time.
+   *
+   * @param query the site, template, split and page
+   * @returns the page
+   * @throws {HttpError} 404 for an unknown site or template
+   */
+  list(query?: TaskQuery): TaskPage;
+  /**
+   * Resolves a task id, or a site with template and seed.
+   *
+   * @param spec the request's fields
+   * @returns the placement
+   * @throws {HttpError} 404 for an unknown task, site or template; 400 for a bad id
+   */
+  resolve(spec: { task?: string; site?: string; template?: string; seed?: number }): Placement;
+}
+
+/** The largest seed a task may have. */
+const MAX_SEED = 2 ** 31 - 1;
+
+interface Source {
+  site: Site;
+  templates: readonly string[];
+  describe(template: string, seed: number): TaskBody;
+  bind(template: string, seed: number, task: TaskBody): (instance: Instance) => ServedTask;
+}
+
+/**
+ * The catalog `deno task serve` uses: the recreated sites of `SITES` and
+ * the demo site.
+ *
+ * @param sites the recreated sites
+ * @returns the catalog
+ */
+export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITES)): Catalog {
+  const sources = new Map<string, Source>();
+  for (const site of sites) sources.set(site.name, kitSource(site));
+  sources.set(demoSite.name, DEMO);
+  const siteMap = new Map([...sources].map(([name, source]) => [name, source.site]));
+  function source(name: string | undefined): Source {
+    const found = name === undefined ? undefined : sources.get(name);
+    if (!found) {
+      throw new HttpError(
+        404,
+        "unknown-site",
+        `No site "${name}": the sites are ${[...sources.keys()].map((n) => `"${n}"`).join(", ")}`,
+      );
+    }
+    return found;
+  }
+  function template(from: Source, id: string): string {
+    if (!from.templates.includes(id)) {
+      throw new HttpError(404, "unknown-template", `No template "${id}" on "${from.site.name}"`);
+    }
+    return id;
+  }
+  return {
+    sites: siteMap,
+    list(query = {}) {
+      const chosen = query.site === undefined ? [...sources.values()] : [source(query.site)];
+      const pairs = chosen.flatMap((from) =>
+        (query.template === undefined ? from.templates : [template(from, query.template)])
+          .map((id) => ({ from, id }))
+      );
+      const split = query.split ?? "train";
+      const first = split === "train" ? 0 : TEST_SEED_START;
+      const last = split === "train" ? TEST_SEED_START - 1 : MAX_SEED;
+      const offset = query.offset ?? 0;
+      const limit = query.limit ?? 50;
+      const tasks: TaskBody[] = [];
+      if (pairs.length === 0) return { tasks, next_offset: null };
+      let index = offset;
+      for (; tasks.length < limit; index++) {
+        const seed = first + Math.floor(index / pairs.length);
+        if (seed > last) break;
+        const { from, id } = pairs[index % pairs.length]!;
+        tasks.push(from.describe(id, seed));
+      }
+      const more = first + Math.floor(index / pairs.length) <= last;
+      return { tasks, next_offset: more ? index : null };
+    },
+    resolve(spec) {
+      let { site: siteName, template: templateId, seed } = spec;
+      if (spec.task !== undefined) {
+        try {
+          ({ site: siteName, template: templateId, seed } = parseTaskId(spec.task));
+        } catch (error) {
+          throw new HttpError(400, "bad-task-id", (error as Error).message);
+        }
+        if (seed! > MAX_SEED) {
+          throw new HttpError(400, "bad-task-id", `Task id "${spec.task}" has a seed too large`);
+        }
+      }
+      const from = source(siteName);
+      const finalSeed = seed ?? 0;
+      if (templateId === undefined) return { site: from.site, seed: finalSeed, task: null };
+      const id = template(from, templateId);
+      const task = from.describe(id, finalSeed);
+      return { site: from.site, seed: finalSeed, task, bind: from.bind(id, finalSeed, task) };
+    },
+  };
+}
+
+/** How many listed tasks each site keeps described, so pages read again are fast. */
+const DESCRIBED = 5000;
+
+function kitSource(site: SiteModule): Source {
+  const described = new Map<string, TaskBody>();
+  const generate = (template: string, seed: number): Task => {
+    try {
+      return generateTask(site, template, seed);
+    } catch (error) {
+      // A template that cannot make this task is our fault, not the caller's.
+      throw new HttpError(503, "bad-template", (error as Error).message);
+    }
+  };
+  return {
+    site,
+    templates: site.templates.map((t) => t.id),
+    describe(template, seed) {
+      const key = `${template}/${seed}`;
+      let body = described.get(key);
+      if (!body) {
+        const task = generate(template, seed);
+        body = describe(task, site.templates.find((t) => t.id === template)?.kind);
+        described.set(key, body);
+        if (described.size > DESCRIBED) described.delete(described.keys().next().value!);
+      }
+      return body;
+    },
+    bind(template, seed) {
+      const task = generate(template, seed);
+      return (instance) => {
+        if (!instance.state) {
+          throw new HttpError(
+            503,
+            "no-state",
+            `The instance of "${site.name}" has no state channel to verify with`,
+          );
+        }
+        const bound = bindTask(task, site, instance.state, { origin: instance.origin });
+        let judged: JudgedOutcome | undefined;
+        return {
+          id: bound.id,
+          instruction: bound.instruction,
+          startUrl: bound.startUrl,
+          get judged() {
+            return judged;
+          },
+          begin: () => bound.begin!(),
+          async verify(outcome: EpisodeOutcome): Promise<Verdict> {
+            const verdict = await bound.verify(outcome);
+            const diff = bound.lastDiff;
+            judged = {
+              ...(outcome.answer !== undefined ? { answer: outcome.answer } : {}),
+              url: outcome.url,
+              origin: instance.origin,
+              ...(diff ? { diff } : {}),
+            };
+            return verdict;
+          },
+        };
+      };
+    },
+  };
+}
+
+function describe(task: Task, kind: string | undefined): TaskBody {
+  return {
+    id: task.id,
+    site: task.site,
+    template: task.template,
+    seed: task.seed,
+    instruction: task.instruction,
+    split: splitOf(task.seed),
+    difficulty: task.difficulty,
+    ...(kind ? { kind } : {}),
+  };
+}
+
+/**
+ * Scores a recorded outcome again with the kit's evaluator, the task
+ * regenerated from its id: what `deno task export --reverify` runs.
+ *
+ * @param taskId the task id, such as `"shop/add-to-cart/7"`
+ * @param judged what the verifier judged
+ * @param sites the recreated sites
+ * @returns the verdict, or `undefined` when the task is not a kit task (the demo's)
+ * @throws {TypeError} when the id is malformed or names an unknown template
+ */
+export function reverify(
+  taskId: string,
+  judged: JudgedOutcome,
+  sites: Readonly<Record<string, SiteModule>> = SITES,
+): Verdict | undefined {
+  const { site: name, template, seed } = parseTaskId(taskId);
+  const site = Object.hasOwn(sites, name) ? sites[name] : undefined;
+  if (!site) return undefined;
+  const task = generateTask(site, template, seed);
+  return evaluate(task.evaluator, {
+    answer: judged.answer,
+    url: judged.url,
+    ...(judged.origin !== undefined ? { origin: judged.origin } : {}),
+    ...(judged.diff ? { diff: judged.diff } : {}),
+  });
+}
+
+const WORDS = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", "honey"];
+
+// The demo site's one task, for the server's own tests: add a note with a
+// given text; verified from the site's state alone.
+const DEMO: Source = {
+  site: demoSite,
+  templates: ["add-note"],
+  describe: (template, seed) => ({
+    id: `demo/${template}/${seed}`,
+    site: "demo",
+    template,
+    seed,
+    instruction: `Add a note that says "${noteText(seed)}"`,
+    split: splitOf(seed),
+    difficulty: "easy",
+    kind: "state",
+  }),
+  bind: (_template, seed, task) => (instance) => {
+    const text = noteText(seed);
+    let judged: JudgedOutcome | undefined;
+    return {
+      id: task.id,
+      instruction: task.instruction,
+      startUrl: "/",
+      get judged() {
+        return judged;
+      },
+      async verify(outcome) {
+        judged = {
+          ...(outcome.answer !== undefined ? { answer: outcome.answer } : {}),
+          url: outcome.url,
+        };
+        const state = instance.state;
+        if (!state) return { reward: 0, reason: "The instance has no state channel" };
+        const response = await state.fetch("/notes");
+        const notes = await response.json() as { text: string }[];
+        const found = notes.some((note) => note.text === text);
+        return found
+          ? { reward: 1, reason: `A note says "${text}"` }
+          : { reward: 0, reason: `No note says "${text}"` };
+      },
+    };
+  },
+};
+
+function noteText(seed: number): string {
+  return `buy ${WORDS[seed % WORDS.length]} ${seed}`;
+}

@@ -1,0 +1,266 @@
+/**
+ * The session protocol, defined once: the zod schemas of every request and
+ * response of the rollout server. The HTTP routes validate with them and
+ * build `/openapi.json` from them, the WebSocket speaks the same step and
+ * observation shapes, and the clients follow them.
+ *
+ * @module
+ */
+import { z } from "@hono/zod-openapi";
+
+/** An error as every endpoint returns it. */
+export const ErrorBody = z.object({
+  code: z.string().openapi({ example: "not-found" }),
+  message: z.string().openapi({ example: 'No session "s-12"' }),
+}).openapi("Error");
+/** An error as every endpoint returns it. */
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** How observations are returned: text only, text and elements as JSON, or a diff text. */
+export const ObservationMode = z.enum(["text", "json", "diff"]).openapi("ObservationMode");
+/** How observations are returned. */
+export type ObservationMode = z.infer<typeof ObservationMode>;
+
+/** A viewport in CSS pixels. */
+export const ViewportBody = z.object({
+  width: z.number().int().min(200).max(4096),
+  height: z.number().int().min(200).max(4096),
+}).openapi("Viewport");
+
+/** What a session runs: a task id, a site with template and seed, or a bare URL. */
+export const SessionSpec = z.object({
+  task: z.string().min(1).max(200).optional().openapi({
+    description: 'A task id from GET /v1/tasks, such as "shop/add-to-cart/7"',
+  }),
+  site: z.string().min(1).max(100).optional().openapi({ description: "A site name" }),
+  template: z.string().min(1).max(100).optional().openapi({
+    description: "A template of the site; without it the session has no task",
+  }),
+  seed: z.number().int().min(0).max(2 ** 31 - 1).optional().openapi({
+    description: "The seed of the site's data and the task",
+  }),
+  url: z.string().url().max(2000).optional().openapi({
+    description: "A bare start URL: no site, no task, reward always 0",
+  }),
+  viewport: ViewportBody.optional(),
+  observation: ObservationMode.optional().openapi({ description: 'Default "text"' }),
+  max_steps: z.number().int().min(1).max(10_000).optional(),
+  record_screenshots: z.boolean().optional().openapi({
+    description: "Write a PNG beside the trajectory after every step",
+  }),
+  target: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional().openapi({
+    description:
+      "With the incus backend: the cluster member to place the site's instance on (Incus ?target=)",
+  }),
+}).openapi("SessionSpec");
+/** What a session runs. */
+export type SessionSpec = z.infer<typeof SessionSpec>;
+
+/** A group of sessions on one task and seed. */
+export const GroupSpec = SessionSpec.extend({
+  n: z.number().int().min(1).max(64).openapi({ description: "How many sessions" }),
+}).openapi("GroupSpec");
+/** A group of sessions on one task and seed. */
+export type GroupSpec = z.infer<typeof GroupSpec>;
+
+/** A tab of the env. */
+export const TabBody = z.object({
+  index: z.number().int(),
+  title: z.string(),
+  url: z.string(),
+  active: z.boolean(),
+});
+
+/** An observation as the server returns it. */
+export const ObservationBody = z.object({
+  text: z.string().openapi({ description: "The compact page text with element ids" }),
+  url: z.string(),
+  title: z.string(),
+  tabs: z.array(TabBody),
+  elements: z.array(z.record(z.string(), z.unknown())).optional().openapi({
+    description: 'With observation "json": every element with an id',
+  }),
+  diff: z.object({
+    added: z.array(z.number()),
+    removed: z.array(z.number()),
+    changed: z.array(z.number()),
+  }).optional(),
+  dialog: z.record(z.string(), z.unknown()).optional(),
+}).openapi("Observation");
+/** An observation as the server returns it. */
+export type ObservationBody = z.infer<typeof ObservationBody>;
+
+/** A session's lease: renewed by every use. */
+export const LeaseBody = z.object({
+  expires_at: z.string().openapi({ description: "When the session is reaped if left idle" }),
+  idle_timeout_s: z.number(),
+  hard_expires_at: z.string().openapi({ description: "The end of the session's lifetime" }),
+}).openapi("Lease");
+/** A session's lease. */
+export type LeaseBody = z.infer<typeof LeaseBody>;
+
+/** A task as listed. */
+export const TaskBody = z.object({
+  id: z.string(),
+  site: z.string(),
+  template: z.string(),
+  seed: z.number(),
+  instruction: z.string(),
+  split: z.enum(["train", "test"]).optional().openapi({
+    description: 'Seeds 0-999 are "train", 1000 and up "test"',
+  }),
+  difficulty: z.enum(["easy", "medium", "hard"]).optional(),
+  kind: z.string().optional().openapi({ description: '"state", "information" or "navigation"' }),
+}).openapi("Task");
+/** A task as listed. */
+export type TaskBody = z.infer<typeof TaskBody>;
+
+/** Which tasks `GET /v1/tasks` lists. */
+export const TaskQuery = z.object({
+  site: z.string().max(100).optional(),
+  template: z.string().max(100).optional(),
+  split: z.enum(["train", "test"]).optional().openapi({ description: 'Default "train"' }),
+  offset: z.coerce.number().int().min(0).max(2 ** 40).optional(),
+  limit: z.coerce.number().int().min(1).max(500).optional().openapi({
+    description: "Default 50",
+  }),
+}).openapi("TaskQuery");
+/** Which tasks `GET /v1/tasks` lists. */
+export type TaskQuery = z.infer<typeof TaskQuery>;
+
+/** A page of tasks. */
+export const TaskPage = z.object({
+  tasks: z.array(TaskBody),
+  next_offset: z.number().nullable().openapi({ description: "null on the last page" }),
+}).openapi("TaskPage");
+/** A page of tasks. */
+export type TaskPage = z.infer<typeof TaskPage>;
+
+/** A new or reset session. */
+export const SessionCreated = z.object({
+  id: z.string(),
+  observation: ObservationBody,
+  lease: LeaseBody,
+  task: TaskBody.nullable(),
+  group: z.string().optional(),
+}).openapi("SessionCreated");
+/** A new or reset session. */
+export type SessionCreated = z.infer<typeof SessionCreated>;
+
+/** A group of sessions. */
+export const GroupCreated = z.object({
+  group: z.string(),
+  sessions: z.array(SessionCreated),
+}).openapi("GroupCreated");
+/** A group of sessions. */
+export type GroupCreated = z.infer<typeof GroupCreated>;
+
+/** One action for one session. */
+export const StepRequest = z.object({
+  action: z.record(z.string(), z.unknown()).openapi({
+    description: 'An action such as {"action": "click", "id": 12}; see GET /v1/tools',
+    example: { action: "click", id: 12 },
+  }),
+  request_id: z.string().min(1).max(200).optional().openapi({
+    description: "A retried step with the same id returns the first result",
+  }),
+}).openapi("StepRequest");
+/** One action for one session. */
+export type StepRequest = z.infer<typeof StepRequest>;
+
+/**
+ * The outcome of a step: `ok`; `action_error` (the agent's fault, the
+ * episode goes on); `env_error` (ours); `timeout` (our deadline passed);
+ * `expired` (the session is gone). Only `ok` and `action_error` carry a reward.
+ */
+export const StepStatus = z.enum(["ok", "action_error", "env_error", "timeout", "expired"])
+  .openapi("StepStatus");
+/** The outcome of a step. */
+export type StepStatus = z.infer<typeof StepStatus>;
+
+/** A verifier's judgement. */
+export const VerdictBody = z.object({
+  reward: z.number(),
+  reason: z.string(),
+}).openapi("Verdict");
+/** A verifier's judgement. */
+export type VerdictBody = z.infer<typeof VerdictBody>;
+
+/** The result of one step. */
+export const StepResponse = z.object({
+  status: StepStatus,
+  observation: ObservationBody.nullable(),
+  reward: z.number().optional().openapi({
+    description: "Only with ok and action_error: the verifier's reward when the episode " +
+      "ends on a task, else 0",
+  }),
+  done: z.boolean(),
+  truncated: z.boolean(),
+  info: z.object({
+    step: z.number().int(),
+    elapsed_ms: z.number(),
+    settle: z.record(z.string(), z.unknown()).optional(),
+    error: ErrorBody.optional(),
+    verdict: VerdictBody.optional(),
+    answer: z.string().optional(),
+  }),
+}).openapi("StepResponse");
+/** The result of one step. */
+export type StepResponse = z.infer<typeof StepResponse>;
+
+/** Reset options. */
+export const ResetRequest = z.object({
+  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  task: z.string().min(1).max(200).optional(),
+}).openapi("ResetRequest");
+/** Reset options. */
+export type ResetRequest = z.infer<typeof ResetRequest>;
+
+/** A session's state. */
+export const SessionState = z.object({
+  id: z.string(),
+  task: TaskBody.nullable(),
+  step: z.number().int(),
+  url: z.string(),
+  elapsed_s: z.number(),
+  created_at: z.string(),
+  done: z.boolean(),
+  rewards: z.array(z.number()),
+  lease: LeaseBody,
+  group: z.string().optional(),
+}).openapi("SessionState");
+/** A session's state. */
+export type SessionState = z.infer<typeof SessionState>;
+
+/** Steps for many sessions. */
+export const BatchRequest = z.object({
+  steps: z.array(z.object({
+    session_id: z.string().min(1).max(100),
+    action: z.record(z.string(), z.unknown()),
+    request_id: z.string().min(1).max(200).optional(),
+  })).min(1).max(256),
+}).openapi("BatchRequest");
+/** Steps for many sessions. */
+export type BatchRequest = z.infer<typeof BatchRequest>;
+
+/** Per-session results of a batch. */
+export const BatchResponse = z.object({
+  results: z.array(z.object({
+    session_id: z.string(),
+    result: StepResponse.optional(),
+    error: ErrorBody.optional(),
+  })),
+}).openapi("BatchResponse");
+/** Per-session results of a batch. */
+export type BatchResponse = z.infer<typeof BatchResponse>;
+
+/** The server's capacity. */
+export const HealthBody = z.object({
+  status: z.enum(["ok", "degraded"]),
+  live: z.number().int(),
+  max: z.number().int(),
+  free: z.number().int(),
+  browser: z.boolean().openapi({ description: "Whether the browser is connected" }),
+}).openapi("Health");
+/** The server's capacity. */
+export type HealthBody = z.infer<typeof HealthBody>;

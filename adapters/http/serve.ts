@@ -1,0 +1,128 @@
+/**
+ * `deno task serve`: starts the rollout server on 127.0.0.1 with one
+ * Chromium and the fixture backend, on port 8800 or the next free one.
+ *
+ * Flags (and environment variables): `--port` (`WEBSERV_PORT`), `--host`
+ * (`WEBSERV_HOST`), `--backend fixture|incus|docker` (`WEBSERV_BACKEND`),
+ * `--token` (`WEBSERV_TOKEN`, required off loopback), `--max-sessions`
+ * (`WEBSERV_MAX_SESSIONS`), `--browser ws://…` (`WEBSERV_BROWSER`),
+ * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
+ * and `--lifetime` in seconds. SIGINT and SIGTERM close every session,
+ * context, sandbox instance and the browser before exiting.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { type Backend, startServer } from "./server.ts";
+
+const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend fixture|incus|docker]
+       [--token TOKEN] [--max-sessions N] [--browser ws://...] [--run-dir DIR]
+       [--idle-timeout SECONDS] [--lifetime SECONDS]`;
+
+function fail(message: string): never {
+  console.error(`${message}\n${USAGE}`);
+  Deno.exit(2);
+}
+
+function integer(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) {
+    fail(`Option "${name}" must be a whole number, got "${value}"`);
+  }
+  return n;
+}
+
+// A long-running server must outlive a stray rejection in any part it runs:
+// log it and go on (the sessions it hit report env_error on their next step).
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  console.error("Unhandled rejection:", event.reason);
+});
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: Deno.args,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        backend: { type: "string" },
+        token: { type: "string" },
+        "max-sessions": { type: "string" },
+        browser: { type: "string" },
+        "run-dir": { type: "string" },
+        "idle-timeout": { type: "string" },
+        lifetime: { type: "string" },
+        help: { type: "boolean" },
+      },
+    }));
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const env = (name: string) => Deno.env.get(name);
+  const backend = values.backend ?? env("WEBSERV_BACKEND") ?? "fixture";
+  if (!["fixture", "incus", "docker"].includes(backend)) {
+    fail(`Backend "${backend}" is not one of "fixture", "incus", "docker"`);
+  }
+  const port = integer("port", values.port ?? env("WEBSERV_PORT"));
+  const maxSessions = integer(
+    "max-sessions",
+    values["max-sessions"] ?? env("WEBSERV_MAX_SESSIONS"),
+  );
+  const idle = integer("idle-timeout", values["idle-timeout"]);
+  const lifetime = integer("lifetime", values.lifetime);
+  const token = values.token ?? env("WEBSERV_TOKEN");
+  const browserUrl = values.browser ?? env("WEBSERV_BROWSER");
+  const runDir = values["run-dir"] ?? env("WEBSERV_RUN_DIR") ??
+    `runs/${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  let server;
+  try {
+    server = await startServer({
+      hostname: values.host ?? env("WEBSERV_HOST") ?? "127.0.0.1",
+      backend: backend as Backend,
+      runDir,
+      browserHandlesSignals: false,
+      ...(port !== undefined ? { port } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(idle !== undefined ? { idleTimeoutMs: idle * 1000 } : {}),
+      ...(lifetime !== undefined ? { lifetimeMs: lifetime * 1000 } : {}),
+      ...(token ? { token } : {}),
+      ...(browserUrl ? { browserUrl } : {}),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof Error && error.name === "BrowserNotFoundError") {
+      console.error(
+        `${message}\nInstall Chromium with: sudo apt-get install -y chromium  (or set WEBSERV_CHROME)`,
+      );
+      Deno.exit(1);
+    }
+    console.error(`Cannot start the server: ${message}`);
+    Deno.exit(1);
+  }
+  const suffix = token ? `?token=${encodeURIComponent(token)}` : "";
+  console.log(`WebServ rollout server on ${server.url} (backend ${backend})`);
+  console.log(`  dashboard  ${server.url}/${suffix}`);
+  console.log(`  API docs   ${server.url}/docs${suffix}`);
+  console.log(`  OpenAPI    ${server.url}/openapi.json`);
+  console.log(`  trajectories in ${runDir}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) Deno.exit(130);
+    stopping = true;
+    console.log(`${signal}: closing every session…`);
+    await server.close();
+    console.log("Closed");
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+}
+
+if (import.meta.main) await main();

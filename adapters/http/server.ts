@@ -1,0 +1,304 @@
+/**
+ * The rollout server put together: one Chromium (launched, or reached at a
+ * `ws://` endpoint, and started again when it dies), the gateway and the
+ * sandbox backend, the sessions, the app, the WebSocket and the dashboard,
+ * on one Hono server on loopback.
+ *
+ * @module
+ */
+import { Browser, logFailure } from "../../mod.ts";
+import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
+import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
+import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
+import { createApp } from "./app.ts";
+import { type Catalog, defaultCatalog } from "./catalog.ts";
+import { mountDashboard } from "./dashboard.ts";
+import { Metrics } from "./metrics.ts";
+import { SessionManager } from "./sessions.ts";
+import { TrajectoryLog } from "./trajectory.ts";
+import { mountWebSocket } from "./websocket.ts";
+
+/** The sandbox backends the server can use. */
+export type Backend = "fixture" | "incus" | "docker";
+
+/** Options of {@linkcode startServer}. */
+export interface ServerOptions {
+  /**
+   * The port; `0` picks any free one.
+   *
+   * @default {8800, or the next free port after it}
+   */
+  port?: number;
+  /**
+   * The address to listen on; anything but loopback needs `token`.
+   *
+   * @default {"127.0.0.1"}
+   */
+  hostname?: string;
+  /**
+   * The sandbox backend.
+   *
+   * @default {"fixture"}
+   */
+  backend?: Backend;
+  /** The bearer token every request but `/health` must carry. */
+  token?: string;
+  /**
+   * The cap on live sessions.
+   *
+   * @default {16}
+   */
+  maxSessions?: number;
+  /** A running browser's DevTools WebSocket URL; a browser is launched when absent. */
+  browserUrl?: string;
+  /**
+   * Idle time after which a session is reaped, in milliseconds.
+   *
+   * @default {300000}
+   */
+  idleTimeoutMs?: number;
+  /**
+   * A session's hard lifetime, in milliseconds.
+   *
+   * @default {3600000}
+   */
+  lifetimeMs?: number;
+  /**
+   * The deadline of a step, reset or create, in milliseconds.
+   *
+   * @default {30000}
+   */
+  stepTimeoutMs?: number;
+  /** Where trajectories go; none are written when absent. */
+  runDir?: string;
+  /**
+   * The sites and tasks.
+   *
+   * @default {defaultCatalog()}
+   */
+  catalog?: Catalog;
+  /**
+   * The Incus storage pool, for the incus backend.
+   *
+   * @default {"default"}
+   */
+  incusPool?: string;
+  /**
+   * Whether the launched browser installs its own SIGINT/SIGTERM handlers;
+   * `deno task serve` turns them off to shut down gracefully itself.
+   *
+   * @default {true}
+   */
+  browserHandlesSignals?: boolean;
+}
+
+/** A running rollout server. */
+export interface RolloutServer extends AsyncDisposable {
+  /** The base URL, such as `http://127.0.0.1:8800`. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** The sessions. */
+  readonly sessions: SessionManager;
+  /** The current browser (changes when a dead one is replaced). */
+  readonly browser: Browser | undefined;
+  /** Where trajectories go, when a run directory was given. */
+  readonly trajectories: TrajectoryLog | undefined;
+  /** Closes every session, context, sandbox instance, the browser and the listener. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * Starts the rollout server.
+ *
+ * @param options where to listen, the backend, the limits
+ * @returns the running server
+ * @throws {RangeError} when binding off loopback without a token
+ *
+ * @example Start on a free port and stop
+ * ```ts ignore
+ * await using server = await startServer({ port: 0 });
+ * console.log(server.url);
+ * ```
+ */
+export async function startServer(options: ServerOptions = {}): Promise<RolloutServer> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (!LOOPBACK.test(hostname) && !options.token) {
+    throw new RangeError(
+      `Cannot listen on "${hostname}" without a bearer token: pass --token or WEBSERV_TOKEN`,
+    );
+  }
+  const metrics = new Metrics();
+  const catalog = options.catalog ?? defaultCatalog();
+  const browsers = new BrowserHolder(options);
+  const gateway = new Gateway();
+  const sandboxes = new Map<string, Promise<Sandbox>>();
+  // Incus clients of placement targets, closed after their sandboxes.
+  const incusClients: IncusClient[] = [];
+  const backend = options.backend ?? "fixture";
+  const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
+  let selfOrigins: string[] = [];
+  const sessions = new SessionManager({
+    browser: () => browsers.get(),
+    sandbox(site: Site, target?: string) {
+      // One backend per site and placement target, shared by its sessions.
+      const key = target === undefined ? site.name : `${site.name}@${target}`;
+      let sandbox = sandboxes.get(key);
+      if (!sandbox) {
+        sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
+        sandboxes.set(key, sandbox);
+        sandbox.catch(() => sandboxes.delete(key));
+      }
+      return sandbox;
+    },
+    placementTargets: backend === "incus",
+    catalog,
+    metrics,
+    ...(trajectories ? { trajectories } : {}),
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.lifetimeMs !== undefined ? { lifetimeMs: options.lifetimeMs } : {}),
+    ...(options.stepTimeoutMs !== undefined ? { stepTimeoutMs: options.stepTimeoutMs } : {}),
+    blockedOrigins: () => selfOrigins,
+  });
+  try {
+    await browsers.get();
+  } catch (error) {
+    await gateway.close();
+    throw error;
+  }
+  const app = createApp({
+    sessions,
+    catalog,
+    metrics,
+    browserConnected: () => browsers.connected,
+    ...(options.token ? { token: options.token } : {}),
+  });
+  mountWebSocket(app, sessions);
+  mountDashboard(app, sessions, trajectories);
+  const server = listen(app.fetch, hostname, options.port);
+  const port = server.addr.port;
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    closing ??= (async () => {
+      await sessions.closeAll();
+      await server.shutdown().catch((error) => logFailure("stop the listener", error));
+      for (const sandbox of sandboxes.values()) {
+        await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));
+      }
+      for (const client of incusClients) client.close();
+      await gateway.close().catch((error) => logFailure("close the gateway", error));
+      await browsers.close();
+    })();
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    sessions,
+    get browser() {
+      return browsers.current;
+    },
+    trajectories,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function listen(
+  handler: (
+    request: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ) => Response | Promise<Response>,
+  hostname: string,
+  port: number | undefined,
+): Deno.HttpServer<Deno.NetAddr> {
+  const serve = (p: number) => Deno.serve({ hostname, port: p, onListen() {} }, handler);
+  if (port !== undefined) return serve(port);
+  for (let candidate = 8800; candidate < 8900; candidate++) {
+    try {
+      return serve(candidate);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    }
+  }
+  return serve(0);
+}
+
+async function openSandbox(
+  backend: Backend,
+  site: Site,
+  gateway: Gateway,
+  options: ServerOptions,
+  target: string | undefined,
+  clients: IncusClient[],
+): Promise<Sandbox> {
+  switch (backend) {
+    case "fixture":
+      return new FixtureSandbox(site, { gateway });
+    case "incus": {
+      // A placement target is the client's: new instances go to that member.
+      const client = target === undefined ? undefined : new IncusClient({ target });
+      if (client) clients.push(client);
+      return await IncusSandbox.open({
+        gateway,
+        image: `webserv-${site.name}`,
+        pool: options.incusPool ?? "default",
+        ...(client ? { client } : {}),
+      });
+    }
+    case "docker":
+      return await DockerSandbox.open({ gateway, image: `webserv-${site.name}` });
+  }
+}
+
+/** One browser at a time; a dead one is replaced on the next use. */
+class BrowserHolder {
+  #options: ServerOptions;
+  #browser: Browser | undefined;
+  #starting: Promise<Browser> | undefined;
+  #closed = false;
+
+  constructor(options: ServerOptions) {
+    this.#options = options;
+  }
+
+  get current(): Browser | undefined {
+    return this.#browser;
+  }
+
+  get connected(): boolean {
+    return this.#browser?.connected ?? false;
+  }
+
+  get(): Promise<Browser> {
+    if (this.#closed) return Promise.reject(new Error("The server is shutting down"));
+    const browser = this.#browser;
+    if (browser?.connected) return Promise.resolve(browser);
+    return this.#starting ??= this.#start().finally(() => this.#starting = undefined);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#starting?.catch(() => {});
+    await this.#browser?.close().catch((error) => logFailure("close the browser", error));
+  }
+
+  async #start(): Promise<Browser> {
+    const old = this.#browser;
+    if (old) await old.close().catch((error) => logFailure("close the dead browser", error));
+    const url = this.#options.browserUrl;
+    const browser = url
+      ? await Browser.connect(url)
+      : await Browser.launch({ handleSignals: this.#options.browserHandlesSignals ?? true });
+    this.#browser = browser;
+    // Start the next browser as soon as this one dies, not on the next request.
+    browser.on("disconnected", () => {
+      if (this.#closed || this.#browser !== browser) return;
+      this.get().catch((error) => logFailure("start a new browser", error));
+    });
+    return browser;
+  }
+}

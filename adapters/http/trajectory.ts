@@ -1,0 +1,123 @@
+/**
+ * Trajectories: append-only JSONL, one file per session under a run
+ * directory, one event a line.
+ *
+ * Schema, version 1 (`v: 1` on every line):
+ * - `{ v, type: "start", t, session, episode, task, instruction, url, observation }`
+ *   when an episode starts (create or reset);
+ * - `{ v, type: "step", t, session, episode, step, action, status, reward?, done,
+ *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, judged?, screenshot? }`
+ *   after every step (`observation` is the text the agent saw after the
+ *   action, `screenshot` a file name beside the JSONL; on the step that ends
+ *   a task episode, `verdict` is `{ reward, reason }` and `judged` what the
+ *   verifier judged: `{ answer?, url, origin?, diff? }`, the diff being the
+ *   site's state diff since the episode's mark);
+ * - `{ v, type: "end", t, session, episode, reason }` when the session closes.
+ *
+ * `t` is an ISO time; `task` is the task id or `null`; `error` is `{ code, message }`.
+ *
+ * @module
+ */
+import { join } from "node:path";
+
+/** The schema version of every line. */
+export const TRAJECTORY_VERSION = 1;
+
+/** One line of a trajectory. */
+export type TrajectoryEvent = Record<string, unknown> & { type: "start" | "step" | "end" };
+
+/**
+ * Writes the trajectories of one run.
+ *
+ * @example Append an event
+ * ```ts ignore
+ * const run = await TrajectoryLog.open("runs/today");
+ * await run.append("s-1", { type: "end", reason: "closed" });
+ * ```
+ */
+export class TrajectoryLog {
+  /** The run directory. */
+  readonly directory: string;
+  #queues = new Map<string, Promise<void>>();
+
+  private constructor(directory: string) {
+    this.directory = directory;
+  }
+
+  /**
+   * Opens (creates) a run directory.
+   *
+   * @param directory where the JSONL files go
+   * @returns the log
+   */
+  static async open(directory: string): Promise<TrajectoryLog> {
+    await Deno.mkdir(join(directory, "screenshots"), { recursive: true });
+    return new TrajectoryLog(directory);
+  }
+
+  /**
+   * The path of a session's JSONL file.
+   *
+   * @param session the session id
+   * @returns the path
+   */
+  path(session: string): string {
+    return join(this.directory, `${session}.jsonl`);
+  }
+
+  /**
+   * Appends one event to a session's file (in order per session).
+   *
+   * @param session the session id
+   * @param event the event without `v`, `t` and `session`
+   */
+  append(session: string, event: TrajectoryEvent): Promise<void> {
+    const line = JSON.stringify({
+      v: TRAJECTORY_VERSION,
+      t: new Date().toISOString(),
+      session,
+      ...event,
+    }) + "\n";
+    const previous = this.#queues.get(session) ?? Promise.resolve();
+    const next = previous.then(() =>
+      Deno.writeTextFile(this.path(session), line, { append: true })
+    );
+    this.#queues.set(session, next.catch(() => {}));
+    return next;
+  }
+
+  /**
+   * Writes a screenshot beside the trajectories.
+   *
+   * @param name the file name
+   * @param png the PNG bytes
+   * @returns the file name relative to the run directory
+   */
+  async screenshot(name: string, png: Uint8Array): Promise<string> {
+    const file = join("screenshots", name);
+    await Deno.writeFile(join(this.directory, file), png);
+    return file;
+  }
+
+  /**
+   * Reads a session's events.
+   *
+   * @param session the session id
+   * @returns its events, oldest first (none when the file does not exist)
+   */
+  async read(session: string): Promise<TrajectoryEvent[]> {
+    await this.#queues.get(session);
+    try {
+      const text = await Deno.readTextFile(this.path(session));
+      return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw error;
+    }
+  }
+
+  /** Waits for every pending write. */
+  async flush(): Promise<void> {
+    await Promise.all(this.#queues.values());
+  }
+}

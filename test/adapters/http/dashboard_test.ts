@@ -1,0 +1,47 @@
+// The dashboard in real Chromium, driven through the engine itself.
+import { assert, assertStringIncludes } from "@std/assert";
+import { Env } from "../../../mod.ts";
+import { startServer } from "../../../adapters/http/server.ts";
+import { WebServClient } from "../../../adapters/client/mod.ts";
+
+/** Observes until `check` holds, for at most `tries` observations. */
+async function observeUntil(env: Env, check: (text: string) => boolean, tries = 100) {
+  let text = "";
+  for (let i = 0; i < tries; i++) {
+    text = (await env.observe()).text;
+    if (check(text)) return text;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`The dashboard never showed what was expected:\n${text}`);
+}
+
+Deno.test("the dashboard lists sessions and updates live after a step", async () => {
+  const runDir = await Deno.makeTempDir();
+  await using server = await startServer({ port: 0, runDir });
+  const client = new WebServClient(server.url);
+  const session = await client.createSession({ task: "demo/add-note/1" });
+  await using env = await Env.create(server.browser!, { startUrl: `${server.url}/` });
+  const listed = await observeUntil(env, (text) => text.includes(session.id));
+  assertStringIncludes(listed, "demo/add-note/1");
+
+  await client.step(session.id, { action: "click", id: 999 });
+  const updated = await observeUntil(env, (text) => text.includes("action_error"));
+  assertStringIncludes(updated, '{"action":"click","id":999}');
+
+  const other = await client.createSession({ site: "demo" });
+  await observeUntil(env, (text) => text.includes(other.id));
+  await client.close(other.id);
+  await observeUntil(env, (text) => !text.includes(other.id));
+
+  // The session's page shows its trajectory step by step.
+  await server.trajectories!.flush();
+  const page = await Env.create(server.browser!, {
+    startUrl: `${server.url}/dashboard/sessions/${session.id}`,
+  });
+  const trajectory = (await page.observe()).text;
+  await page.close();
+  assertStringIncludes(trajectory, "step 1");
+  assertStringIncludes(trajectory, "action_error");
+  assert(trajectory.includes("Last observation"), trajectory);
+  await Deno.remove(runDir, { recursive: true });
+});

@@ -1,0 +1,75 @@
+// `deno task serve` as a user runs it: a subprocess that prints its URLs,
+// refuses a public address without a token, and closes every session on SIGINT.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { startServer } from "../../../adapters/http/server.ts";
+
+const SERVE = new URL("../../../adapters/http/serve.ts", import.meta.url).pathname;
+
+Deno.test("serve.ts closes every session and exits 0 on SIGINT", async () => {
+  const runDir = await Deno.makeTempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SERVE, "--port", "0", "--run-dir", runDir],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let printed = "";
+  while (!printed.includes("trajectories in")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    printed += value;
+  }
+  const url = printed.match(/on (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
+  assert(url, printed);
+  assertStringIncludes(printed, `dashboard  ${url}/`);
+  assertStringIncludes(printed, `API docs   ${url}/docs`);
+  const created = await (await fetch(`${url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ task: "demo/add-note/1" }),
+  })).json();
+  assert(typeof created.id === "string", JSON.stringify(created));
+  child.kill("SIGINT");
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    printed += value;
+  }
+  const status = await child.status;
+  await child.stderr.cancel();
+  assertEquals(status.code, 0, printed);
+  assertStringIncludes(printed, "Closed");
+  const events = (await Deno.readTextFile(`${runDir}/${created.id}.jsonl`)).trim().split("\n")
+    .map((line) => JSON.parse(line));
+  assertEquals(events.at(-1).type, "end");
+  assertEquals(events.at(-1).reason, "shutdown");
+  await Deno.remove(runDir, { recursive: true });
+});
+
+Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SERVE, "--host", "0.0.0.0", "--port", "0"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(output.code, 1);
+  assertStringIncludes(new TextDecoder().decode(output.stderr), "without a bearer token");
+});
+
+Deno.test("startServer() takes the next free port after 8800 when no port is given", async () => {
+  let blocker: Deno.HttpServer | undefined;
+  try {
+    blocker = Deno.serve(
+      { hostname: "127.0.0.1", port: 8800, onListen() {} },
+      () => new Response(),
+    );
+  } catch {
+    // Someone else holds 8800 already; that blocks it just as well.
+  }
+  try {
+    await using server = await startServer();
+    assert(server.port > 8800 && server.port < 8900, String(server.port));
+  } finally {
+    await blocker?.shutdown();
+  }
+});
