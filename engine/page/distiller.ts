@@ -810,6 +810,14 @@ function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
     const lead = /^\s/.test(data) ? " " : "", trail = /\s$/.test(data) ? " " : "";
     node.kids.push(lead + text + trail);
   } else if (kid.nodeType === 1) {
+    if ((kid as Element).localName === "br") {
+      // A line break parts the words around it ("Kristy Turner<br>kristy@…").
+      const last = node.kids[node.kids.length - 1];
+      if (typeof last === "string") {
+        if (!last.endsWith(" ")) node.kids[node.kids.length - 1] = `${last} `;
+      } else if (last && !("k" in last)) last.spaceAfter = true;
+      return;
+    }
     const child = collect(pass, kid as Element, next);
     if (child) node.kids.push(child);
   }

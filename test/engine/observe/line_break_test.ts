@@ -1,0 +1,20 @@
+// A <br> parts the words around it: a table cell "Kristy Turner<br><span>kristy@…</span>"
+// must not read as one word "Turnerkristy@…".
+import { assertStringIncludes } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Env } from "../../../engine/env.ts";
+import { serveHtml } from "../../_util/html_server.ts";
+
+Deno.test("Observer.observe() keeps the words apart that a line break parts", async () => {
+  await using server = serveHtml({
+    "/": `<!doctype html><title>Orders</title><table><tr><th>Customer</th></tr>
+      <tr><td>Kristy Turner<br><span class="muted">kristy.turner661@example.com</span></td></tr></table>
+      <p>First line<br>second line</p>`,
+  });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  const { text } = await env.observe();
+  assertStringIncludes(text, "Kristy Turner kristy.turner661@example.com");
+  assertStringIncludes(text, "First line second line");
+});
