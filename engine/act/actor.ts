@@ -64,6 +64,7 @@ import {
   type SelectResult,
   VIEWPORT,
 } from "./_in_page.ts";
+import { LIBRARY_MISSING, libraryStub } from "./_library.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
 import {
   consumed,
@@ -576,14 +577,29 @@ export class Actor {
     throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
   }
 
+  /**
+   * Runs an in-page function on an element: by name from the library in the
+   * element's world when it is there (see `_library.ts`), else from source.
+   */
+  async #invoke(ref: ElementRef, fn: string, args: unknown[], returnByValue: boolean) {
+    const send = (functionDeclaration: string) =>
+      ref.session.send("Runtime.callFunctionOn", {
+        objectId: ref.objectId,
+        functionDeclaration,
+        arguments: args.map((value) => ({ value })),
+        returnByValue,
+      }, { timeoutMs: this.#timeoutMs });
+    const stub = libraryStub(fn);
+    if (stub !== undefined) {
+      const answer = await send(stub);
+      if (answer.result.value !== LIBRARY_MISSING) return answer;
+    }
+    return await send(fn);
+  }
+
   /** Calls an in-page function on an element and returns its JSON value. */
   async #call<T>(ref: ElementRef, fn: string, args: unknown[] = []): Promise<T> {
-    const { result, exceptionDetails } = await ref.session.send("Runtime.callFunctionOn", {
-      objectId: ref.objectId,
-      functionDeclaration: fn,
-      arguments: args.map((value) => ({ value })),
-      returnByValue: true,
-    }, { timeoutMs: this.#timeoutMs });
+    const { result, exceptionDetails } = await this.#invoke(ref, fn, args, true);
     if (exceptionDetails) {
       throw new Error(
         `In-page call failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
@@ -599,11 +615,7 @@ export class Actor {
     fn: string,
     args: unknown[] = [],
   ): Promise<ElementRef | undefined> {
-    const { result } = await ref.session.send("Runtime.callFunctionOn", {
-      objectId: ref.objectId,
-      functionDeclaration: fn,
-      arguments: args.map((value) => ({ value })),
-    }, { timeoutMs: this.#timeoutMs });
+    const { result } = await this.#invoke(ref, fn, args, false);
     if (result.subtype !== "node" || !result.objectId) return undefined;
     return { session: ref.session, objectId: result.objectId };
   }
@@ -952,10 +964,7 @@ export class Actor {
 
   /** Starts watching a field being typed into; returns the watcher's handle. */
   async #watch(target: ElementRef): Promise<string | undefined> {
-    const { result } = await target.session.send("Runtime.callFunctionOn", {
-      objectId: target.objectId,
-      functionDeclaration: WATCH_FIELD,
-    }, { timeoutMs: this.#timeoutMs });
+    const { result } = await this.#invoke(target, WATCH_FIELD, [], false);
     return result.objectId;
   }
 

@@ -33,6 +33,9 @@ import type { Box, TreeNode } from "./tree.ts";
 import { bestEffort } from "../log.ts";
 import { describeElement, formatNodes, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
+// The actor calls its in-page functions on handles from this world; installed
+// with the world, they cost nothing per call (see `_library.ts`).
+import { ACT_LIBRARY } from "../act/_library.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
 
@@ -292,7 +295,7 @@ export class Observer {
     }); })();`;
     this.#isolatedSource = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
       JSON.stringify(this.#secret)
-    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();`;
+    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();\n${ACT_LIBRARY}`;
   }
 
   /**

@@ -8,7 +8,7 @@
 import type { CdpSession } from "../cdp/connection.ts";
 import type { EventName, EventParams } from "../cdp/protocol.ts";
 import { decodeActivityReport } from "./_activity_hook.ts";
-import { frameShape, type PageActivity } from "./_page_activity.ts";
+import { frameShape, type InFlight, type PageActivity } from "./_page_activity.ts";
 
 /** Resource types that never end by design or that no one waits for. */
 const IGNORED_TYPES = new Set(["EventSource", "Ping", "Prefetch", "CSPViolationReport"]);
@@ -37,7 +37,7 @@ export function listen(
     activity.touch();
   };
 
-  on("Network.requestWillBeSent", ({ requestId, request, type }) => {
+  on("Network.requestWillBeSent", ({ requestId, request, type, frameId, loaderId }) => {
     activity.touch();
     if (type !== undefined && IGNORED_TYPES.has(type)) return;
     if (request.url.startsWith("data:") || request.url.startsWith("blob:")) return;
@@ -47,6 +47,8 @@ export function listen(
       start: performance.now(),
       key: endpointKey(request.url),
       received: 0,
+      loaderId,
+      ...(frameId !== undefined ? { frameId } : {}),
     });
   });
   on("Network.responseReceived", ({ requestId, response }) => {
@@ -109,13 +111,27 @@ export function listen(
     loading.delete(frameId);
     activity.touch();
   });
+  /** Forgets the requests of `frameId` that `keep` rejects: their document is gone. */
+  const forgetRequests = (frameId: string, keep: (request: InFlight) => boolean) => {
+    for (const [requestId, request] of requests) {
+      if (request.frameId === frameId && !keep(request)) requests.delete(requestId);
+    }
+  };
   on("Page.frameDetached", ({ frameId, reason }) => {
     // A frame swapped into another process keeps loading there.
-    if (reason !== "swap") loading.delete(frameId);
+    if (reason !== "swap") {
+      loading.delete(frameId);
+      forgetRequests(frameId, () => false);
+    }
     activity.touch();
   });
   on("Page.navigatedWithinDocument", navigated);
-  on("Page.frameNavigated", () => activity.touch());
+  on("Page.frameNavigated", ({ frame }) => {
+    // A committed document ends the old one's requests; one whose body no one
+    // read (a 401 answered, then `location.href = …`) never reports an end.
+    forgetRequests(frame.id, (request) => request.loaderId === frame.loaderId);
+    activity.touch();
+  });
   on("Page.domContentEventFired", () => activity.touch());
   on("Page.loadEventFired", () => activity.touch());
 

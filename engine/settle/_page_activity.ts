@@ -65,6 +65,10 @@ export interface InFlight {
   expected?: number;
   /** Body bytes received so far. */
   received: number;
+  /** The frame that sent it, when a frame did. */
+  frameId?: string;
+  /** The document (loader) that sent it. */
+  loaderId: string;
 }
 
 /** Thresholds a {@linkcode PageActivity} applies. */

@@ -105,6 +105,21 @@ Deno.test("Settler", async (t) => {
     },
   );
 
+  await t.step(
+    "Settler.settle() drops the requests of a document the page left when a body was never read",
+    async () => {
+      await using context = await browser.newContext();
+      // The long-poll rule would drop the request at 3 s: the cap sits below it.
+      const settler = Settler.install(context, { capMs: 2_000 });
+      const page = await context.newPage(`${server.origin}/spa/unread-then-leave`);
+      await settler.settle(page);
+      await evaluate(page, `document.querySelector("#vote").click()`);
+      const result = await settler.settle(page);
+      assert(result.settled, `pending: ${result.pending.join(", ")}`);
+      assertEquals(await evaluate(page, `document.querySelector("#out").textContent`), "login page");
+    },
+  );
+
   await t.step("Settler.settle() throws when the page is not from its context", async () => {
     await using context = await browser.newContext();
     const settler = Settler.install(context);

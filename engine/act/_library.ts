@@ -1,0 +1,89 @@
+/**
+ * The actor's in-page functions, installed once per document in the
+ * observer's isolated world, so an action calls them by name.
+ *
+ * Why: Chromium answers `Runtime.callFunctionOn` about 43 ms late whenever
+ * the function's source is longer than about 850 characters (an idle wait in
+ * the renderer, not CPU; measured on Chromium 14x, headless). Every hit test
+ * carries the shared helpers (7 KB), so a click paid that three times. A
+ * script the browser runs as each document starts has no such cost, so the
+ * observer adds {@linkcode ACT_LIBRARY} to its isolated world and the actor
+ * sends a short stub; where the library is missing (a handle from another
+ * world, a document the observer has not seen), the stub says so and the
+ * actor sends the whole function instead.
+ *
+ * @module
+ */
+import {
+  CARET_TO_END,
+  CHECK_POINT,
+  DOCUMENT_ELEMENT,
+  FACTS,
+  FILE_INPUT,
+  FIND_OPTION,
+  FOCUS,
+  HAS_TEXT,
+  OWNER_COVER,
+  POINT,
+  SCROLL_BY,
+  SCROLL_INTO_VIEW,
+  SELECT_NATIVE,
+  VIEWPORT,
+} from "./_in_page.ts";
+import { FIELD_STATE, FOCUSED_EDITABLE, SET_VALUE, WATCH_FIELD } from "./_typing.ts";
+
+/** The global the library lives on, in the isolated world only. */
+const GLOBAL = "__webservAct";
+
+/** What a stub returns when the library is not installed in its world. */
+export const LIBRARY_MISSING = "__webservAct:missing";
+
+/** Functions worth installing: the ones whose source is long. */
+const FUNCTIONS: Record<string, string> = {
+  CARET_TO_END,
+  CHECK_POINT,
+  DOCUMENT_ELEMENT,
+  FACTS,
+  FIELD_STATE,
+  FILE_INPUT,
+  FIND_OPTION,
+  FOCUS,
+  FOCUSED_EDITABLE,
+  HAS_TEXT,
+  OWNER_COVER,
+  POINT,
+  SCROLL_BY,
+  SCROLL_INTO_VIEW,
+  SELECT_NATIVE,
+  SET_VALUE,
+  VIEWPORT,
+  WATCH_FIELD,
+};
+
+/** The script that installs every function on the isolated world's global. */
+export const ACT_LIBRARY: string = `(() => {
+  if (globalThis.${GLOBAL}) return;
+  Object.defineProperty(globalThis, ${JSON.stringify(GLOBAL)}, { value: {
+${Object.entries(FUNCTIONS).map(([name, source]) => `    ${name}: ${source},`).join("\n")}
+  } });
+})();`;
+
+const STUBS = new Map<string, string>(
+  Object.entries(FUNCTIONS).map(([name, source]) => [
+    source,
+    `function (...args) { const lib = globalThis.${GLOBAL}; return lib ? lib.${name}.apply(this, args) : ${
+      JSON.stringify(LIBRARY_MISSING)
+    }; }`,
+  ]),
+);
+
+/**
+ * The short stub that calls `source` from the library, or `undefined` when
+ * `source` is not one of the library's functions.
+ *
+ * @param source a function declaration exported by `_in_page.ts` or `_typing.ts`
+ * @returns the stub's declaration
+ */
+export function libraryStub(source: string): string | undefined {
+  return STUBS.get(source);
+}
