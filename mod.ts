@@ -69,6 +69,7 @@ export type {
   BrowserExit,
   BrowserProcessOptions,
   ConnectOptions,
+  FindChromeOptions,
   LaunchOptions,
   NewContextOptions,
   PageCrash,

@@ -51,9 +51,14 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** The "Add" button's id in an observation's text; an error that shows the text when it is not there. */
 function buttonId(text: string): number {
   const line = text.split("\n").find((l) => l.includes('button "Add"'));
-  return Number(line?.match(/\[(\d+)\]/)?.[1]);
+  const id = Number(line?.match(/\[(\d+)\]/)?.[1]);
+  if (!Number.isInteger(id)) {
+    throw new Error(`No "Add" button in the first observation:\n${text.slice(0, 800)}`);
+  }
+  return id;
 }
 
 /** Resident memory of the browser's process group, in MiB (Linux). */

@@ -22,10 +22,11 @@ if ! command -v deno >/dev/null 2>&1; then
   fi
 fi
 
-if [ -z "${WEBSERV_CHROME:-}" ] && ! command -v chromium >/dev/null 2>&1 &&
+if [ -z "${WEBSERV_CHROME:-}" ] && ! command -v chromium-headless-shell >/dev/null 2>&1 &&
+  ! command -v chrome-headless-shell >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1 &&
   ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
   as_root apt-get update
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y chromium
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y chromium-headless-shell
 fi
 
 exec deno task serve "$@"

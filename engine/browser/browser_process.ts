@@ -82,6 +82,8 @@ export interface BrowserExit {
 export const DEFAULT_FLAGS: readonly string[] = [
   "--no-sandbox",
   "--disable-gpu",
+  // Out-of-process iframes everywhere (the headless shell has no site isolation by default).
+  "--site-per-process",
   "--disable-background-networking",
   "--disable-component-update",
   "--disable-sync",
@@ -95,7 +97,7 @@ export const DEFAULT_FLAGS: readonly string[] = [
   "--disable-renderer-backgrounding",
   "--disable-background-timer-throttling",
   "--disable-backgrounding-occluded-windows",
-  "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,InterestFeedContentSuggestions",
+  "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,InterestFeedContentSuggestions,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup",
   "--no-first-run",
   "--no-default-browser-check",
   "--mute-audio",
@@ -226,7 +228,7 @@ export class BrowserProcess {
    * @throws {BrowserLaunchError} when it exits or stays silent before it is ready
    */
   static async launch(options: BrowserProcessOptions = {}): Promise<BrowserProcess> {
-    const executable = options.executablePath ?? findChrome();
+    const executable = options.executablePath ?? findChrome({ headless: options.headless ?? true });
     const timeoutMs = options.timeoutMs ?? 30_000;
     // The shell would report a missing file only as exit code 127: say it plainly.
     const info = await fileInfo(executable);

@@ -18,7 +18,7 @@ export class BrowserNotFoundError extends Error {
   constructor(searched: string[], options?: ErrorOptions) {
     super(
       `Cannot find a Chromium or Chrome executable: searched ${searched.join(", ")}. ` +
-        `Install one (Debian/Ubuntu: "apt-get install chromium"; macOS: "brew install --cask chromium"; ` +
+        `Install one (Debian/Ubuntu: "apt-get install chromium-headless-shell chromium"; macOS: "brew install --cask chromium"; ` +
         `or "npx @puppeteer/browsers install chrome-headless-shell@stable") ` +
         `or set WEBSERV_CHROME to its path`,
       options,
@@ -31,6 +31,14 @@ export class BrowserNotFoundError extends Error {
 import { envVar, isExecutableSync, listDir } from "../_runtime.ts";
 
 const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"];
+
+/**
+ * The old headless shell, first choice for headless runs: it draws no
+ * browser UI, where Chromium's own headless mode lays out and paints a
+ * window (toolbar, omnibox) for every context. On the site checker it cut the
+ * browser process's CPU by 2.7x (`bench/results/sites.md`).
+ */
+const HEADLESS_NAMES = ["chrome-headless-shell", "chromium-headless-shell"];
 
 const MAC_APPS = [
   "/Applications/Chromium.app/Contents/MacOS/Chromium",
@@ -61,21 +69,34 @@ function safeReadDir(dir: string): string[] {
   return listDir(dir, true);
 }
 
+/** Options of {@linkcode findChrome}. */
+export interface FindChromeOptions {
+  /**
+   * Whether the browser will run headless; then a headless shell on `PATH`
+   * comes first.
+   *
+   * @default {true}
+   */
+  headless?: boolean;
+}
+
 /**
- * Finds a browser executable: `WEBSERV_CHROME`, then `chromium`,
- * `chromium-browser`, `google-chrome` (and kin) on `PATH`, then the usual
- * macOS locations, then puppeteer's browser cache.
+ * Finds a browser executable: `WEBSERV_CHROME`, then (for headless runs)
+ * `chrome-headless-shell` or `chromium-headless-shell` on `PATH`, then
+ * `chromium`, `chromium-browser`, `google-chrome` (and kin) on `PATH`, then
+ * the usual macOS locations, then puppeteer's browser cache.
  *
+ * @param options whether the browser will run headless
  * @returns the absolute path of an executable
  * @throws {BrowserNotFoundError} when none is found; the message says how to install one
  *
  * @example Find the browser
  * ```ts ignore
  * import { findChrome } from "./find_chrome.ts";
- * console.log(findChrome()); // "/usr/bin/chromium"
+ * console.log(findChrome()); // "/usr/bin/chromium-headless-shell"
  * ```
  */
-export function findChrome(): string {
+export function findChrome(options: FindChromeOptions = {}): string {
   const searched: string[] = [];
   const fromEnv = envVar("WEBSERV_CHROME");
   if (fromEnv) {
@@ -84,12 +105,13 @@ export function findChrome(): string {
   }
   searched.push("WEBSERV_CHROME (unset)");
   const path = envVar("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
-  for (const name of NAMES) {
+  const names = options.headless === false ? NAMES : [...HEADLESS_NAMES, ...NAMES];
+  for (const name of names) {
     for (const dir of path.split(":")) {
       if (dir && isExecutable(`${dir}/${name}`)) return `${dir}/${name}`;
     }
   }
-  searched.push(`${NAMES.join(", ")} on PATH`);
+  searched.push(`${names.join(", ")} on PATH`);
   for (const app of MAC_APPS) if (isExecutable(app)) return app;
   searched.push("/Applications");
   for (const candidate of puppeteerCache(envVar("HOME"))) {

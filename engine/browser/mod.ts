@@ -16,5 +16,6 @@ export type { AttachedTarget, BrowserContextEvents, TargetInitializer } from "./
 export { BrowserLaunchError, BrowserProcess } from "./browser_process.ts";
 export type { BrowserExit, BrowserProcessOptions } from "./browser_process.ts";
 export { BrowserNotFoundError, findChrome } from "./find_chrome.ts";
+export type { FindChromeOptions } from "./find_chrome.ts";
 export { Page } from "./page.ts";
 export type { PageCrash, PageEvents } from "./page.ts";

@@ -2,6 +2,7 @@
 import {
   assert,
   assertEquals,
+  assertFalse,
   assertGreater,
   assertLess,
   assertRejects,
@@ -12,7 +13,11 @@ import { BrowserLaunchError, BrowserProcess } from "../../../engine/browser/brow
 import { BrowserNotFoundError, findChrome } from "../../../engine/browser/find_chrome.ts";
 import type { Page, PageCrash } from "../../../engine/browser/page.ts";
 import type { CdpSession } from "../../../engine/cdp/connection.ts";
-import { ConnectionClosedError, TargetClosedError } from "../../../engine/cdp/errors.ts";
+import {
+  CdpTimeoutError,
+  ConnectionClosedError,
+  TargetClosedError,
+} from "../../../engine/cdp/errors.ts";
 import { serveHtml } from "../../_util/html_server.ts";
 
 async function evaluate(session: CdpSession, expression: string): Promise<unknown> {
@@ -276,6 +281,30 @@ Deno.test("Browser.launch() keeps the launch wait apart from the default command
   }
 });
 
+Deno.test("BrowserContext.newPage() rejects and leaves no rejection behind when the site never answers", async () => {
+  // A server that accepts and never answers: `Page.navigate` times out, and
+  // the load wait beside it times out later with no one awaiting it.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) held.push(conn);
+  })();
+  try {
+    await using browser = await Browser.launch({ commandTimeoutMs: 600 });
+    await using context = await browser.newContext();
+    const url = `http://127.0.0.1:${listener.addr.port}/`;
+    await assertRejects(() => context.newPage(url), CdpTimeoutError);
+    // Past the load wait's own timeout: an unhandled rejection fails this test.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const page = await context.newPage("about:blank");
+    assertFalse(page.closed);
+  } finally {
+    listener.close();
+    for (const conn of held) conn.close();
+    await accepting.catch(() => {});
+  }
+});
+
 Deno.test("Browser.close() leaves no process and no profile after 20 launch/close cycles", async () => {
   const profiles: string[] = [];
   for (let cycle = 0; cycle < 20; cycle++) {
@@ -403,6 +432,29 @@ Deno.test("findChrome() throws BrowserNotFoundError saying how to install when n
     else Deno.env.set("WEBSERV_CHROME", saved);
   }
   assert(exists(findChrome()));
+});
+
+Deno.test("findChrome() picks the headless shell first when the run is headless", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "webserv-test-find-" });
+  const saved = { chrome: Deno.env.get("WEBSERV_CHROME"), path: Deno.env.get("PATH") };
+  try {
+    for (const name of ["chromium", "chromium-headless-shell"]) {
+      Deno.writeTextFileSync(`${dir}/${name}`, "#!/bin/sh\n", { mode: 0o755 });
+    }
+    Deno.env.delete("WEBSERV_CHROME");
+    Deno.env.set("PATH", dir);
+    assertEquals(findChrome(), `${dir}/chromium-headless-shell`);
+    assertEquals(findChrome({ headless: true }), `${dir}/chromium-headless-shell`);
+    assertEquals(
+      findChrome({ headless: false }),
+      `${dir}/chromium`,
+      "a headed run needs the full browser",
+    );
+  } finally {
+    if (saved.chrome !== undefined) Deno.env.set("WEBSERV_CHROME", saved.chrome);
+    if (saved.path !== undefined) Deno.env.set("PATH", saved.path);
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
 
 Deno.test("BrowserProcess.launch() rejects with BrowserLaunchError when the executable exits early", async () => {

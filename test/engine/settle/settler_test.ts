@@ -116,7 +116,10 @@ Deno.test("Settler", async (t) => {
       await evaluate(page, `document.querySelector("#vote").click()`);
       const result = await settler.settle(page);
       assert(result.settled, `pending: ${result.pending.join(", ")}`);
-      assertEquals(await evaluate(page, `document.querySelector("#out").textContent`), "login page");
+      assertEquals(
+        await evaluate(page, `document.querySelector("#out").textContent`),
+        "login page",
+      );
     },
   );
 
