@@ -36,7 +36,8 @@ const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-s
  * The old headless shell, first choice for headless runs: it draws no
  * browser UI, where Chromium's own headless mode lays out and paints a
  * window (toolbar, omnibox) for every context. On the site checker it cut the
- * browser process's CPU by 2.7x (`bench/results/sites.md`).
+ * browser process's CPU by 2.7x and the browser's whole CPU per episode by
+ * 43% (`bench/results/browser_cpu.md`).
  */
 const HEADLESS_NAMES = ["chrome-headless-shell", "chromium-headless-shell"];
 
