@@ -19,6 +19,7 @@ import { checkSite } from "../fixtures/sites/kit/check.ts";
 import forum from "../fixtures/sites/forum/mod.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
+import { groupProcesses } from "./_proc.ts";
 
 const ROUNDS = Number(Deno.args.find((a) => a.startsWith("--rounds="))?.slice(9) ?? 2);
 const BROWSERS = [
@@ -38,22 +39,18 @@ interface Run {
 
 /** The process group's processes: pid → [type, CPU seconds]. */
 async function sample(group: number, into: Map<number, [string, number]>): Promise<void> {
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
+  for await (const { pid, stat } of groupProcesses(group)) {
+    let cmdline: string;
     try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== group) continue;
-      const cpu = (Number(fields[11]) + Number(fields[12])) / TICK;
-      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
-      if (!cmdline.includes("chrom")) continue; // the watchdog shell
-      const type = cmdline.match(/--type=([a-z-]+)/)?.[1] ?? "browser";
-      const pid = Number(entry.name);
-      const known = into.get(pid);
-      if (!known || known[1] < cpu) into.set(pid, [type, cpu]);
+      cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`);
     } catch {
-      // The process ended meanwhile.
+      continue; // The process ended meanwhile.
     }
+    if (!cmdline.includes("chrom")) continue; // the watchdog shell
+    const type = cmdline.match(/--type=([a-z-]+)/)?.[1] ?? "browser";
+    const cpu = (Number(stat[11]) + Number(stat[12])) / TICK;
+    const known = into.get(pid);
+    if (!known || known[1] < cpu) into.set(pid, [type, cpu]);
   }
 }
 

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { groupProcesses } from "./_proc.ts";
 import { Browser, Env } from "../mod.ts";
 import { FixtureSandbox, Gateway } from "../sandboxes/mod.ts";
 import demoSite from "../fixtures/sites/demo/mod.ts";
@@ -66,13 +67,9 @@ async function browserMiB(browser: Browser): Promise<number> {
   const group = browser.process?.pid;
   if (!group) return NaN;
   let kib = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
+  for await (const { pid } of groupProcesses(group)) {
     try {
-      const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== group) continue;
-      const status = await Deno.readTextFile(`/proc/${entry.name}/status`);
+      const status = await Deno.readTextFile(`/proc/${pid}/status`);
       kib += Number(status.match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
     } catch {
       // The process ended meanwhile.
