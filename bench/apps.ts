@@ -1,8 +1,11 @@
 /**
  * Real-app benchmark: on every page of `fixtures/apps` (real framework
  * builds from npm), this engine's whole-page observation against
- * Playwright's `ariaSnapshot()`, each in a tab of its own on one Chromium,
- * runs interleaved; then the scripted-agent tasks, 10 seeds each.
+ * Playwright's `ariaSnapshot()` (the default snapshot, of the top document
+ * only and without references) and its AI snapshot (`ariaSnapshot({ mode:
+ * "ai" })`: element references and iframes, what Playwright hands agents),
+ * each in a tab of its own on one Chromium, runs interleaved; then the
+ * scripted-agent tasks, 10 seeds each.
  *
  * Per page:
  * - **recall**: the ground-truth controls (computed by the page's truth
@@ -23,9 +26,9 @@
  * - **content kept**: of the page's visible text words (the truth script's
  *   text, lower-cased runs of letters and digits, counted with
  *   multiplicity), the fraction found in the observation text; the same for
- *   the ariaSnapshot text;
+ *   the text of either snapshot;
  * - **tokens** (o200k_base) and **latency** (median of the interleaved runs)
- *   against ariaSnapshot.
+ *   against both snapshots.
  *
  * Writes `bench/results/apps.json` and `bench/results/apps.md`.
  *
@@ -201,8 +204,17 @@ interface PageRow {
   scrollers: number;
   contentKept: number;
   contentKeptAria: number;
-  tokens: { engine: number; aria: number };
-  ms: { engine: number; aria: number; engineMin: number; ariaMin: number };
+  /** Content kept by Playwright's AI snapshot (absent in rows of runs before it was measured). */
+  contentKeptAriaAi?: number;
+  tokens: { engine: number; aria: number; ariaAi?: number };
+  ms: {
+    engine: number;
+    aria: number;
+    engineMin: number;
+    ariaMin: number;
+    ariaAi?: number;
+    ariaAiMin?: number;
+  };
   misses: Miss[];
   falseIdList: string[];
   vetoed: { what: string; reason: string }[];
@@ -215,9 +227,11 @@ async function measurePage(page: AppPage): Promise<PageRow> {
   const url = server.url(page.path);
   await openBoth(url);
   const truths = await truthOf();
-  type Method = "engine" | "aria";
-  const timed = await interleave<Method, string>(["engine", "aria"], RUNS, async (method) => {
+  type Method = "engine" | "aria" | "ariaAi";
+  const methods: Method[] = ["engine", "aria", "ariaAi"];
+  const timed = await interleave<Method, string>(methods, RUNS, async (method) => {
     if (method === "engine") return (await env.observe()).text;
+    if (method === "ariaAi") return await pwPage.ariaSnapshot({ mode: "ai", timeout: 120_000 });
     return await pwPage.locator("body").ariaSnapshot({ timeout: 120_000 });
   });
   const observation: EnvObservation = await env.observe();
@@ -312,12 +326,19 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     scrollers,
     contentKept: round(kept(truthWords, timed.engine.value)),
     contentKeptAria: round(kept(truthWords, timed.aria.value)),
-    tokens: { engine: encode(timed.engine.value).length, aria: encode(timed.aria.value).length },
+    contentKeptAriaAi: round(kept(truthWords, timed.ariaAi.value)),
+    tokens: {
+      engine: encode(timed.engine.value).length,
+      aria: encode(timed.aria.value).length,
+      ariaAi: encode(timed.ariaAi.value).length,
+    },
     ms: {
       engine: timed.engine.ms,
       aria: timed.aria.ms,
       engineMin: timed.engine.minMs,
       ariaMin: timed.aria.minMs,
+      ariaAi: timed.ariaAi.ms,
+      ariaAiMin: timed.ariaAi.minMs,
     },
     misses,
     falseIdList,
@@ -331,7 +352,7 @@ for (const page of pages) {
     const row = await measurePage(page);
     pageRows.push(row);
     console.log(
-      `${page.path}\trecall ${row.matched}+${row.summarised}/${row.controls}\tfalse ${row.falseIds}\tkept ${row.contentKept}/${row.contentKeptAria}\ttokens ${row.tokens.engine}/${row.tokens.aria}\tms ${row.ms.engine}/${row.ms.aria}`,
+      `${page.path}\trecall ${row.matched}+${row.summarised}/${row.controls}\tfalse ${row.falseIds}\tkept ${row.contentKept}/${row.contentKeptAria}\ttokens ${row.tokens.engine}/${row.tokens.aria}/${row.tokens.ariaAi}\tms ${row.ms.engine}/${row.ms.aria}/${row.ms.ariaAi}`,
     );
   } catch (error) {
     console.error(`${page.path}: ${error instanceof Error ? error.message : String(error)}`);
@@ -417,6 +438,8 @@ if (ONLY !== undefined && !NO_PAGES) {
 const totalControls = pageRows.reduce((n, r) => n + r.controls, 0);
 const totalMatched = pageRows.reduce((n, r) => n + r.matched, 0);
 const totalSummarised = pageRows.reduce((n, r) => n + (r.summarised ?? 0), 0);
+/** Rows that measured Playwright's AI snapshot too. */
+const withAi = pageRows.filter((r) => r.tokens.ariaAi !== undefined && r.ms.ariaAi !== undefined);
 const summary = {
   recall: round((totalMatched + totalSummarised) / Math.max(1, totalControls)),
   recallInText: round(totalMatched / Math.max(1, totalControls)),
@@ -426,6 +449,10 @@ const summary = {
   contentKeptAria: round(mean(pageRows.map((r) => r.contentKeptAria))),
   tokensVsAria: round(median(pageRows.map((r) => r.tokens.engine / r.tokens.aria))),
   latencyVsAria: round(median(pageRows.map((r) => r.ms.engine / r.ms.aria))),
+  contentKeptAriaAi: round(mean(withAi.map((r) => r.contentKeptAriaAi!))),
+  tokensVsAriaAi: round(median(withAi.map((r) => r.tokens.engine / r.tokens.ariaAi!))),
+  latencyVsAriaAi: round(median(withAi.map((r) => r.ms.engine / r.ms.ariaAi!))),
+  pagesSlowerThanAriaAi: withAi.filter((r) => r.ms.engine > r.ms.ariaAi!).map((r) => r.path),
   tasksSolved: taskRows.reduce((n, r) => n + r.solved, 0),
   tasksTotal: taskRows.reduce((n, r) => n + r.seeds, 0),
   controls: totalControls,
@@ -445,7 +472,8 @@ const report = {
   loadAverage: { before: LOAD_BEFORE, after: Deno.loadavg() },
   notes: [
     "recall, falseIds: summed over pages; contentKept, contentKeptAria: mean over pages; tokensVsAria, latencyVsAria: median over pages of the per-page ratio",
-    "latency: median of interleaved runs, whole-page env.observe() vs locator('body').ariaSnapshot(), each in its own tab",
+    "latency: median of interleaved runs, whole-page env.observe() vs locator('body').ariaSnapshot() and page.ariaSnapshot({ mode: 'ai' }), each in its own tab",
+    "contentKeptAriaAi, tokensVsAriaAi, latencyVsAriaAi: the same against Playwright's AI snapshot (references and iframes)",
   ],
   summary,
   reruns,
@@ -485,9 +513,8 @@ const md: string[] = [
   "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | 54/140 | `apps.before.md` |",
   "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | 127/140 | `apps.after.md` |",
   "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | 138/140 | `apps.md` at 6945e7e |",
-  `| round 3 (this run: hand-labelled datepicker arrows, the headless shell, act calls by name) | ${
-    pct(summary.recall)
-  } (${
+  "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | 140/140 | `apps.md` at 42e8660 |",
+  `| round 4 (this run: Playwright's AI snapshot measured beside) | ${pct(summary.recall)} (${
     pct(summary.recallInText)
   } in the text) | ${summary.falseIds} | ${summary.pagesContentBelowAria.length} pages | ${
     pct(summary.tokensVsAria)
@@ -495,13 +522,14 @@ const md: string[] = [
     pct(summary.latencyVsAria)
   } (${summary.pagesSlowerThanAria.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
   "",
-  "Round 1 counted summarised controls as misses; rounds 2 and 3 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser.",
+  "Round 1 counted summarised controls as misses; rounds 2 to 4 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer.",
   "",
   "## How it is measured",
   "",
   "- Ground truth, per page, from `fixtures/apps/page/truth.ts`, run over CDP in the main world of the top document and of every out-of-process iframe, independently of the distiller: every visible link, button, input, select, textarea, summary, contenteditable and element with an ARIA widget role, plus an element whose cursor is `pointer` where its parent's is not; vetoed when disabled, under `aria-hidden` or `inert`, not rendered, of zero size, off the document, clipped away by a non-scrolling box, or covered (its centre, scrolled into view, hit-tests to something else; a visually hidden control with a visible label is aimed at on the label). Visible text: text nodes rendered, visible, with a font size, a box, and not in a visually hidden (1px, clipped) box.",
   '- Matching: each id is resolved to its element (`Observer.resolve`, `DOM.describeNode`, `DOM.resolveNode` in the main world) and matched to a control when it is the control, one of its labels, an ancestor holding that control and no other, or a descendant of it. An id on a scroll container is neither a match nor a false id. Any other id is a false id; a miss is a control no id matched ("merged into" names the container id that swallowed it). A control left out by a summary line of repeated chrome (link lists, tag clouds, footers outside `main`/`article`; the main content is never summarised) is "summarised, listed on request" when an observation with `summariseAfter: 0`, the mode the line names, gives it an id: it counts towards recall and is reported apart ("with an id in the text" leaves it out).',
-  "- Content kept: the truth text's words (lower-cased runs of letters and digits, with multiplicity) found in the observation text, or in `locator('body').ariaSnapshot()`'s text.",
+  "- Content kept: the truth text's words (lower-cased runs of letters and digits, with multiplicity) found in the observation text, or in `locator('body').ariaSnapshot()`'s text, or in `page.ariaSnapshot({ mode: 'ai' })`'s.",
+  "- Two peers. `locator('body').ariaSnapshot()`, the issue's yardstick, is Playwright's default snapshot: YAML of roles and names of the top document, with no element references (an agent cannot act on it) and nothing of out-of-process iframes. `page.ariaSnapshot({ mode: 'ai' })` is what Playwright gives agents (Playwright MCP's page snapshot): the same tree with `[ref=eN]` on every element and the iframes' content, which is what this engine's observation carries (ids, frames).",
   "- Tasks: `fixtures/apps/tasks.ts`, solved from the JSON observation (elements by role and name) and `env.step` actions only; success read from the page's own state over CDP.",
   "- Hand labels: where the rules miss a control a person sees, the page lists CSS selectors in `globalThis.__truthControls` and the truth counts what they match as controls. One page has them: jQuery UI's datepicker Prev/Next (`<a>` without `href`, role or pointer cursor, driven by a delegated handler), which rounds 0–2 counted as false ids.",
   "",
@@ -524,16 +552,32 @@ const md: string[] = [
   }; slower on ${summary.pagesSlowerThanAria.length} pages |`,
   `| scripted tasks solved | all | ${summary.tasksSolved}/${summary.tasksTotal} |`,
   "",
+  "Against Playwright's AI snapshot (references and iframes, as this observation has):",
+  "",
+  "| figure | measured |",
+  "| --- | --- |",
+  `| content kept, mean over pages (AI snapshot) | ${pct(summary.contentKept)} (${
+    pct(summary.contentKeptAriaAi)
+  }); below on ${withAi.filter((r) => r.contentKept < r.contentKeptAriaAi!).length} pages |`,
+  `| tokens vs AI snapshot, median page | ${pct(summary.tokensVsAriaAi)} |`,
+  `| latency vs AI snapshot, median page | ${
+    pct(summary.latencyVsAriaAi)
+  }; slower on ${summary.pagesSlowerThanAriaAi.length} pages |`,
+  "",
   "## Pages",
   "",
-  "| page | framework | controls | with id | summarised | false ids | content kept | aria kept | tokens | aria tokens | ms | aria ms |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "`ai` columns: Playwright's AI snapshot.",
+  "",
+  "| page | framework | controls | with id | summarised | false ids | content kept | aria kept | ai kept | tokens | aria tokens | ai tokens | ms | aria ms | ai ms |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ...pageRows.map((r) =>
     `| ${r.path} | ${r.framework} | ${r.controls} | ${r.matched} | ${
       r.summarised ?? 0
-    } | ${r.falseIds} | ${pct(r.contentKept)} | ${
-      pct(r.contentKeptAria)
-    } | ${r.tokens.engine} | ${r.tokens.aria} | ${r.ms.engine} | ${r.ms.aria} |`
+    } | ${r.falseIds} | ${pct(r.contentKept)} | ${pct(r.contentKeptAria)} | ${
+      r.contentKeptAriaAi === undefined ? "n/a" : pct(r.contentKeptAriaAi)
+    } | ${r.tokens.engine} | ${r.tokens.aria} | ${
+      r.tokens.ariaAi ?? "n/a"
+    } | ${r.ms.engine} | ${r.ms.aria} | ${r.ms.ariaAi ?? "n/a"} |`
   ),
   "",
   "## Tasks",
