@@ -224,6 +224,11 @@ export type PointResult =
     /** The document element's box, to map frame coordinates to the page's. */
     docX: number;
     docY: number;
+    /**
+     * Whether the frame is the page's top frame, not pinch-zoomed or panned:
+     * its viewport coordinates are the page's, with no offset to look up.
+     */
+    top: boolean;
   }
   | { ok: false; reason: "not-visible" | "covered"; cover?: string };
 
@@ -270,7 +275,10 @@ export const POINT = `function () {
         const over = frame ? ancestorsCover(frame, x, y) : null;
         if (over === null) {
           const box = doc.documentElement.getBoundingClientRect();
-          return { ok: true, x, y, docX: box.left, docY: box.top };
+          const win = doc.defaultView, vv = win && win.visualViewport;
+          const top = !!win && win.parent === win &&
+            (!vv || (vv.scale === 1 && vv.offsetLeft === 0 && vv.offsetTop === 0));
+          return { ok: true, x, y, docX: box.left, docY: box.top, top };
         }
         if (cover === undefined) cover = over;
         continue;
@@ -280,6 +288,18 @@ export const POINT = `function () {
   }
   if (!seen) return { ok: false, reason: "not-visible" };
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
+}`;
+
+/**
+ * {@linkcode FACTS}, then {@linkcode POINT} when the element can take the
+ * pointer (not stale, not hidden, enabled unless `allowDisabled`): a mouse
+ * action's two questions in one round trip.
+ */
+export const FACTS_POINT = `function (allowDisabled) {
+  const facts = (${FACTS}).call(this);
+  const ready = facts.state !== "stale" && facts.state !== "hidden" &&
+    (facts.state !== "disabled" || allowDisabled);
+  return ready ? { facts, point: (${POINT}).call(this) } : { facts };
 }`;
 
 /** Whether a point aimed at still lands on the target; see {@linkcode CHECK_POINT}. */

@@ -50,6 +50,7 @@ import {
   DOCUMENT_ELEMENT,
   type ElementFacts,
   FACTS,
+  FACTS_POINT,
   FILE_INPUT,
   FIND_OPTION,
   FOCUS,
@@ -473,22 +474,19 @@ export class Actor {
   async #run(action: Action): Promise<string | undefined> {
     switch (action.action) {
       case "click": {
-        const ref = await this.#element(action.id);
-        await this.#ready(ref, action.id);
-        const point = await this.#point(ref, action.id);
+        const point = await this.#aim(await this.#element(action.id), action.id);
         await this.#mouse(point, "click", action.button ?? "left", action.modifiers ?? []);
         return;
       }
       case "dblclick": {
-        const ref = await this.#element(action.id);
-        await this.#ready(ref, action.id);
-        await this.#mouse(await this.#point(ref, action.id), "dblclick", "left", []);
+        const point = await this.#aim(await this.#element(action.id), action.id);
+        await this.#mouse(point, "dblclick", "left", []);
         return;
       }
       case "hover": {
         const ref = await this.#element(action.id);
-        await this.#ready(ref, action.id, { allowDisabled: true });
-        await this.#mouse(await this.#point(ref, action.id), "hover", "left", []);
+        const point = await this.#aim(ref, action.id, { allowDisabled: true });
+        await this.#mouse(point, "hover", "left", []);
         return;
       }
       case "type":
@@ -626,7 +624,15 @@ export class Actor {
     id: number,
     options: { allowDisabled?: boolean } = {},
   ): Promise<ElementFacts> {
-    const facts = await this.#call<ElementFacts>(ref, FACTS);
+    return this.#readyFacts(await this.#call<ElementFacts>(ref, FACTS), id, options);
+  }
+
+  /** The facts of an element an action needs, or the action's error. */
+  #readyFacts(
+    facts: ElementFacts,
+    id: number,
+    options: { allowDisabled?: boolean } = {},
+  ): ElementFacts {
     if (facts.state === "stale") {
       throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
     }
@@ -640,8 +646,24 @@ export class Actor {
   }
 
   /** A hit-tested point on the element, in the page's coordinates. */
+  /** {@linkcode Actor.#ready} and {@linkcode Actor.#point} in one round trip. */
+  async #aim(ref: ElementRef, id: number, options: { allowDisabled?: boolean } = {}): Promise<Aim> {
+    const answer = await this.#call<{ facts: ElementFacts; point?: PointResult }>(
+      ref,
+      FACTS_POINT,
+      [options.allowDisabled ?? false],
+    );
+    this.#readyFacts(answer.facts, id, options);
+    if (!answer.point) throw new Error("In-page call failed: a ready element gave no point");
+    return await this.#pointFrom(ref, id, answer.point);
+  }
+
   async #point(ref: ElementRef, id: number): Promise<Aim> {
-    const found = await this.#call<PointResult>(ref, POINT);
+    return await this.#pointFrom(ref, id, await this.#call<PointResult>(ref, POINT));
+  }
+
+  /** Where to press on the page, from the point the element's frame found. */
+  async #pointFrom(ref: ElementRef, id: number, found: PointResult): Promise<Aim> {
     if (!found.ok) {
       if (found.reason === "covered") {
         const cover = found.cover ?? "another element";
@@ -658,8 +680,12 @@ export class Actor {
     let x = found.x;
     let y = found.y;
     // The frame's offset in its local root: the document element's CDP box
-    // (local-root coordinates) minus its box in the frame's own viewport.
-    const documentElement = await this.#callForElement(ref, DOCUMENT_ELEMENT);
+    // (local-root coordinates) minus its box in the frame's own viewport. The
+    // page's top frame has none: three round trips saved on most actions.
+    const topFrame = found.top && ref.session.parentSessionId === undefined;
+    const documentElement = topFrame
+      ? undefined
+      : await this.#callForElement(ref, DOCUMENT_ELEMENT);
     if (documentElement) {
       try {
         const { quads } = await ref.session.send("DOM.getContentQuads", {

@@ -62,3 +62,44 @@ Deno.test("Actor.act() acts on observation ids when the observer is the resolver
   const error = await assertRejects(() => actor.act({ action: "click", id: remove }), ActionError);
   assertEquals(error.code, "stale-id");
 });
+
+Deno.test("Actor.act() aims a mouse action in the top frame without looking up a frame offset", async () => {
+  await using server = serveSpa();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const settler = Settler.install(context);
+  const observer = Observer.attach(context);
+  const page = await context.newPage(`${server.origin}/act/controls`);
+  const actor = new Actor(context, { resolver: observer, settler });
+  const { elements } = await observer.observe(page);
+  const id = elements.find((e) => e.role === "button" && e.name === "Click me")?.id;
+  assert(id !== undefined, "no Click me button in the observation");
+  const methods: string[] = [];
+  const send = page.session.send.bind(page.session);
+  page.session.send = ((method: string, params?: unknown, options?) => {
+    methods.push(method);
+    return send(method as never, params as never, options);
+  }) as typeof page.session.send;
+  await actor.act({ action: "hover", id });
+  await actor.act({ action: "click", id });
+  // Zoomed in, the top frame's coordinates are no longer the page's: the
+  // offset is looked up again, and the click still lands.
+  await send("Emulation.setPageScaleFactor", { pageScaleFactor: 2 });
+  const zoomed = methods.length;
+  await actor.act({ action: "click", id });
+  page.session.send = send;
+  const count = (list: string[], method: string) => list.filter((m) => m === method).length;
+  const plain = methods.slice(0, zoomed);
+  assertEquals(count(plain, "DOM.getContentQuads"), 0, `no offset lookup: ${plain.join(", ")}`);
+  // hover: the element, then its facts and point in one call; click: the same and a re-aim check.
+  assertEquals(count(plain, "Runtime.callFunctionOn"), 5, plain.join(", "));
+  assert(
+    count(methods.slice(zoomed), "DOM.getContentQuads") > 0,
+    "zoomed: the offset is looked up",
+  );
+  const { result } = await send("Runtime.evaluate", {
+    expression: "window.__log.map((entry) => Object.keys(entry)[0])",
+    returnByValue: true,
+  });
+  assertEquals(result.value, ["click", "click"]);
+});
