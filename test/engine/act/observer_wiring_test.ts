@@ -6,14 +6,21 @@ import { Observer } from "../../../engine/observe/observer.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 
+/** The controls page in a context of its own, the observer as the actor's resolver. */
+async function openControls(origin: string, browser: Browser) {
+  const context = await browser.newContext();
+  const settler = Settler.install(context);
+  const observer = Observer.attach(context);
+  const page = await context.newPage(`${origin}/act/controls`);
+  const actor = new Actor(context, { resolver: observer, settler });
+  return { context, observer, page, actor };
+}
+
 Deno.test("Actor.act() acts on observation ids when the observer is the resolver", async () => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
-  const settler = Settler.install(context);
-  const observer = Observer.attach(context);
-  const page = await context.newPage(`${server.origin}/act/controls`);
-  const actor = new Actor(context, { resolver: observer, settler });
+  const { context, observer, page, actor } = await openControls(server.origin, browser);
+  await using _ = context;
   const { elements } = await observer.observe(page);
   const find = (role: string, name: string) => {
     const element = elements.find((e) => e.role === role && e.name === name);
@@ -66,11 +73,8 @@ Deno.test("Actor.act() acts on observation ids when the observer is the resolver
 Deno.test("Actor.act() aims a mouse action in the top frame without looking up a frame offset", async () => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
-  const settler = Settler.install(context);
-  const observer = Observer.attach(context);
-  const page = await context.newPage(`${server.origin}/act/controls`);
-  const actor = new Actor(context, { resolver: observer, settler });
+  const { context, observer, page, actor } = await openControls(server.origin, browser);
+  await using _ = context;
   const { elements } = await observer.observe(page);
   const id = elements.find((e) => e.role === "button" && e.name === "Click me")?.id;
   assert(id !== undefined, "no Click me button in the observation");
