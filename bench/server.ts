@@ -159,17 +159,7 @@ async function runServer(n: number): Promise<Row> {
     resets.push(performance.now() - t);
   }
   return {
-    mode: "server",
-    sessions: n,
-    steps: latencies.length,
-    stepsPerSecond: cpu.steps / cpu.seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    createP50Ms: percentile(creates, 50),
-    resetP50Ms: percentile(resets, 50),
-    browserMiBPerSession: memory / n,
-    denoCpuMsPerStep: cpu.denoCpuMsPerStep,
-    browserCpuMsPerStep: cpu.browserCpuMsPerStep,
+    ...rowOf("server", n, { latencies, creates, resets, memory, cpu }),
     handlerP50Ms: percentile(handler, 50),
     responseBytesP50: percentile(sizes, 50),
   };
@@ -209,8 +199,24 @@ async function runInProcess(n: number): Promise<Row> {
     resets.push(performance.now() - t);
   }
   for (const { env } of envs) await env.close();
+  return rowOf("in-process", n, { latencies, creates, resets, memory, cpu });
+}
+
+/** A run's row from what it measured. */
+function rowOf(
+  mode: Row["mode"],
+  n: number,
+  measured: {
+    latencies: number[];
+    creates: number[];
+    resets: number[];
+    memory: number;
+    cpu: Awaited<ReturnType<typeof cpuPerStep>>;
+  },
+): Row {
+  const { latencies, creates, resets, memory, cpu } = measured;
   return {
-    mode: "in-process",
+    mode,
     sessions: n,
     steps: latencies.length,
     stepsPerSecond: cpu.steps / cpu.seconds,
