@@ -128,6 +128,7 @@ export type {
   DialogAnswer,
   DialogInfo,
   DialogType,
+  ElementLocation,
   ElementRef,
   ElementResolver,
   Modifier,

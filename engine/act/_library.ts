@@ -79,6 +79,36 @@ const STUBS = new Map<string, string>(
   ]),
 );
 
+/** What a by-id stub returns when the world no longer has the element. */
+export const ELEMENT_GONE = "__webservAct:gone";
+
+/** Finds the element by its frame's id in the observer's world (see `ElementLocation`). */
+const FIND = `const el = globalThis.__webserv ? globalThis.__webserv.element(local) : null;
+  if (!el) return ${JSON.stringify(ELEMENT_GONE)};`;
+
+const BY_ID_STUBS = new Map<string, string>(
+  Object.entries(FUNCTIONS).map(([name, source]) => [
+    source,
+    `function (local, ...args) { ${FIND} const lib = globalThis.${GLOBAL}; return lib ? lib.${name}.apply(el, args) : ${
+      JSON.stringify(LIBRARY_MISSING)
+    }; }`,
+  ]),
+);
+
+/**
+ * A function that finds the element by id in its world, then runs `source`
+ * on it: the library's function by name where `source` is one, else the
+ * whole source (the slow path; see the module doc).
+ *
+ * @param source a function declaration exported by `_in_page.ts` or `_typing.ts`
+ * @param library whether to call the library by name
+ * @returns the declaration, to call with the element's id first, then `source`'s arguments
+ */
+export function byIdCall(source: string, library: boolean): string {
+  const stub = library ? BY_ID_STUBS.get(source) : undefined;
+  return stub ?? `function (local, ...args) { ${FIND} return (${source}).apply(el, args); }`;
+}
+
 /**
  * The short stub that calls `source` from the library, or `undefined` when
  * `source` is not one of the library's functions.

@@ -41,7 +41,7 @@ import { CdpTimeoutError, ProtocolError, TargetClosedError } from "../cdp/errors
 import type { EventParams } from "../cdp/protocol.ts";
 import type { SettleOptions, Settler, SettleResult } from "../settle/settler.ts";
 import { type Action, type Modifier, parseAction } from "./action.ts";
-import type { ElementRef, ElementResolver } from "./element_resolver.ts";
+import type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
 import {
   CARET_TO_END,
@@ -65,7 +65,7 @@ import {
   type SelectResult,
   VIEWPORT,
 } from "./_in_page.ts";
-import { LIBRARY_MISSING, libraryStub } from "./_library.ts";
+import { byIdCall, ELEMENT_GONE, LIBRARY_MISSING, libraryStub } from "./_library.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
 import {
   consumed,
@@ -170,11 +170,23 @@ export interface ActResult {
 const STAND_IN_TAGS = /^(div|span|p|li|section|article|td)$/;
 
 /** A point aimed at on an element: in the page, and in the element's own frame. */
+/**
+ * An element by its id in the observer's world, with no handle fetched: the
+ * first in-page call finds it there (see `ElementResolver.locate`).
+ */
+interface IdRef extends ElementLocation {
+  /** The id the agent gave, for errors. */
+  id: number;
+}
+
+/** An element as an action holds it: a CDP handle, or an id in its world. */
+type Ref = ElementRef | IdRef;
+
 interface Aim {
   page: Page;
   x: number;
   y: number;
-  ref: ElementRef;
+  ref: Ref;
   id: number;
   local: { x: number; y: number };
 }
@@ -566,7 +578,9 @@ export class Actor {
     return page;
   }
 
-  async #element(id: number): Promise<ElementRef> {
+  async #element(id: number): Promise<Ref> {
+    const where = this.#resolver.locate?.(id);
+    if (where) return { ...where, id };
     const ref = await this.#resolver.resolve(id);
     if (ref) return ref;
     if (this.#resolver.known && !this.#resolver.known(id)) {
@@ -579,7 +593,8 @@ export class Actor {
    * Runs an in-page function on an element: by name from the library in the
    * element's world when it is there (see `_library.ts`), else from source.
    */
-  async #invoke(ref: ElementRef, fn: string, args: unknown[], returnByValue: boolean) {
+  async #invoke(ref: Ref, fn: string, args: unknown[], returnByValue: boolean) {
+    if ("local" in ref) return await this.#invokeById(ref, fn, args, returnByValue);
     const send = (functionDeclaration: string) =>
       ref.session.send("Runtime.callFunctionOn", {
         objectId: ref.objectId,
@@ -595,8 +610,37 @@ export class Actor {
     return await send(fn);
   }
 
+  /** {@linkcode Actor.#invoke} on an element found by id in its world. */
+  async #invokeById(ref: IdRef, fn: string, args: unknown[], returnByValue: boolean) {
+    const send = (functionDeclaration: string) =>
+      ref.session.send("Runtime.callFunctionOn", {
+        executionContextId: ref.executionContextId,
+        functionDeclaration,
+        arguments: [ref.local, ...args].map((value) => ({ value })),
+        returnByValue,
+      }, { timeoutMs: this.#timeoutMs });
+    let answer;
+    try {
+      answer = await send(byIdCall(fn, true));
+      if (answer.result.value === LIBRARY_MISSING) answer = await send(byIdCall(fn, false));
+    } catch (error) {
+      // The world went with its document (a navigation): so did the element.
+      if (
+        error instanceof ProtocolError && error.name !== "TargetClosedError" &&
+        /Cannot find context/i.test(error.message)
+      ) throw this.#gone(ref.id);
+      throw error;
+    }
+    if (answer.result.value === ELEMENT_GONE) throw this.#gone(ref.id);
+    return answer;
+  }
+
+  #gone(id: number): ActionError {
+    return new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
+  }
+
   /** Calls an in-page function on an element and returns its JSON value. */
-  async #call<T>(ref: ElementRef, fn: string, args: unknown[] = []): Promise<T> {
+  async #call<T>(ref: Ref, fn: string, args: unknown[] = []): Promise<T> {
     const { result, exceptionDetails } = await this.#invoke(ref, fn, args, true);
     if (exceptionDetails) {
       throw new Error(
@@ -609,7 +653,7 @@ export class Actor {
 
   /** Calls an in-page function that returns an element, as a new handle. */
   async #callForElement(
-    ref: ElementRef,
+    ref: Ref,
     fn: string,
     args: unknown[] = [],
   ): Promise<ElementRef | undefined> {
@@ -620,7 +664,7 @@ export class Actor {
 
   /** Checks the element can be acted on; returns its facts. */
   async #ready(
-    ref: ElementRef,
+    ref: Ref,
     id: number,
     options: { allowDisabled?: boolean } = {},
   ): Promise<ElementFacts> {
@@ -647,7 +691,7 @@ export class Actor {
 
   /** A hit-tested point on the element, in the page's coordinates. */
   /** {@linkcode Actor.#ready} and {@linkcode Actor.#point} in one round trip. */
-  async #aim(ref: ElementRef, id: number, options: { allowDisabled?: boolean } = {}): Promise<Aim> {
+  async #aim(ref: Ref, id: number, options: { allowDisabled?: boolean } = {}): Promise<Aim> {
     const answer = await this.#call<{ facts: ElementFacts; point?: PointResult }>(
       ref,
       FACTS_POINT,
@@ -658,12 +702,12 @@ export class Actor {
     return await this.#pointFrom(ref, id, answer.point);
   }
 
-  async #point(ref: ElementRef, id: number): Promise<Aim> {
+  async #point(ref: Ref, id: number): Promise<Aim> {
     return await this.#pointFrom(ref, id, await this.#call<PointResult>(ref, POINT));
   }
 
   /** Where to press on the page, from the point the element's frame found. */
-  async #pointFrom(ref: ElementRef, id: number, found: PointResult): Promise<Aim> {
+  async #pointFrom(ref: Ref, id: number, found: PointResult): Promise<Aim> {
     if (!found.ok) {
       if (found.reason === "covered") {
         const cover = found.cover ?? "another element";
@@ -977,10 +1021,11 @@ export class Actor {
       if (watcher !== undefined) {
         bestEffort("stopping a field watch", this.#unwatch(target, watcher));
       }
-      if (target !== ref) {
+      if (target !== ref && "objectId" in target) {
+        const { objectId } = target;
         bestEffort(
           "releasing a handle",
-          target.session.send("Runtime.releaseObject", { objectId: target.objectId }),
+          target.session.send("Runtime.releaseObject", { objectId }),
         );
       }
     }
@@ -989,13 +1034,13 @@ export class Actor {
   }
 
   /** Starts watching a field being typed into; returns the watcher's handle. */
-  async #watch(target: ElementRef): Promise<string | undefined> {
+  async #watch(target: Ref): Promise<string | undefined> {
     const { result } = await this.#invoke(target, WATCH_FIELD, [], false);
     return result.objectId;
   }
 
   /** Stops a field watch; returns what it saw, or nothing when the page went away. */
-  async #unwatch(target: ElementRef, watcher: string): Promise<FieldWatch | undefined> {
+  async #unwatch(target: Ref, watcher: string): Promise<FieldWatch | undefined> {
     try {
       return await this.#call<FieldWatch>(
         { session: target.session, objectId: watcher },

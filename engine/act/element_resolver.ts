@@ -15,6 +15,20 @@ export interface ElementRef {
 }
 
 /**
+ * Where an element lives, found without a round trip: in `executionContextId`
+ * of `session`, `globalThis.__webserv.element(local)` returns it, and the
+ * actor's library (`_library.ts`) is installed beside it.
+ */
+export interface ElementLocation {
+  /** The session of the target (page or out-of-process iframe) holding the element. */
+  session: CdpSession;
+  /** The world's execution context. */
+  executionContextId: number;
+  /** The element's id in that world (its frame's own id). */
+  local: number;
+}
+
+/**
  * Turns element ids into CDP handles.
  *
  * @example A resolver over a fixed map (for tests)
@@ -43,4 +57,13 @@ export interface ElementResolver {
    * @returns whether an observation ever showed this id
    */
   known?(id: number): boolean;
+  /**
+   * Where an id's element lives, without asking the page, so an action's
+   * first in-page call finds the element itself (one round trip saved).
+   * Optional; `undefined` sends the actor to {@linkcode ElementResolver.resolve}.
+   *
+   * @param id the element id
+   * @returns the location, or `undefined` when the id or its world is unknown
+   */
+  locate?(id: number): ElementLocation | undefined;
 }

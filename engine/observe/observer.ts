@@ -36,6 +36,7 @@ import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundl
 // The actor calls its in-page functions on handles from this world; installed
 // with the world, they cost nothing per call (see `_library.ts`).
 import { ACT_LIBRARY } from "../act/_library.ts";
+import type { ElementLocation } from "../act/element_resolver.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
 
@@ -511,6 +512,22 @@ export class Observer {
     };
     if (req.tree) observation.tree = observed.nodes;
     return observation;
+  }
+
+  /**
+   * Where an element lives, with no round trip: its session, the isolated
+   * world's context and its frame's own id for it. The actor calls its
+   * library there by id (see `ElementResolver.locate`).
+   *
+   * @param id the element id
+   * @returns the location; `undefined` when the id was never given out or its world is gone
+   */
+  locate(id: number): ElementLocation | undefined {
+    const where = this.#where.get(id);
+    if (!where) return undefined;
+    const executionContextId = where.state.worlds.get(where.frameId);
+    if (executionContextId === undefined) return undefined;
+    return { session: where.state.session, executionContextId, local: where.local };
   }
 
   /**
