@@ -70,52 +70,61 @@ ${Object.entries(FUNCTIONS).map(([name, source]) => `    ${name}: ${source},`).j
   } });
 })();`;
 
-const STUBS = new Map<string, string>(
-  Object.entries(FUNCTIONS).map(([name, source]) => [
-    source,
-    `function (...args) { const lib = globalThis.${GLOBAL}; return lib ? lib.${name}.apply(this, args) : ${
-      JSON.stringify(LIBRARY_MISSING)
-    }; }`,
-  ]),
-);
-
-/** What a by-id stub returns when the world no longer has the element. */
+/** What a by-id call returns when the world no longer has the element. */
 export const ELEMENT_GONE = "__webservAct:gone";
 
-/** Finds the element by its frame's id in the observer's world (see `ElementLocation`). */
-const FIND = `const el = globalThis.__webserv ? globalThis.__webserv.element(local) : null;
-  if (!el) return ${JSON.stringify(ELEMENT_GONE)};`;
-
-const BY_ID_STUBS = new Map<string, string>(
-  Object.entries(FUNCTIONS).map(([name, source]) => [
-    source,
-    `function (local, ...args) { ${FIND} const lib = globalThis.${GLOBAL}; return lib ? lib.${name}.apply(el, args) : ${
-      JSON.stringify(LIBRARY_MISSING)
-    }; }`,
-  ]),
-);
-
 /**
- * A function that finds the element by id in its world, then runs `source`
- * on it: the library's function by name where `source` is one, else the
- * whole source (the slow path; see the module doc).
- *
- * @param source a function declaration exported by `_in_page.ts` or `_typing.ts`
- * @param library whether to call the library by name
- * @returns the declaration, to call with the element's id first, then `source`'s arguments
+ * A call's head: `this` is the element, or (by id) the observer's world
+ * finds it from its frame's id (see `ElementLocation`).
  */
-export function byIdCall(source: string, library: boolean): string {
-  const stub = library ? BY_ID_STUBS.get(source) : undefined;
-  return stub ?? `function (local, ...args) { ${FIND} return (${source}).apply(el, args); }`;
+function head(byId: boolean): { params: string; find: string; self: string } {
+  return byId
+    ? {
+      params: "local, ...args",
+      find: `const el = globalThis.__webserv ? globalThis.__webserv.element(local) : null;
+  if (!el) return ${JSON.stringify(ELEMENT_GONE)};`,
+      self: "el",
+    }
+    : { params: "...args", find: "", self: "this" };
 }
+
+function stubs(byId: boolean): Map<string, string> {
+  const { params, find, self } = head(byId);
+  return new Map(
+    Object.entries(FUNCTIONS).map(([name, source]) => [
+      source,
+      `function (${params}) { ${find} const lib = globalThis.${GLOBAL}; return lib ? lib.${name}.apply(${self}, args) : ${
+        JSON.stringify(LIBRARY_MISSING)
+      }; }`,
+    ]),
+  );
+}
+
+const STUBS = stubs(false);
+const BY_ID_STUBS = stubs(true);
 
 /**
  * The short stub that calls `source` from the library, or `undefined` when
  * `source` is not one of the library's functions.
  *
  * @param source a function declaration exported by `_in_page.ts` or `_typing.ts`
+ * @param byId whether the call passes the element's id first instead of the element as `this`
  * @returns the stub's declaration
  */
-export function libraryStub(source: string): string | undefined {
-  return STUBS.get(source);
+export function libraryStub(source: string, byId = false): string | undefined {
+  return (byId ? BY_ID_STUBS : STUBS).get(source);
+}
+
+/**
+ * `source` itself, for a world without the library: as it is, or by id
+ * (the element's id first, then `source`'s arguments).
+ *
+ * @param source a function declaration exported by `_in_page.ts` or `_typing.ts`
+ * @param byId whether the call passes the element's id first instead of the element as `this`
+ * @returns the declaration to send
+ */
+export function fullSource(source: string, byId = false): string {
+  if (!byId) return source;
+  const { params, find, self } = head(true);
+  return `function (${params}) { ${find} return (${source}).apply(${self}, args); }`;
 }

@@ -65,7 +65,7 @@ import {
   type SelectResult,
   VIEWPORT,
 } from "./_in_page.ts";
-import { byIdCall, ELEMENT_GONE, LIBRARY_MISSING, libraryStub } from "./_library.ts";
+import { ELEMENT_GONE, fullSource, LIBRARY_MISSING, libraryStub } from "./_library.ts";
 import { type KeyDefinition, keyDefinition, modifierMask, parseChord } from "./_keys.ts";
 import {
   consumed,
@@ -169,7 +169,14 @@ export interface ActResult {
 /** Elements that may stand in for a field until clicked (then `type` follows the focus). */
 const STAND_IN_TAGS = /^(div|span|p|li|section|article|td)$/;
 
-/** A point aimed at on an element: in the page, and in the element's own frame. */
+/** The error of an id whose element left the page. */
+function stale(id: number, cause?: unknown): ActionError {
+  return new ActionError("stale-id", `Element ${id} is gone from the page`, {
+    id,
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
 /**
  * An element by its id in the observer's world, with no handle fetched: the
  * first in-page call finds it there (see `ElementResolver.locate`).
@@ -182,6 +189,7 @@ interface IdRef extends ElementLocation {
 /** An element as an action holds it: a CDP handle, or an id in its world. */
 type Ref = ElementRef | IdRef;
 
+/** A point aimed at on an element: in the page, and in the element's own frame. */
 interface Aim {
   page: Page;
   x: number;
@@ -422,12 +430,7 @@ export class Actor {
       error instanceof ProtocolError &&
       (error instanceof TargetClosedError || GONE.test(error.message))
     ) {
-      if (id !== undefined) {
-        return new ActionError("stale-id", `Element ${id} is gone from the page`, {
-          cause: error,
-          id,
-        });
-      }
+      if (id !== undefined) return stale(id, error);
       return new ActionError("navigation-failed", `Cannot ${action.action}: the page went away`, {
         cause: error,
       });
@@ -586,57 +589,31 @@ export class Actor {
     if (this.#resolver.known && !this.#resolver.known(id)) {
       throw new ActionError("unknown-id", `No element has id ${id}`, { id });
     }
-    throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
+    throw stale(id);
   }
 
   /**
    * Runs an in-page function on an element: by name from the library in the
    * element's world when it is there (see `_library.ts`), else from source.
+   * An element held by id is found by the world itself.
    */
   async #invoke(ref: Ref, fn: string, args: unknown[], returnByValue: boolean) {
-    if ("local" in ref) return await this.#invokeById(ref, fn, args, returnByValue);
+    const byId = "local" in ref;
     const send = (functionDeclaration: string) =>
       ref.session.send("Runtime.callFunctionOn", {
-        objectId: ref.objectId,
+        ...(byId ? { executionContextId: ref.executionContextId } : { objectId: ref.objectId }),
         functionDeclaration,
-        arguments: args.map((value) => ({ value })),
+        arguments: (byId ? [ref.local, ...args] : args).map((value) => ({ value })),
         returnByValue,
       }, { timeoutMs: this.#timeoutMs });
-    const stub = libraryStub(fn);
-    if (stub !== undefined) {
-      const answer = await send(stub);
-      if (answer.result.value !== LIBRARY_MISSING) return answer;
+    // A world gone with its document fails the call: `#translate` makes that stale-id.
+    const stub = libraryStub(fn, byId);
+    let answer = stub === undefined ? undefined : await send(stub);
+    if (answer === undefined || answer.result.value === LIBRARY_MISSING) {
+      answer = await send(fullSource(fn, byId));
     }
-    return await send(fn);
-  }
-
-  /** {@linkcode Actor.#invoke} on an element found by id in its world. */
-  async #invokeById(ref: IdRef, fn: string, args: unknown[], returnByValue: boolean) {
-    const send = (functionDeclaration: string) =>
-      ref.session.send("Runtime.callFunctionOn", {
-        executionContextId: ref.executionContextId,
-        functionDeclaration,
-        arguments: [ref.local, ...args].map((value) => ({ value })),
-        returnByValue,
-      }, { timeoutMs: this.#timeoutMs });
-    let answer;
-    try {
-      answer = await send(byIdCall(fn, true));
-      if (answer.result.value === LIBRARY_MISSING) answer = await send(byIdCall(fn, false));
-    } catch (error) {
-      // The world went with its document (a navigation): so did the element.
-      if (
-        error instanceof ProtocolError && error.name !== "TargetClosedError" &&
-        /Cannot find context/i.test(error.message)
-      ) throw this.#gone(ref.id);
-      throw error;
-    }
-    if (answer.result.value === ELEMENT_GONE) throw this.#gone(ref.id);
+    if (byId && answer.result.value === ELEMENT_GONE) throw stale(ref.id);
     return answer;
-  }
-
-  #gone(id: number): ActionError {
-    return new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
   }
 
   /** Calls an in-page function on an element and returns its JSON value. */
@@ -678,7 +655,7 @@ export class Actor {
     options: { allowDisabled?: boolean } = {},
   ): ElementFacts {
     if (facts.state === "stale") {
-      throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
+      throw stale(id);
     }
     if (facts.state === "hidden") {
       throw new ActionError("not-visible", `Element ${id} (${facts.name}) is not visible`, { id });
@@ -689,7 +666,6 @@ export class Actor {
     return facts;
   }
 
-  /** A hit-tested point on the element, in the page's coordinates. */
   /** {@linkcode Actor.#ready} and {@linkcode Actor.#point} in one round trip. */
   async #aim(ref: Ref, id: number, options: { allowDisabled?: boolean } = {}): Promise<Aim> {
     const answer = await this.#call<{ facts: ElementFacts; point?: PointResult }>(
@@ -702,6 +678,7 @@ export class Actor {
     return await this.#pointFrom(ref, id, answer.point);
   }
 
+  /** A hit-tested point on the element, in the page's coordinates. */
   async #point(ref: Ref, id: number): Promise<Aim> {
     return await this.#pointFrom(ref, id, await this.#call<PointResult>(ref, POINT));
   }
@@ -1261,7 +1238,7 @@ export class Actor {
     // File inputs are often hidden behind a styled label: no visibility check.
     const facts = await this.#call<ElementFacts>(ref, FACTS);
     if (facts.state === "stale") {
-      throw new ActionError("stale-id", `Element ${id} is gone from the page`, { id });
+      throw stale(id);
     }
     const input = await this.#callForElement(ref, FILE_INPUT);
     if (!input) {
