@@ -293,6 +293,10 @@ interface Pass {
   summaryText: number;
   /** The document's URL without its fragment: links to it show only their fragment. */
   here: string;
+  /** Positioned elements (absolute, fixed, sticky): the only ones that can lie over another. */
+  occluders: Element[];
+  /** Their boxes with overflow, measured when the first candidate needs them. */
+  occluderBoxes?: Rect[];
 }
 
 /** A distiller for one document, keeping ids for the document's life. */
@@ -350,6 +354,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       origin: originOf(doc),
       summaryText: MAX_SUMMARY_TEXT,
       here: (doc.URL ?? "").replace(/#.*$/, ""),
+      occluders: [],
     };
     // Chromium's own error page (a frame the context's origin rule blocked, or
     // one that failed to load) is not the site's content: say so, no more.
@@ -596,6 +601,10 @@ function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   // Structure lines need to know later whether they are painted.
   if (STRUCTURE_ROLES.has(role)) isHidden(node);
   if (sig) pass.candidates.push(node);
+  const position = style.position;
+  if (position === "absolute" || position === "fixed" || position === "sticky") {
+    pass.occluders.push(el);
+  }
   if (tag === "label") pass.labels.set(el, node);
   if (
     tag === "input" &&
@@ -1067,7 +1076,10 @@ function vet(pass: Pass, doc: Document): void {
       continue;
     }
     // A transparent input laid over its stand-in or label is the element itself, not a cover.
-    if (node.inView && covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))) {
+    if (
+      node.inView && mayBeCovered(pass, shown, seen) &&
+      covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))
+    ) {
       continue;
     }
     node.keep = 2;
@@ -1200,6 +1212,38 @@ function siblingStandIn(layout: Layout, input: Element): Element | null {
     if (r.w >= 2 && r.h >= 2 && layout.visible(sibling)) return sibling;
   }
   return null;
+}
+
+/**
+ * Whether anything can lie over `el`'s box `r`: a positioned element (with
+ * its overflow) that overlaps the box and is neither `el`, inside it, nor
+ * around it. Boxes in normal flow do not overlap, so the hit tests (the
+ * vet's main cost) are spent only where a cover can be. What this misses
+ * (negative margins, grid items placed in one cell, transforms) the
+ * actor's own hit test still names as the cover when an action is tried.
+ */
+function mayBeCovered(pass: Pass, el: Element, r: Rect): boolean {
+  const { occluders, layout } = pass;
+  if (occluders.length === 0) return false;
+  const boxes = pass.occluderBoxes ??= occluders.map((o) => {
+    const box = layout.rect(o);
+    // Content overflowing a positioned box (a zero-height wrapper of a menu) lies over others too.
+    const html = o as HTMLElement;
+    return {
+      x: box.x,
+      y: box.y,
+      w: Math.max(box.w, html.scrollWidth ?? 0),
+      h: Math.max(box.h, html.scrollHeight ?? 0),
+    };
+  });
+  for (let i = 0; i < boxes.length; i++) {
+    const o = boxes[i]!;
+    if (o.x >= r.x + r.w || o.x + o.w <= r.x || o.y >= r.y + r.h || o.y + o.h <= r.y) continue;
+    const occluder = occluders[i]!;
+    if (occluder === el || occluder.contains(el) || el.contains(occluder)) continue;
+    return true;
+  }
+  return false;
 }
 
 /**
