@@ -1,0 +1,177 @@
+/**
+ * The distiller's fourth pass: roles, names, values, states, cues and link
+ * targets of the elements that keep ids.
+ *
+ * @module
+ */
+
+import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } from "./roles.ts";
+import {
+  contentText,
+  type DNode,
+  type Pass,
+  S_DELEGATED,
+  S_EDITABLE,
+  S_HOVER,
+  S_ITEM,
+  S_LISTENER,
+  S_NATIVE,
+  S_ONATTR,
+  S_POINTER,
+  S_PROXY,
+  S_ROLE,
+  S_SCROLL,
+  S_TABINDEX,
+} from "./_tree.ts";
+
+function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
+  const { req } = pass;
+  const target = node.proxy ?? node.el;
+  const tag = node.proxy ? "input" : node.tag;
+  let role = node.role;
+  const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
+  if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
+  node.role = role;
+  const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
+    (node.sig & (S_POINTER | S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) !== 0);
+  // accname 1.2 step 2: content comes before `title` for roles named from content.
+  let name = node.proxy
+    ? fold(node.el.textContent ?? "")
+    : nameFromAttributes(target, tag, { title: !fromContent });
+  if (!name && node.standIn) name = standInText(node.el, node.standIn);
+  if (!name && fromContent) {
+    const parts: string[] = [];
+    contentText(node, parts);
+    name = fold(parts.join(""));
+    // The element's own text is its name: do not repeat it below the line.
+    if (name) node.named = true;
+  }
+  const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
+  if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
+  else if (title && title !== name) node.description = clip(title, req.maxText);
+  if (name && fromContent && !node.named) {
+    if (target.hasAttribute("aria-labelledby")) {
+      // Named by other text: its own text is content of its own and stays, unless it says the same.
+      node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
+    } else {
+      // `aria-label` and the like replace what it shows (an icon's letters, a repeated caption).
+      node.kids = node.kids.filter((kid) => typeof kid !== "string");
+    }
+  } else if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  if (name) node.name = clip(name, req.maxText);
+  const value = node.sig & S_EDITABLE && !node.proxy
+    ? fold(node.el.textContent ?? "")
+    : valueOf(target, tag, role);
+  if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
+  if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  if (tag === "select") node.options = optionsOf(target, req.maxText);
+  if ((tag === "a" || tag === "area") && role === "link") {
+    const href = compactHref(target, pass);
+    if (href) node.href = href;
+    if (href && name && saysTarget(href, name)) node.quietHref = true;
+  }
+  const states = statesOf(target, tag, role, node.disabled);
+  if (focused === target) states.push("focused");
+  if (node.sig & S_SCROLL) {
+    const el = node.el;
+    if (el.scrollHeight > el.clientHeight + 2) {
+      states.push(`scroll=${Math.round(el.scrollTop)}/${el.scrollHeight - el.clientHeight}`);
+    } else {
+      states.push(`scrollx=${Math.round(el.scrollLeft)}/${el.scrollWidth - el.clientWidth}`);
+    }
+  }
+  if (states.length) node.states = states;
+  const cues: string[] = [];
+  if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
+    if (node.sig & S_EDITABLE) cues.push("editable");
+    if (node.sig & (S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) cues.push("listener");
+    if (node.sig & S_POINTER) cues.push("pointer");
+    if (node.sig & S_TABINDEX) cues.push("focusable");
+  }
+  if (node.sig & S_HOVER) cues.push("hover");
+  if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
+  if (cues.length) node.cues = cues;
+}
+
+export function describe(pass: Pass): void {
+  const focused = pass.layout.focused();
+  for (const node of pass.candidates) if (node.keep) describeNode(pass, node, focused);
+}
+
+/**
+ * The name a stand-in gives its hidden input: its text, else the text of
+ * the input's parent when that is short (`<input><span class=box></span> Newsletter`).
+ */
+function standInText(input: Element, standIn: Element): string {
+  const own = fold(standIn.textContent ?? "");
+  if (own) return own;
+  const around = fold(input.parentElement?.textContent ?? "");
+  return around.length <= 80 ? around : "";
+}
+
+/** Longest link target shown, in characters. */
+const MAX_HREF = 80;
+
+/**
+ * Where a link goes, compactly: path, query and fragment on the document's
+ * own origin, origin and path elsewhere; nothing for script links.
+ */
+function compactHref(el: Element, pass: Pass): string {
+  // The browser's resolved `href` spares parsing a URL per link.
+  let href = (el as HTMLAnchorElement).href;
+  if (typeof href !== "string") href = el.getAttribute("href") ?? "";
+  if (!href.startsWith("http")) {
+    return /^javascript:/i.test(href) ? "" : clip(href, MAX_HREF);
+  }
+  const hash = href.indexOf("#");
+  const bare = hash === -1 ? href : href.slice(0, hash);
+  if (bare === pass.here) return hash === -1 ? "" : href.slice(hash); // this page: its fragment
+  const { origin } = pass;
+  if (origin && href.startsWith(origin) && href.charCodeAt(origin.length) === 47) {
+    return clip(href.slice(origin.length), MAX_HREF);
+  }
+  return clip(href.replace(/^https?:\/\//, ""), MAX_HREF);
+}
+
+/** Lower-case letters and digits only, for comparing a name with a path. */
+function squash(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+}
+
+/**
+ * Whether a link's name already says where it goes: the target's last
+ * path segment, decoded and without an extension, spells the name
+ * (`"Copper Sky"` → `#/film/Copper-Sky`, `"Projects"` → `/projects`);
+ * an in-page anchor (`#year`) never does.
+ */
+function saysTarget(href: string, name: string): boolean {
+  const bare = href.replace(/[?].*$/, "").replace(/\/+$/, "");
+  const slash = bare.lastIndexOf("/");
+  // An in-page anchor (`#year`) says something the name does not: it stays.
+  if (slash < 0 || bare.indexOf("#", slash) >= 0) return false;
+  let last = bare.slice(slash + 1);
+  try {
+    last = decodeURIComponent(last);
+  } catch {
+    // a malformed escape: compare as written
+  }
+  last = last.replace(/\.[a-z0-9]{1,5}$/i, "");
+  const target = squash(last);
+  return target !== "" && target === squash(name);
+}
+
+/** Option labels of a select, group labels folded in as `group/option`, at most 25. */
+function optionsOf(el: Element, maxText: number): string[] {
+  const out: string[] = [];
+  const options = el.querySelectorAll("option");
+  for (let i = 0; i < options.length && out.length < 25; i++) {
+    const option = options[i]!;
+    const group = option.parentElement?.localName === "optgroup"
+      ? option.parentElement.getAttribute("label")
+      : null;
+    const label = fold(option.getAttribute("label") ?? option.textContent ?? "");
+    out.push(clip(group ? `${fold(group)}/${label}` : label, maxText));
+  }
+  if (options.length > out.length) out.push(`… ${options.length - out.length} more`);
+  return out;
+}

@@ -1,0 +1,328 @@
+/**
+ * The distiller's second pass: boxes for candidates only, and the vetoes
+ * (hidden, disabled, clipped, covered); containers of delegated targets
+ * give up their own ids.
+ *
+ * @module
+ */
+
+import type { Layout, Rect } from "./layout.ts";
+import { fold, isDisabled } from "./roles.ts";
+import {
+  contentText,
+  type DNode,
+  F_ARIA_DISABLED,
+  F_ARIA_HIDDEN,
+  F_IN_DISABLED_FIELDSET,
+  F_INERT,
+  FORM_TAGS,
+  OWN_TARGET,
+  type Pass,
+  S_DELEGATED,
+  S_LISTENER,
+  S_ONATTR,
+  S_PROXY,
+  S_SCROLL,
+  STRONG,
+  WEAK,
+} from "./_tree.ts";
+
+/** The element, or the shadow host chain above it, is inside `container`. */
+function composedContains(container: Element, el: Element): boolean {
+  let node: Node | null = el;
+  while (node) {
+    if (container.contains(node)) return true;
+    const root: Node = node.getRootNode();
+    node = (root as ShadowRoot).host ?? null;
+  }
+  return false;
+}
+
+/** An open modal: a `<dialog>` shown with `showModal()` or a visible `aria-modal` element. */
+function openModal(doc: Document, layout: Layout): Element | null {
+  try {
+    const modal = doc.querySelector("dialog:modal");
+    if (modal) return modal;
+  } catch {
+    // no :modal support (linkedom)
+  }
+  for (const el of Array.from(doc.querySelectorAll('[aria-modal="true"]'))) {
+    const r = layout.rect(el);
+    if (r.w > 0 && r.h > 0 && layout.style(el).visibility === "visible") return el;
+  }
+  return null;
+}
+
+export function vet(pass: Pass, doc: Document): void {
+  const { layout, vp } = pass;
+  const modal = openModal(doc, layout);
+  for (const proxy of pass.proxies) {
+    const labels = (proxy.el as HTMLInputElement).labels;
+    const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;
+    if (label && layout.visible(label.el)) {
+      label.proxy = proxy.el;
+      label.role = proxy.role;
+      label.sig |= S_PROXY;
+      if (!pass.candidates.includes(label)) pass.candidates.push(label);
+      continue;
+    }
+    // No label names it: a visible sibling (a label without `for`, a span
+    // drawn by CSS) stands in, and the input itself takes the id, so that
+    // checking it acts on the real control.
+    const standIn = siblingStandIn(layout, proxy.el);
+    if (standIn) {
+      proxy.standIn = standIn;
+      pass.standIns.add(standIn);
+      const parent = proxy.el.parentElement;
+      if (
+        !fold(standIn.textContent ?? "") && parent && fold(parent.textContent ?? "").length <= 80
+      ) {
+        // A box drawn by CSS, the words beside it: the whole small wrapper stands in.
+        pass.standIns.add(parent);
+        for (let sib = parent.firstElementChild; sib; sib = sib.nextElementSibling) {
+          if (sib !== proxy.el && !sib.querySelector("input,select,textarea,button,a[href]")) {
+            pass.standIns.add(sib);
+          }
+        }
+      }
+    }
+    const r = layout.rect(proxy.el);
+    if (standIn || r.w >= 2 && r.h >= 2) proxy.sig |= S_PROXY;
+  }
+  for (const node of pass.candidates) {
+    const { el, flags } = node;
+    if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
+    if (pass.standIns.has(el)) continue;
+    if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
+    if (modal && !composedContains(modal, el)) continue;
+    const disabled = node.proxy
+      ? isDisabled(node.proxy, "input")
+      : (flags & F_ARIA_DISABLED) !== 0 ||
+        FORM_TAGS.has(node.tag) &&
+          (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
+    node.disabled = disabled;
+    const shown = node.standIn ?? el;
+    const r = layout.rect(shown);
+    node.rect = r;
+    if (r.w < 2 || r.h < 2) continue;
+    if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
+    node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
+    const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
+    if (clipped === CLIP_HIDDEN) continue;
+    if (clipped === CLIP_SCROLLED) node.inView = false;
+    // Only the part its scroll boxes show can be hit: an item half scrolled
+    // out of a list is probed where it shows, not over what lies below the list.
+    const seen = node.inView && node.clipper ? shownPart(pass, node, r) : r;
+    if (seen.w < 1 || seen.h < 1) node.inView = false;
+    if (disabled || node.noPointer) {
+      // Shown, so the agent knows it is there, but nothing to act on.
+      if (node.sig & STRONG) node.keep = 1;
+      continue;
+    }
+    // A transparent input laid over its stand-in or label is the element itself, not a cover.
+    if (
+      node.inView && mayBeCovered(pass, shown, seen) &&
+      covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))
+    ) {
+      continue;
+    }
+    node.keep = 2;
+  }
+  unwrapContainers(pass);
+  for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/**
+ * A listener on an ancestor is not a signal that the ancestor is the
+ * target. A weak-only candidate (listener, hover, tabindex, on* attribute)
+ * with candidates inside that keep ids is a container, kept as structure,
+ * when everything it shows belongs to those targets, or it only hovers or
+ * takes focus, or it delegates (a target inside was found by the probe), or
+ * it is too big to be one thing a person clicks (more than half the
+ * viewport). Otherwise (a listened row with its own text and a Delete
+ * button inside) it stays a target beside them. A pointer cursor of its own
+ * or a delegated handler of its own keeps it unless it shows nothing of its own.
+ */
+function unwrapContainers(pass: Pass): void {
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
+    const delegated = (node.sig & S_DELEGATED) !== 0;
+    for (let up = node.up; up; up = up.up) {
+      if (up.inner && (!delegated || up.delegates)) break;
+      up.inner = true;
+      if (delegated) up.delegates = true;
+    }
+  }
+  const { vp } = pass;
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
+    const parts: string[] = [];
+    contentText(node, parts);
+    const own = fold(parts.join("")) !== "";
+    if (own) {
+      if (node.sig & OWN_TARGET) continue;
+      const r = node.rect;
+      const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
+      if (node.sig & (S_LISTENER | S_ONATTR) && !node.delegates && !big) continue;
+    }
+    node.sig &= ~WEAK;
+    if (!(node.sig & S_SCROLL)) node.keep = 0;
+  }
+}
+
+const CLIP_NONE = 0;
+
+/** Outside the visible part of a scroll container: there, but scrolled out of view. */
+const CLIP_SCROLLED = 1;
+
+/** Cut away by an `overflow: hidden` box that does not scroll: not visible at all. */
+const CLIP_HIDDEN = 2;
+
+/**
+ * The element's box against every clipping ancestor: wholly outside one
+ * that scrolls means scrolled out of view, wholly outside one that only
+ * clips means hidden. Positioned content can escape a clipping box that is
+ * not its containing block, so "hidden" in the viewport is confirmed by a
+ * hit test at the box's centre.
+ */
+function clipState(pass: Pass, node: DNode, r: Rect): number {
+  let state = CLIP_NONE;
+  for (let c = node.clipper; c; c = c.clipper) {
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    const outside = r.x >= box.x + box.w || r.x + r.w <= box.x || r.y >= box.y + box.h ||
+      r.y + r.h <= box.y;
+    if (!outside) continue;
+    if (c.scrolls) {
+      state = CLIP_SCROLLED;
+      continue;
+    }
+    const { vp } = pass;
+    const cx = r.x + r.w / 2, cy = r.y + r.h / 2;
+    if (cx >= 0 && cy >= 0 && cx < vp.w && cy < vp.h) {
+      const root = node.el.getRootNode() as Document | ShadowRoot;
+      const hit = typeof root.elementFromPoint === "function"
+        ? pass.layout.hit(root, cx, cy)
+        : null;
+      if (hit && (hit === node.el || node.el.contains(hit) || (node.standIn?.contains(hit)))) {
+        continue;
+      }
+    }
+    return CLIP_HIDDEN;
+  }
+  return state;
+}
+
+/** The part of `r` that every scrolling ancestor of the node shows (their boxes are measured by `clipState`). */
+function shownPart(pass: Pass, node: DNode, r: Rect): Rect {
+  let x0 = r.x, y0 = r.y, x1 = r.x + r.w, y1 = r.y + r.h;
+  for (let c = node.clipper; c; c = c.clipper) {
+    if (!c.scrolls) continue;
+    const box = c.clipBox ??= clientBox(pass.layout, c.el);
+    x0 = Math.max(x0, box.x);
+    y0 = Math.max(y0, box.y);
+    x1 = Math.min(x1, box.x + box.w);
+    y1 = Math.min(y1, box.y + box.h);
+  }
+  return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
+}
+
+/** The padding box of a clipping element: where its content shows. */
+function clientBox(layout: Layout, el: Element): Rect {
+  const r = layout.rect(el);
+  const html = el as HTMLElement;
+  if (!html.clientWidth && !html.clientHeight) return r;
+  return {
+    x: r.x + (html.clientLeft ?? 0),
+    y: r.y + (html.clientTop ?? 0),
+    w: html.clientWidth,
+    h: html.clientHeight,
+  };
+}
+
+/**
+ * The visible sibling that stands in for a hidden checkbox or radio: the
+ * next (else previous) element sibling when it is a label for no other
+ * control or an inline box such as a span drawn by CSS.
+ */
+function siblingStandIn(layout: Layout, input: Element): Element | null {
+  for (const sibling of [input.nextElementSibling, input.previousElementSibling]) {
+    if (!sibling) continue;
+    const tag = sibling.localName;
+    if (tag === "label") {
+      const control = (sibling as HTMLLabelElement).control;
+      if (control && control !== input) continue;
+      if (sibling.hasAttribute("for") && !control) continue;
+    } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
+    if (sibling.querySelector("input,select,textarea,button,a[href]")) continue;
+    const r = layout.rect(sibling);
+    if (r.w >= 2 && r.h >= 2 && layout.visible(sibling)) return sibling;
+  }
+  return null;
+}
+
+/**
+ * Whether anything can lie over `el`'s box `r`: a positioned element (with
+ * its overflow) that overlaps the box and is neither `el`, inside it, nor
+ * around it. Boxes in normal flow do not overlap, so the hit tests (the
+ * vet's main cost) are spent only where a cover can be. What this misses
+ * (negative margins, grid items placed in one cell, transforms) the
+ * actor's own hit test still names as the cover when an action is tried.
+ */
+function mayBeCovered(pass: Pass, el: Element, r: Rect): boolean {
+  const { occluders, layout } = pass;
+  if (occluders.length === 0) return false;
+  const boxes = pass.occluderBoxes ??= occluders.map((o) => {
+    const box = layout.rect(o);
+    // Content overflowing a positioned box (a zero-height wrapper of a menu) lies over others too.
+    const html = o as HTMLElement;
+    return {
+      x: box.x,
+      y: box.y,
+      w: Math.max(box.w, html.scrollWidth ?? 0),
+      h: Math.max(box.h, html.scrollHeight ?? 0),
+    };
+  });
+  for (let i = 0; i < boxes.length; i++) {
+    const o = boxes[i]!;
+    if (o.x >= r.x + r.w || o.x + o.w <= r.x || o.y >= r.y + r.h || o.y + o.h <= r.y) continue;
+    const occluder = occluders[i]!;
+    if (occluder === el || occluder.contains(el) || el.contains(occluder)) continue;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Whether every probe point of the box hits something that is neither the
+ * element, inside it, one of its labels, one of its ancestors (an ancestor
+ * means the point is clipped by a scroll container, not covered), nor
+ * `input`: the styled-away control the element stands in for, which often
+ * lies transparent over it and takes the click itself.
+ */
+function covered(
+  layout: Layout,
+  el: Element,
+  r: Rect,
+  vp: { w: number; h: number },
+  input?: Element | false,
+): boolean {
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (typeof root.elementFromPoint !== "function") return false;
+  const x0 = Math.max(r.x, 0), x1 = Math.min(r.x + r.w, vp.w);
+  const y0 = Math.max(r.y, 0), y1 = Math.min(r.y + r.h, vp.h);
+  const points: [number, number][] = [
+    [(x0 + x1) / 2, (y0 + y1) / 2],
+    [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.2],
+    [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.8],
+    [x0 + (x1 - x0) * 0.8, y0 + (y1 - y0) * 0.2],
+    [x0 + (x1 - x0) * 0.2, y0 + (y1 - y0) * 0.8],
+  ];
+  for (const [x, y] of points) {
+    const hit = layout.hit(root, x, y);
+    if (!hit) return false;
+    if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
+    const label = hit.closest("label");
+    if (label && (label.control === el || label.contains(el))) return false;
+  }
+  return true;
+}
