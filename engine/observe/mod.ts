@@ -12,7 +12,7 @@ export type {
   ObserveOptions,
   ScrollState,
   SetOfMarks,
-} from "./observer.ts";
+} from "./observation.ts";
 export type { Box, TreeElement, TreeFrame, TreeMore, TreeNode, TreeText } from "./tree.ts";
 export { findElement, findElements } from "./find_element.ts";
 export type { ElementQuery } from "./find_element.ts";

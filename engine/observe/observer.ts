@@ -21,17 +21,18 @@
  *   asks the frame's isolated world for the element; the actions engine uses
  *   that (it implements `ElementResolver`).
  *
+ * The observation's types are in `observation.ts`; targets, worlds and the
+ * distiller call per frame in `_frame_worlds.ts`; stitching frames in
+ * `_stitch.ts`.
+ *
  * @module
  */
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
-import type { CdpSession } from "../cdp/connection.ts";
-import { ProtocolError } from "../cdp/errors.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, WireElement, WireNode } from "./wire.ts";
-import type { Box, TreeNode } from "./tree.ts";
-import { bestEffort } from "../log.ts";
-import { describeElement, formatNodes, FRAME_MARK } from "./format_observation.ts";
+import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
+import { ProtocolError } from "../cdp/errors.ts";
+import { formatNodes, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 // The actor calls its in-page functions on handles from this world; installed
 // with the world, they cost nothing per call (see `_library.ts`).
@@ -39,194 +40,36 @@ import { ACT_LIBRARY } from "../act/_library.ts";
 import type { ElementLocation } from "../act/element_resolver.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
+import {
+  type FrameInfo,
+  FrameWorlds,
+  isContextGone,
+  OBJECT_GROUP,
+  type SessionState,
+} from "./_frame_worlds.ts";
+import { describeLine, markFrame, relabelNodes, stitch } from "./_stitch.ts";
+import type {
+  ElementHandle,
+  Observation,
+  ObservationDiff,
+  ObservedElement,
+  ObserveOptions,
+  SetOfMarks,
+} from "./observation.ts";
 
-/** The name of the isolated world the distiller runs in. */
-export const WORLD_NAME = "__webserv_observer";
-
-/** What to observe. */
-export interface ObserveOptions {
-  /**
-   * `"page"`: the whole page; `"viewport"`: only what lies in the viewport
-   * plus `margin`, with counts of what lies outside; `"diff"`: the whole page
-   * distilled, but the text lists only the elements added (`+`), changed
-   * (`~`) or removed (`-`) since the previous observation of the page, and
-   * the lines of text that are new (`+`).
-   *
-   * @default {"page"}
-   */
-  mode?: "page" | "viewport" | "diff";
-  /**
-   * CSS pixels around the viewport that count as inside, in `"viewport"` mode.
-   *
-   * @default {300}
-   */
-  margin?: number;
-  /**
-   * Summarise runs of similar siblings longer than this (`0` never does).
-   *
-   * @default {20}
-   */
-  summariseAfter?: number;
-  /**
-   * How many items of a summarised run are listed besides those in view.
-   *
-   * @default {5}
-   */
-  keepItems?: number;
-  /**
-   * Longest name or value kept, in characters.
-   *
-   * @default {100}
-   */
-  maxText?: number;
-  /**
-   * Whether to return the distilled tree in {@linkcode Observation.tree}
-   * (the text and the element facts are always returned).
-   *
-   * @default {false}
-   */
-  tree?: boolean;
-}
-
-/** One element with an id, as structured facts. */
-export interface ObservedElement {
-  /** The id, unique in the context for the episode. */
-  id: number;
-  /** The ARIA role, or `"clickable"` for a generic element with signals. */
-  role: string;
-  /** The accessible name. */
-  name: string;
-  /** The value, if the element has one (passwords masked). */
-  value?: string;
-  /** States such as `checked`, `expanded`, `focused`. */
-  states: string[];
-  /** Interactivity cues such as `hover`, `listener`, `pointer`, `editable`. */
-  cues: string[];
-  /** The border box in CSS pixels, relative to the top-level viewport. */
-  box: Box;
-  /** The CDP frame id of the element's document. */
-  frame: string;
-  /**
-   * Whether the box intersects the viewport and the visible part of every
-   * scroll container around it (an item scrolled out of its list is not).
-   */
-  inViewport: boolean;
-  /** Whether the id is new since the previous observation. */
-  isNew: boolean;
-  /** Where a link goes: path on the page's own origin, host and path elsewhere. */
-  href?: string;
-  /** A `title` that differs from the name (a tooltip), for roles named from their content. */
-  description?: string;
-  /**
-   * The id of the nearest enclosing element with an id that holds others
-   * (a scroll container, or a dialog, form, list or menu with an id), so a
-   * program can scope a search or scroll the right box.
-   */
-  container?: number;
-}
-
-/** Scroll offsets and sizes of a document, in CSS pixels. */
-export interface ScrollState {
-  /** Horizontal scroll offset. */
-  x: number;
-  /** Vertical scroll offset. */
-  y: number;
-  /** Scrollable width of the document. */
-  width: number;
-  /** Scrollable height of the document. */
-  height: number;
-  /** Viewport width. */
-  vw: number;
-  /** Viewport height. */
-  vh: number;
-}
-
-/** What changed since the previous observation of a page. */
-export interface ObservationDiff {
-  /** Ids listed now and not before. */
-  added: number[];
-  /** Ids listed before and not now. */
-  removed: number[];
-  /** Ids listed both times whose line changed. */
-  changed: number[];
-}
-
-/** One observation of a page. */
-export interface Observation {
-  /** The compact text for the agent. */
-  text: string;
-  /**
-   * The distilled tree, frames stitched in (iframes become `role: "iframe"`
-   * elements), when asked for; boxes in it are relative to their own frame.
-   */
-  tree?: TreeNode[];
-  /** Every element with an id, in document order. */
-  elements: ObservedElement[];
-  /** Changes since the previous observation of the page. */
-  diff: ObservationDiff;
-  /** The top-level document's URL. */
-  url: string;
-  /** The top-level document's title. */
-  title: string;
-  /** The top-level document's scroll state. */
-  scroll: ScrollState;
-  /**
-   * Milliseconds: the whole observation, the part spent distilling in pages,
-   * and the top frame's distiller passes.
-   */
-  timing: { totalMs: number; pageMs: number; passes: Record<string, number> };
-}
-
-/** Where an element with an id lives, as CDP handles the actions engine can use. */
-export interface ElementHandle {
-  /** The id. */
-  id: number;
-  /** The session of the target (page or out-of-process iframe) holding the element. */
-  session: CdpSession;
-  /** The CDP frame id of the element's document. */
-  frameId: string;
-  /** The isolated world's execution context in that frame. */
-  executionContextId: number;
-  /** A remote object of the element in the isolated world, in object group {@linkcode OBJECT_GROUP}. */
-  objectId: string;
-}
-
-/** A set-of-marks screenshot. */
-export interface SetOfMarks {
-  /** The PNG file's bytes. */
-  png: Uint8Array;
-  /** The marks drawn: each element id and its box in CSS pixels of the viewport. */
-  marks: { id: number; box: Box }[];
-  /** Image width in device pixels. */
-  width: number;
-  /** Image height in device pixels. */
-  height: number;
-}
+export { OBJECT_GROUP, WORLD_NAME } from "./_frame_worlds.ts";
+export type {
+  ElementHandle,
+  Observation,
+  ObservationDiff,
+  ObservedElement,
+  ObserveOptions,
+  ScrollState,
+  SetOfMarks,
+} from "./observation.ts";
 
 /** Most lines of new text a diff lists. */
 const MAX_DIFF_TEXT = 40;
-
-/** The object group remote objects from this module belong to. */
-export const OBJECT_GROUP = "webserv-observer";
-
-interface SessionState {
-  session: CdpSession;
-  /** Frames attached in the target, counted from `Page.frameAttached` and `Page.frameDetached`. */
-  frameCount: number;
-  /** frame id → our isolated world's execution context id. */
-  worlds: Map<string, number>;
-  /**
-   * child frame id → the iframe element hosting it, as a remote object in
-   * our isolated world (kept across observations: two round trips a frame
-   * saved each time; dropped when the frame detaches or the world goes).
-   */
-  owners: Map<string, { contextId: number; objectId: string }>;
-  /** The frames of the target, `[frame id, parent id]`, until a frame attaches, detaches or navigates. */
-  tree?: [string, string | undefined][] | undefined;
-  /** Frame attachments and detachments seen, so a tree read meanwhile is not kept. */
-  treeChanges: number;
-  ready: Promise<void>;
-}
 
 interface FrameIds {
   /** The next id the frame's distiller hands out. */
@@ -235,25 +78,11 @@ interface FrameIds {
   global: Map<number, number>;
 }
 
-interface FrameInfo {
-  frameId: string;
-  parentId: string | undefined;
-  state: SessionState;
-}
-
-// One JSON string crosses faster than the same value as a protocol object tree.
-const OBSERVE_FUNCTION =
-  "function(req, ...owners) { return JSON.stringify(globalThis.__webserv.observe(req, ...owners)); }";
 const ELEMENT_FUNCTION = "function(id) { return globalThis.__webserv.element(id); }";
 
 function randomSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return `x${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
-
-function isContextGone(error: unknown): boolean {
-  return error instanceof ProtocolError && !(error.name === "TargetClosedError") &&
-    /context|frame|node|object/i.test(error.message);
 }
 
 /**
@@ -278,7 +107,7 @@ function isContextGone(error: unknown): boolean {
 export class Observer {
   #secret = randomSecret();
   #nextId = 1;
-  #sessions = new WeakMap<CdpSession, SessionState>();
+  #worlds: FrameWorlds;
   /** id → frame id, session and the frame's own id, for the ids handed out so far. */
   #where = new Map<number, { frameId: string; state: SessionState; local: number }>();
   /** Per frame other than a top one: its own id counter, and its ids → the context's ids. */
@@ -287,16 +116,15 @@ export class Observer {
     Page,
     { url: string; lines: Map<number, string>; texts: Set<string> }
   >();
-  #hookSource: string;
-  #isolatedSource: string;
 
   private constructor() {
-    this.#hookSource = `(() => { ${HOOK_SCRIPT}; __webservHook.installHook(${
+    const hook = `(() => { ${HOOK_SCRIPT}; __webservHook.installHook(${
       JSON.stringify(this.#secret)
     }); })();`;
-    this.#isolatedSource = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
+    const isolated = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
       JSON.stringify(this.#secret)
     }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();\n${ACT_LIBRARY}`;
+    this.#worlds = new FrameWorlds(hook, isolated);
   }
 
   /**
@@ -310,7 +138,7 @@ export class Observer {
    */
   static attach(context: BrowserContext): Observer {
     const observer = new Observer();
-    context.addInitializer(({ session }) => observer.#prepare(session));
+    context.addInitializer(({ session }) => observer.#worlds.prepare(session));
     return observer;
   }
 
@@ -338,7 +166,7 @@ export class Observer {
     let pageMs = 0;
     const sessions = [page.session, ...page.frameSessions];
     const states = await Promise.all(
-      sessions.map((s) => this.#prepare(s).then(() => this.#state(s))),
+      sessions.map((s) => this.#worlds.prepare(s).then(() => this.#worlds.state(s))),
     );
     // A page with one frame and no out-of-process children needs no frame
     // tree: its one world belongs to the main frame, whose id is the target's.
@@ -346,7 +174,7 @@ export class Observer {
     const frames = only && only.worlds.size === 1 && only.worlds.has(page.targetId) &&
         only.frameCount === 1
       ? [{ frameId: page.targetId, parentId: undefined, state: only }]
-      : await this.#frames(states);
+      : await this.#worlds.frames(states);
     const main = frames.find((f) => f.state.session === page.session && f.parentId === undefined);
     if (!main) throw new ProtocolError(`Cannot observe "${page.targetId}": it has no main frame`);
     const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
@@ -368,7 +196,7 @@ export class Observer {
       const isTop = frame === main;
       const ids = isTop ? undefined : this.#frameIds(frame.frameId);
       const frameReq: DistillRequest = isTop ? req : { ...req, nextId: ids!.next, tree: true };
-      const result = await this.#distill(frame, children(frame.frameId), frameReq, isTop);
+      const result = await this.#worlds.distill(frame, children(frame.frameId), frameReq, isTop);
       if (result && ids) ids.next = Math.max(ids.next, result.nextId);
       distilled.set(frame, result);
     }));
@@ -643,278 +471,4 @@ export class Observer {
     const showNew = result.lines.some((line) => line.includes("*new"));
     result.lines = formatNodes(nodes, { showNew });
   }
-
-  #state(session: CdpSession): SessionState {
-    const state = this.#sessions.get(session);
-    if (!state) throw new Error("Cannot observe: session not prepared");
-    return state;
-  }
-
-  /** Installs the scripts in a target, once; tracks the isolated world's contexts. */
-  #prepare(session: CdpSession): Promise<void> {
-    const existing = this.#sessions.get(session);
-    if (existing) return existing.ready;
-    const worlds = new Map<string, number>();
-    const byContext = new Map<number, string>();
-    session.on("Runtime.executionContextCreated", ({ context }) => {
-      const aux = context.auxData as { frameId?: unknown } | undefined;
-      if (context.name !== WORLD_NAME || typeof aux?.frameId !== "string") return;
-      worlds.set(aux.frameId, context.id);
-      byContext.set(context.id, aux.frameId);
-    });
-    session.on("Runtime.executionContextDestroyed", ({ executionContextId }) => {
-      const frameId = byContext.get(executionContextId);
-      byContext.delete(executionContextId);
-      if (frameId !== undefined && worlds.get(frameId) === executionContextId) {
-        worlds.delete(frameId);
-      }
-    });
-    session.on("Runtime.executionContextsCleared", () => {
-      worlds.clear();
-      byContext.clear();
-      owners.clear();
-      if (state) {
-        state.treeChanges++;
-        state.tree = undefined;
-      }
-    });
-    const ready = (async () => {
-      await Promise.all([
-        session.send("Page.enable"),
-        session.send("Page.addScriptToEvaluateOnNewDocument", {
-          source: this.#hookSource,
-          runImmediately: true,
-        }),
-        session.send("Page.addScriptToEvaluateOnNewDocument", {
-          source: this.#isolatedSource,
-          worldName: WORLD_NAME,
-          runImmediately: true,
-        }),
-        session.send("Runtime.enable"),
-      ]);
-    })();
-    const owners = new Map<string, { contextId: number; objectId: string }>();
-    const state: SessionState = { session, worlds, owners, ready, frameCount: 1, treeChanges: 0 };
-    // A document replaced drops its child frames, not always with a detach event each.
-    session.on("Page.frameNavigated", () => {
-      state.treeChanges++;
-      state.tree = undefined;
-    });
-    session.on("Page.frameAttached", () => {
-      state.frameCount++;
-      state.treeChanges++;
-      state.tree = undefined;
-    });
-    session.on("Page.frameDetached", ({ frameId, reason }) => {
-      if (reason !== "swap") state.frameCount--;
-      state.treeChanges++;
-      state.tree = undefined;
-      const owner = owners.get(frameId);
-      if (owner && reason !== "swap") {
-        owners.delete(frameId);
-        bestEffort(
-          "releasing a frame owner",
-          session.send("Runtime.releaseObject", { objectId: owner.objectId }),
-        );
-      }
-    });
-    this.#sessions.set(session, state);
-    return ready;
-  }
-
-  /** Every frame of the page across its sessions, with parents. */
-  async #frames(states: SessionState[]): Promise<FrameInfo[]> {
-    const frames: FrameInfo[] = [];
-    await Promise.all(states.map(async (state) => {
-      let tree = state.tree;
-      if (!tree) {
-        const changes = state.treeChanges;
-        let frameTree;
-        try {
-          ({ frameTree } = await state.session.send("Page.getFrameTree"));
-        } catch (error) {
-          if (state.session.closeReason !== undefined) return;
-          throw error;
-        }
-        const list: [string, string | undefined][] = [];
-        const visit = (node: typeof frameTree, parentId: string | undefined): void => {
-          list.push([node.frame.id, parentId ?? node.frame.parentId]);
-          for (const child of node.childFrames ?? []) visit(child, node.frame.id);
-        };
-        visit(frameTree, undefined);
-        tree = list;
-        // Kept until a frame attaches, detaches or navigates (the events clear it).
-        if (state.treeChanges === changes) state.tree = list;
-      }
-      for (const [frameId, parentId] of tree) frames.push({ frameId, parentId, state });
-    }));
-    // A frame listed by two sessions (an out-of-process child seen from its
-    // parent) belongs to the session where it is the root.
-    const owner = new Map<string, FrameInfo>();
-    for (const frame of frames) {
-      const seen = owner.get(frame.frameId);
-      if (!seen) owner.set(frame.frameId, frame);
-      else if (frame.state.session.targetInfo?.targetId === frame.frameId) {
-        owner.set(frame.frameId, frame);
-      }
-    }
-    return [...owner.values()];
-  }
-
-  /** The isolated world's context in a frame, created if the frame has none yet. */
-  async #world(frame: FrameInfo): Promise<number | undefined> {
-    const known = frame.state.worlds.get(frame.frameId);
-    if (known !== undefined) return known;
-    try {
-      const { executionContextId } = await frame.state.session.send("Page.createIsolatedWorld", {
-        frameId: frame.frameId,
-        worldName: WORLD_NAME,
-      });
-      await frame.state.session.send("Runtime.evaluate", {
-        expression: this.#isolatedSource,
-        contextId: executionContextId,
-      });
-      frame.state.worlds.set(frame.frameId, executionContextId);
-      return executionContextId;
-    } catch (error) {
-      if (isContextGone(error)) return undefined;
-      throw error;
-    }
-  }
-
-  /** Runs the distiller in one frame; `undefined` when the frame went away meanwhile. */
-  async #distill(
-    frame: FrameInfo,
-    children: FrameInfo[],
-    req: DistillRequest,
-    required: boolean,
-  ): Promise<DistillResult | undefined> {
-    for (let attempt = 0;; attempt++) {
-      try {
-        const contextId = await this.#world(frame);
-        if (contextId === undefined) throw new ProtocolError("Cannot find the frame's context");
-        const owners = await Promise.all(
-          children.map((child) => this.#owner(frame, child, contextId)),
-        );
-        const { result, exceptionDetails } = await frame.state.session.send(
-          "Runtime.callFunctionOn",
-          {
-            functionDeclaration: OBSERVE_FUNCTION,
-            executionContextId: contextId,
-            arguments: [
-              { value: req },
-              ...owners.map((objectId) => objectId ? { objectId } : { value: null }),
-            ],
-            returnByValue: true,
-          },
-        );
-        if (exceptionDetails) {
-          const text = exceptionDetails.exception?.description ?? exceptionDetails.text;
-          throw new ProtocolError(`Distiller failed in frame "${frame.frameId}": ${text}`);
-        }
-        if (typeof result.value !== "string") {
-          throw new ProtocolError(`Distiller gave no answer in frame "${frame.frameId}"`);
-        }
-        return JSON.parse(result.value) as DistillResult;
-      } catch (error) {
-        // The kept frame tree may be what is stale: read it afresh next time.
-        frame.state.tree = undefined;
-        if (frame.state.session.closeReason !== undefined && !required) return undefined;
-        if (attempt < 3 && frame.state.owners.size && !isContextGone(error)) {
-          // A kept frame owner went stale: resolve the owners afresh.
-          this.#dropOwners(frame.state);
-          continue;
-        }
-        if (!isContextGone(error) || attempt >= 3) {
-          if (!required) return undefined;
-          throw error;
-        }
-        // The document is being replaced: wait for the new world, then retry.
-        frame.state.worlds.delete(frame.frameId);
-        await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
-      }
-    }
-  }
-
-  /** Forgets (and releases) the kept frame owners of a session. */
-  #dropOwners(state: SessionState): void {
-    state.owners.clear();
-    bestEffort(
-      "releasing frame owners",
-      state.session.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP + "-owners" }),
-    );
-  }
-
-  /** A remote object, in the parent's isolated world, of the iframe element hosting `child`. */
-  async #owner(
-    parent: FrameInfo,
-    child: FrameInfo,
-    contextId: number,
-  ): Promise<string | undefined> {
-    const kept = parent.state.owners.get(child.frameId);
-    if (kept && kept.contextId === contextId) return kept.objectId;
-    try {
-      const { backendNodeId } = await parent.state.session.send("DOM.getFrameOwner", {
-        frameId: child.frameId,
-      });
-      const { object } = await parent.state.session.send("DOM.resolveNode", {
-        backendNodeId,
-        executionContextId: contextId,
-        objectGroup: OBJECT_GROUP + "-owners",
-      });
-      if (object.objectId) {
-        parent.state.owners.set(child.frameId, { contextId, objectId: object.objectId });
-      }
-      return object.objectId;
-    } catch (error) {
-      if (error instanceof ProtocolError) return undefined;
-      throw error;
-    }
-  }
-}
-
-/**
- * Replaces every element id in a tree: an element's own, the id of its
- * container, and the scroll box a summary line points to.
- */
-function relabelNodes(nodes: WireNode[], map: (id: number) => number): void {
-  for (const node of nodes) {
-    const refs = node as { container?: unknown; scroll?: unknown };
-    if (typeof refs.container === "number") refs.container = map(refs.container);
-    if (typeof refs.scroll === "number") refs.scroll = map(refs.scroll);
-    if (node.k !== "e") continue;
-    if (node.id !== undefined) node.id = map(node.id);
-    if (node.c) relabelNodes(node.c, map);
-  }
-}
-
-/** Sets `frame` on every element with an id. */
-function markFrame(nodes: WireNode[], frameId: string): void {
-  for (const node of nodes) {
-    if (node.k !== "e") continue;
-    if (node.id !== undefined) node.frame = frameId;
-    if (node.c) markFrame(node.c, frameId);
-  }
-}
-
-/** Replaces frame slots with the child frames' trees, shifting their boxes. */
-function stitch(nodes: WireNode[], slots: Map<number, WireNode[]>): WireNode[] {
-  return nodes.map((node): WireNode => {
-    if (node.k === "f") {
-      const sub = slots.get(node.slot);
-      const out: WireElement = { k: "e", role: "iframe" };
-      if (node.name) out.name = node.name;
-      if (sub?.length) out.c = sub;
-      return out;
-    }
-    if (node.k === "e" && node.c) return { ...node, c: stitch(node.c, slots) };
-    return node;
-  });
-}
-
-function describeLine(el: ObservedElement): string {
-  const wire: WireElement = { k: "e", id: el.id, role: el.role, states: el.states, cues: el.cues };
-  if (el.name) wire.name = el.name;
-  if (el.value !== undefined) wire.value = el.value;
-  return describeElement(wire);
 }

@@ -1,0 +1,57 @@
+/**
+ * Stitching frames into one observation: ids relabelled into the context's,
+ * frame ids marked, child frames' trees put in their slots, and the line an
+ * element is compared by in diffs.
+ *
+ * @module
+ */
+import type { WireElement, WireNode } from "./wire.ts";
+import type { ObservedElement } from "./observation.ts";
+import { describeElement } from "./format_observation.ts";
+
+/**
+ * Replaces every element id in a tree: an element's own, the id of its
+ * container, and the scroll box a summary line points to.
+ */
+export function relabelNodes(nodes: WireNode[], map: (id: number) => number): void {
+  for (const node of nodes) {
+    const refs = node as { container?: unknown; scroll?: unknown };
+    if (typeof refs.container === "number") refs.container = map(refs.container);
+    if (typeof refs.scroll === "number") refs.scroll = map(refs.scroll);
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) node.id = map(node.id);
+    if (node.c) relabelNodes(node.c, map);
+  }
+}
+
+/** Sets `frame` on every element with an id. */
+export function markFrame(nodes: WireNode[], frameId: string): void {
+  for (const node of nodes) {
+    if (node.k !== "e") continue;
+    if (node.id !== undefined) node.frame = frameId;
+    if (node.c) markFrame(node.c, frameId);
+  }
+}
+
+/** Replaces frame slots with the child frames' trees, shifting their boxes. */
+export function stitch(nodes: WireNode[], slots: Map<number, WireNode[]>): WireNode[] {
+  return nodes.map((node): WireNode => {
+    if (node.k === "f") {
+      const sub = slots.get(node.slot);
+      const out: WireElement = { k: "e", role: "iframe" };
+      if (node.name) out.name = node.name;
+      if (sub?.length) out.c = sub;
+      return out;
+    }
+    if (node.k === "e" && node.c) return { ...node, c: stitch(node.c, slots) };
+    return node;
+  });
+}
+
+/** The line of an element, as diffs compare it. */
+export function describeLine(el: ObservedElement): string {
+  const wire: WireElement = { k: "e", id: el.id, role: el.role, states: el.states, cues: el.cues };
+  if (el.name) wire.name = el.name;
+  if (el.value !== undefined) wire.value = el.value;
+  return describeElement(wire);
+}
