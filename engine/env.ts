@@ -50,163 +50,30 @@ import {
   type SettlerOptions,
 } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
+import type {
+  EnvCallOptions,
+  EnvObservation,
+  EnvObserveOptions,
+  EnvOptions,
+  EnvSettleOptions,
+  EnvSite,
+  ResetOptions,
+  StepResult,
+} from "./env_types.ts";
+import { causedBy, message, SiteFailure, siteCall, siteError } from "./_env_failures.ts";
+import { frameText, tabsOf } from "./_env_text.ts";
 
-/** What an env serves: an origin to open and a way back to its first state. */
-export interface EnvSite {
-  /** The site's origin, such as `"http://env-3.localhost:8800"`. */
-  readonly origin: string;
-  /**
-   * Restores the site's state to where the episode started.
-   *
-   * @param options `seed`: the data seed the caller asked for in
-   *   `env.reset({ seed })`; absent when it gave none (a site without seeds
-   *   may ignore it)
-   */
-  reset(options?: { seed?: number }): Promise<void>;
-}
-
-/** The deadline and abort signal of one env operation. */
-export interface EnvCallOptions {
-  /**
-   * The operation's deadline, in milliseconds from the call (waiting for
-   * the operations before it included).
-   *
-   * @default {the env's `timeoutMs`}
-   */
-  timeoutMs?: number;
-  /** Abandons the operation when aborted: it rejects with `EnvError("timeout")`. */
-  signal?: AbortSignal;
-}
-
-/** Options of {@linkcode Env.observe}. */
-export interface EnvObserveOptions extends ObserveOptions, EnvCallOptions {}
-
-/** Options of {@linkcode Env.reset}. */
-export interface ResetOptions extends EnvCallOptions {
-  /** The seed passed to the site's `reset({ seed })`. */
-  seed?: number;
-  /** A task to run from this episode on, instead of the current one. */
-  task?: EnvTask;
-}
-
-/** Options of {@linkcode Env.settle}. */
-export interface EnvSettleOptions
-  extends EnvCallOptions, Pick<SettleOptions, "capMs" | "quietMs" | "since"> {}
-
-/** Options of {@linkcode Env.create}. */
-export interface EnvOptions {
-  /** The site the env serves; without it the env starts on `startUrl` alone. */
-  site?: EnvSite;
-  /**
-   * The task of every episode: it starts at `task.startUrl` (a path on the
-   * site's origin, or an absolute URL), `task.begin()` runs after the site
-   * reset and before the start page opens, every observation carries the
-   * instruction, and {@linkcode Env.verify} scores the episode.
-   */
-  task?: EnvTask;
-  /**
-   * Where each episode starts when there is no task: an absolute URL, or a
-   * path on the site's origin.
-   *
-   * @default {"/" on the site, or "about:blank" without one}
-   */
-  startUrl?: string;
-  /** Defaults of every observation. */
-  observe?: ObserveOptions;
-  /** The settler's waits and caps. */
-  settle?: SettlerOptions;
-  /** The dialog policy of the actor. */
-  dialogs?: ActorOptions["dialogs"];
-  /**
-   * The deadline of every operation (create, observe, step, reset, verify,
-   * settle, evaluate, withPage), in milliseconds, unless the call gives its
-   * own. It covers everything the operation does: browser commands,
-   * loading, settling, the site's reset.
-   *
-   * @default {30000}
-   */
-  timeoutMs?: number;
-  /** Abandons `Env.create` when aborted: it rejects with `EnvError("timeout")`. */
-  signal?: AbortSignal;
-  /**
-   * Steps per episode: the step that reaches it returns `truncated: true`,
-   * and later steps fail with `ActionError("not-allowed")` until `reset()`.
-   *
-   * @default {no limit}
-   */
-  maxSteps?: number;
-  /**
-   * How long an episode may run, in milliseconds from its start: a step
-   * that ends past it returns `truncated: true`.
-   *
-   * @default {no limit}
-   */
-  maxEpisodeMs?: number;
-  /**
-   * The only directory `upload` takes files from (see
-   * `ActorOptions.uploadDir`).
-   *
-   * @default {none: uploads fail with ActionError("not-allowed")}
-   */
-  uploadDir?: string;
-  /**
-   * Which URLs `goto` may open.
-   *
-   * @default {the site's origin when there is a site, else http: and https: URLs}
-   */
-  allowUrl?: (url: URL) => boolean;
-  /**
-   * The only origins the env's pages may reach over the network; every other
-   * request fails (see `NewContextOptions.onlyOrigins`).
-   *
-   * @default {[the site's origin] when there is a site, else every origin}
-   */
-  onlyOrigins?: string[];
-  /**
-   * The viewport of every page of the env, popups included, in CSS pixels.
-   *
-   * @default {{ width: 1280, height: 720 }}
-   */
-  viewport?: Viewport;
-}
-
-/** One tab, as the observation lists it. */
-export interface EnvTab {
-  /** The tab's index, what `switch_tab` takes. */
-  index: number;
-  /** The document's title. */
-  title: string;
-  /** The document's URL. */
-  url: string;
-  /** Whether this is the active tab. */
-  active: boolean;
-}
-
-/**
- * An observation of the env: the active tab's page, its tabs, any open
- * dialog and the task. With a task, the text's first line is
- * `task: <instruction>`, before the page's header line.
- */
-export interface EnvObservation extends Observation {
-  /** Every open tab. */
-  tabs: EnvTab[];
-  /** A JavaScript dialog waiting for the agent's answer. */
-  dialog?: DialogInfo;
-  /** The task of the episode, when the env has one. */
-  task?: { id: string; instruction: string };
-}
-
-/** What one step did, and the env afterwards. */
-export interface StepResult {
-  /** What the action did and how the page settled. */
-  result: ActResult;
-  /** The env after the action (also after `stop`). */
-  observation: EnvObservation;
-  /** Whether the episode ended: the agent took `stop`. */
-  done: boolean;
-  /** Whether the episode was cut short: `maxSteps` reached or `maxEpisodeMs` passed. */
-  truncated: boolean;
-}
+export type {
+  EnvCallOptions,
+  EnvObservation,
+  EnvObserveOptions,
+  EnvOptions,
+  EnvSettleOptions,
+  EnvSite,
+  EnvTab,
+  ResetOptions,
+  StepResult,
+} from "./env_types.ts";
 
 interface Episode {
   context: BrowserContext;
@@ -846,65 +713,6 @@ function positive(name: string, value: number | undefined): void {
   }
 }
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function causedBy(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
-  for (let current = error, depth = 0; current && depth < 8; depth++) {
-    if (current instanceof type) return true;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return false;
-}
-
-/** Error names of connection failures, in Deno (`Deno.errors`) and Node (`code`). */
-const UNREACHABLE =
-  /ConnectionRefused|ConnectionReset|ConnectionAborted|NotConnected|AddrNotAvailable|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|fetch failed|error sending request/i;
-
-/** What the site or the task threw, marked so that `Env.#map` knows whose it is. */
-class SiteFailure extends Error {
-  /** What the env was doing. */
-  readonly what: string;
-
-  constructor(what: string, cause: unknown) {
-    super(`Cannot ${what}: ${message(cause)}`, { cause });
-    this.name = "SiteFailure";
-    this.what = what;
-  }
-}
-
-/** Calls the site or the task; what it throws is marked as the site's. */
-async function siteCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof EnvError) throw error;
-    throw new SiteFailure(what, error);
-  }
-}
-
-/**
- * A site failure as an `EnvError`: a connection failure anywhere in the
- * cause chain is `site-unreachable`, anything else (`InstanceGoneError`,
- * `SandboxError`, the site's own) is `sandbox-lost`. Matched by name, code
- * and message: the engine imports no sandbox.
- */
-function siteError(failure: SiteFailure): EnvError {
-  let unreachable = false;
-  for (let current: unknown = failure.cause, depth = 0; current && depth < 8; depth++) {
-    const code = (current as { code?: unknown }).code;
-    const text = current instanceof Error
-      ? `${current.name} ${current.message} ${typeof code === "string" ? code : ""}`
-      : String(current);
-    if (UNREACHABLE.test(text)) unreachable = true;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return new EnvError(unreachable ? "site-unreachable" : "sandbox-lost", failure.message, {
-    cause: failure.cause,
-  });
-}
-
 /** Closes a context outside any abort scope; a failure is logged (the browser may be gone). */
 async function closeContext(context: BrowserContext): Promise<void> {
   try {
@@ -926,43 +734,4 @@ function startUrlOf(options: EnvOptions, task: EnvTask | undefined): string {
       { cause },
     );
   }
-}
-
-async function tabsOf(actor: Actor, observation: Observation): Promise<EnvTab[]> {
-  return await Promise.all(actor.tabs.map(async (page, index): Promise<EnvTab> => {
-    const active = index === actor.tab;
-    if (active) return { index, title: observation.title, url: observation.url, active };
-    const { targetInfo } = await page.session.connection.send("Target.getTargetInfo", {
-      targetId: page.targetId,
-    }).catch(() => ({ targetInfo: { title: "", url: "" } }));
-    return { index, title: targetInfo.title, url: targetInfo.url, active };
-  }));
-}
-
-/** Adds the tab list (when there is more than one tab) and any dialog under the header line. */
-function frameText(text: string, tabs: EnvTab[], dialog: DialogInfo | undefined): string {
-  const extra: string[] = [];
-  if (tabs.length > 1) {
-    extra.push(
-      `tabs: ${
-        tabs.map((tab) =>
-          `[${tab.index}] ${JSON.stringify(tab.title || tab.url)}${tab.active ? " (active)" : ""}`
-        )
-          .join(" · ")
-      }`,
-    );
-  }
-  if (dialog) {
-    const prompt = dialog.defaultPrompt ? ` default=${JSON.stringify(dialog.defaultPrompt)}` : "";
-    extra.push(
-      `dialog ${dialog.type} ${
-        JSON.stringify(dialog.message)
-      }${prompt}: answer it with the "dialog" action`,
-    );
-  }
-  if (extra.length === 0) return text;
-  const newline = text.indexOf("\n");
-  return newline === -1
-    ? [text, ...extra].join("\n")
-    : `${text.slice(0, newline)}\n${extra.join("\n")}${text.slice(newline)}`;
 }
