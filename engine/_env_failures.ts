@@ -6,10 +6,12 @@
  */
 import { EnvError } from "./env_error.ts";
 
+/** The message of an error, or the thrown value as text. */
 export function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Whether `error` or one of its causes (eight deep at most) is a `type`. */
 export function causedBy(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
   for (let current = error, depth = 0; current && depth < 8; depth++) {
     if (current instanceof type) return true;
