@@ -7,6 +7,7 @@ import type { Actor, DialogInfo } from "./act/actor.ts";
 import type { Observation } from "./observe/observer.ts";
 import type { EnvTab } from "./env_types.ts";
 
+/** The tabs of the episode: the active one from the observation, the others from their targets. */
 export async function tabsOf(actor: Actor, observation: Observation): Promise<EnvTab[]> {
   return await Promise.all(actor.tabs.map(async (page, index): Promise<EnvTab> => {
     const active = index === actor.tab;
