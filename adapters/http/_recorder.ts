@@ -1,0 +1,113 @@
+/**
+ * The trajectory lines of sessions (see `trajectory.ts` for the schema):
+ * `start` when an episode starts, `step` after every step (with its
+ * screenshot when the spec records them), `end` when the session closes.
+ * Nothing is written without a log, and a failed write is logged, never
+ * thrown: the episode goes on without it.
+ *
+ * @module
+ */
+import { type EnvObservation, logFailure } from "../../mod.ts";
+import type { StepResponse } from "./protocol.ts";
+import type { TrajectoryEvent, TrajectoryLog } from "./trajectory.ts";
+import { shoot } from "./_bodies.ts";
+import type { Session } from "./_session.ts";
+
+/** Writes the trajectories of the sessions, when there is a log. */
+export class Recorder {
+  #log: TrajectoryLog | undefined;
+
+  /**
+   * Creates the recorder.
+   *
+   * @param log where trajectories go; none are written when absent
+   */
+  constructor(log: TrajectoryLog | undefined) {
+    this.#log = log;
+  }
+
+  /**
+   * Records the start of an episode.
+   *
+   * @param session the session
+   * @param observation the episode's first observation
+   */
+  async start(
+    session: Pick<Session, "id" | "episode" | "placement">,
+    observation: EnvObservation,
+  ): Promise<void> {
+    await this.#append(session.id, {
+      type: "start",
+      episode: session.episode,
+      task: session.placement?.task?.id ?? null,
+      instruction: session.placement?.task?.instruction ?? null,
+      url: observation.url,
+      observation: observation.text,
+    });
+  }
+
+  /**
+   * Records a step, with a screenshot after it when the spec asks for them.
+   *
+   * @param session the session, after the step
+   * @param action the action taken
+   * @param response the step's result
+   */
+  async step(
+    session: Pick<Session, "id" | "episode" | "spec" | "env" | "done" | "url" | "task">,
+    action: unknown,
+    response: StepResponse,
+  ): Promise<void> {
+    const log = this.#log;
+    if (!log) return;
+    let screenshot: string | undefined;
+    if (session.spec.record_screenshots && response.status !== "env_error" && !session.done) {
+      const png = await shoot(session.env, false).catch(() => undefined);
+      if (png) {
+        screenshot = await log.screenshot(
+          `${session.id}-${session.episode}-${response.info.step}.png`,
+          png,
+        ).catch(() => undefined);
+      }
+    }
+    await this.#append(session.id, {
+      type: "step",
+      episode: session.episode,
+      step: response.info.step,
+      action,
+      status: response.status,
+      ...(response.reward !== undefined ? { reward: response.reward } : {}),
+      done: response.done,
+      truncated: response.truncated,
+      observation: response.observation?.text ?? null,
+      url: response.observation?.url ?? session.url,
+      elapsed_ms: response.info.elapsed_ms,
+      ...(response.info.settle ? { settle: response.info.settle } : {}),
+      ...(response.info.error ? { error: response.info.error } : {}),
+      ...(response.info.verdict ? { verdict: response.info.verdict } : {}),
+      // What the verifier judged, for `deno task export --reverify`.
+      ...(response.info.verdict && session.task?.judged ? { judged: session.task.judged } : {}),
+      ...(screenshot ? { screenshot } : {}),
+    });
+  }
+
+  /**
+   * Records the end of a session.
+   *
+   * @param id the session
+   * @param episode its last episode
+   * @param reason why it closed
+   */
+  async end(id: string, episode: number, reason: string): Promise<void> {
+    await this.#append(id, { type: "end", episode, reason });
+  }
+
+  /** Waits for every pending write. */
+  async flush(): Promise<void> {
+    await this.#log?.flush();
+  }
+
+  async #append(id: string, event: TrajectoryEvent): Promise<void> {
+    await this.#log?.append(id, event).catch((error) => logFailure("write the trajectory", error));
+  }
+}

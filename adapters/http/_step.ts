@@ -1,0 +1,136 @@
+/**
+ * One step of a session's episode and what it answers: `ok` with the
+ * verifier's reward when the episode ends, `action_error` when the action
+ * failed (the episode goes on), `env_error` or `timeout` when we did (never
+ * a reward).
+ *
+ * @module
+ */
+import { ActionError, EnvError } from "../../mod.ts";
+import { HttpError } from "./http_error.ts";
+import type { ObservationMode, StepResponse } from "./protocol.ts";
+import { observationBody } from "./_bodies.ts";
+import { asEnvError, messageOf } from "./_failures.ts";
+import type { Session } from "./_session.ts";
+
+/** What a step reads of its session, and updates. */
+export type Stepped = Pick<
+  Session,
+  "id" | "env" | "instance" | "spec" | "steps" | "done" | "text" | "url"
+>;
+
+/**
+ * Takes one action in the session's episode.
+ *
+ * @param session the session
+ * @param action the action
+ * @param timeoutMs the step's deadline
+ * @param elapsed the milliseconds since the step began
+ * @returns the step's result; infrastructure failures are results too
+ * @throws {HttpError} 409 after the episode ended
+ */
+export async function takeStep(
+  session: Stepped,
+  action: unknown,
+  timeoutMs: number,
+  elapsed: () => number,
+): Promise<StepResponse> {
+  if (session.done) {
+    throw new HttpError(
+      409,
+      "episode-done",
+      `The episode of session "${session.id}" is over: reset it`,
+    );
+  }
+  const mode = session.spec.observation ?? "text";
+  const stepIndex = session.steps + 1;
+  try {
+    // The instance is checked beside the step: a site that died under the
+    // step makes it an env_error, whatever the page showed.
+    const alive = session.instance?.check().then(() => undefined, (error) => error);
+    const step = await session.env.step(action, { timeoutMs });
+    const lost = await alive;
+    if (lost !== undefined) {
+      throw new EnvError("sandbox-lost", `The site's instance is gone: ${messageOf(lost)}`, {
+        cause: lost,
+      });
+    }
+    session.steps = stepIndex;
+    const truncated = step.truncated ||
+      (!step.done && session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps);
+    const ended = step.done || truncated;
+    const verdict = ended && session.env.task ? await session.env.verify() : undefined;
+    session.done = ended;
+    const answer = step.result.answer;
+    const response: StepResponse = {
+      status: "ok",
+      observation: observationBody(step.observation, mode),
+      reward: verdict?.reward ?? 0,
+      done: step.done,
+      truncated,
+      info: {
+        step: stepIndex,
+        elapsed_ms: elapsed(),
+        ...(step.result.settle ? { settle: { ...step.result.settle } } : {}),
+        ...(verdict ? { verdict } : {}),
+        ...(answer !== undefined ? { answer } : {}),
+      },
+    };
+    session.text = step.observation.text;
+    session.url = step.observation.url;
+    return response;
+  } catch (error) {
+    return await failedStep(session, error, stepIndex, mode, elapsed);
+  }
+}
+
+async function failedStep(
+  session: Stepped,
+  error: unknown,
+  stepIndex: number,
+  mode: ObservationMode,
+  elapsed: () => number,
+): Promise<StepResponse> {
+  if (error instanceof HttpError) throw error;
+  if (error instanceof ActionError || error instanceof TypeError) {
+    // The agent's failure: the episode goes on, and the agent sees the page.
+    session.steps = stepIndex;
+    const code = error instanceof ActionError ? error.code : "invalid-action";
+    const message = error.message;
+    const truncated = session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps;
+    try {
+      const observation = await session.env.observe();
+      session.text = observation.text;
+      session.url = observation.url;
+      const verdict = truncated && session.env.task ? await session.env.verify() : undefined;
+      session.done = truncated;
+      return {
+        status: "action_error",
+        observation: observationBody(observation, mode),
+        reward: verdict?.reward ?? 0,
+        done: false,
+        truncated,
+        info: {
+          step: stepIndex,
+          elapsed_ms: elapsed(),
+          error: { code, message },
+          ...(verdict ? { verdict } : {}),
+        },
+      };
+    } catch (observeError) {
+      error = observeError;
+    }
+  }
+  const envError = asEnvError(error);
+  return {
+    status: envError.code === "timeout" ? "timeout" : "env_error",
+    observation: null,
+    done: false,
+    truncated: false,
+    info: {
+      step: session.steps,
+      elapsed_ms: elapsed(),
+      error: { code: envError.code, message: envError.message },
+    },
+  };
+}
