@@ -148,7 +148,7 @@ export type {
   EnvTab,
   ResetOptions,
   StepResult,
-} from "./engine/env.ts";
+} from "./engine/env_types.ts";
 
 // Contracts: infrastructure errors and tasks
 export * from "./engine/env_error.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Actor, DialogInfo } from "./act/actor.ts";
-import type { Observation } from "./observe/observer.ts";
+import type { Observation } from "./observe/observation.ts";
 import type { EnvTab } from "./env_types.ts";
 
 /** The tabs of the episode: the active one from the observation, the others from their targets. */

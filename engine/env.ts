@@ -42,7 +42,8 @@ import type { Connection } from "./cdp/connection.ts";
 import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
 import { EnvError } from "./env_error.ts";
 import { bestEffort, logFailure } from "./log.ts";
-import { type Observation, type ObserveOptions, Observer } from "./observe/observer.ts";
+import { Observer } from "./observe/observer.ts";
+import type { Observation, ObserveOptions } from "./observe/observation.ts";
 import {
   type SettleOptions,
   Settler,
@@ -60,20 +61,8 @@ import type {
   ResetOptions,
   StepResult,
 } from "./env_types.ts";
-import { causedBy, message, SiteFailure, siteCall, siteError } from "./_env_failures.ts";
+import { causedBy, message, siteCall, siteError, SiteFailure } from "./_env_failures.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
-
-export type {
-  EnvCallOptions,
-  EnvObservation,
-  EnvObserveOptions,
-  EnvOptions,
-  EnvSettleOptions,
-  EnvSite,
-  EnvTab,
-  ResetOptions,
-  StepResult,
-} from "./env_types.ts";
 
 interface Episode {
   context: BrowserContext;

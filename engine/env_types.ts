@@ -5,7 +5,7 @@
  */
 import type { ActorOptions, ActResult, DialogInfo } from "./act/actor.ts";
 import type { Viewport } from "./browser/browser.ts";
-import type { Observation, ObserveOptions } from "./observe/observer.ts";
+import type { Observation, ObserveOptions } from "./observe/observation.ts";
 import type { SettleOptions, SettlerOptions } from "./settle/settler.ts";
 import type { EnvTask } from "./task.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Observation, ObservedElement } from "./observer.ts";
+import type { Observation, ObservedElement } from "./observation.ts";
 
 /** What to look for. */
 export interface ElementQuery {

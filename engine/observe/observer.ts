@@ -57,17 +57,6 @@ import type {
   SetOfMarks,
 } from "./observation.ts";
 
-export { OBJECT_GROUP, WORLD_NAME } from "./_frame_worlds.ts";
-export type {
-  ElementHandle,
-  Observation,
-  ObservationDiff,
-  ObservedElement,
-  ObserveOptions,
-  ScrollState,
-  SetOfMarks,
-} from "./observation.ts";
-
 /** Most lines of new text a diff lists. */
 const MAX_DIFF_TEXT = 40;
 

@@ -5,7 +5,8 @@
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../engine/act/errors.ts";
 import { Browser } from "../../engine/browser/browser.ts";
-import { Env, type EnvObservation, type EnvSite } from "../../engine/env.ts";
+import { Env } from "../../engine/env.ts";
+import type { EnvObservation, EnvSite } from "../../engine/env_types.ts";
 import { EnvError, type EnvErrorCode } from "../../engine/env_error.ts";
 import { findElement } from "../../engine/observe/find_element.ts";
 

@@ -9,7 +9,8 @@ import {
 } from "@std/assert";
 import { ActionError } from "../../engine/act/errors.ts";
 import { Browser } from "../../engine/browser/browser.ts";
-import { Env, type EnvObservation } from "../../engine/env.ts";
+import { Env } from "../../engine/env.ts";
+import type { EnvObservation } from "../../engine/env_types.ts";
 import type { EnvTask, Verdict } from "../../engine/task.ts";
 import { serveHtml } from "../_util/html_server.ts";
 

@@ -2,7 +2,8 @@
 // whose state changes only through React's own event system.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
-import { Env, type EnvObservation } from "../../../engine/env.ts";
+import { Env } from "../../../engine/env.ts";
+import type { EnvObservation } from "../../../engine/env_types.ts";
 
 // React 18's UMD builds, read from the npm packages Deno installed: importing
 // them makes import.meta.resolve answer with their files' location.

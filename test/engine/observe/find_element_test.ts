@@ -1,6 +1,6 @@
 import { assertEquals } from "@std/assert";
 import { findElement, findElements } from "../../../engine/observe/find_element.ts";
-import type { ObservedElement } from "../../../engine/observe/observer.ts";
+import type { ObservedElement } from "../../../engine/observe/observation.ts";
 
 function element(id: number, role: string, name: string): ObservedElement {
   return {

@@ -3,7 +3,8 @@
 import { assert, assertEquals, assertGreater, assertStringIncludes } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
-import { type Observation, Observer } from "../../../engine/observe/observer.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import type { Observation } from "../../../engine/observe/observation.ts";
 import { decodePng } from "../../../engine/observe/_png.ts";
 import { FIXTURE_PAGES, type FixturePage, servePages } from "../../../fixtures/pages/mod.ts";
 
