@@ -12,7 +12,10 @@
  *   {@linkcode WORLD_NAME}. Runtime events map each frame to that world's
  *   execution context.
  * - An observation runs the distiller in every frame at once (out-of-process
- *   frames in parallel in their renderers). A page's top frame hands out ids
+ *   frames in parallel in their renderers); a leaf frame in its parent's
+ *   process (a same-origin iframe) is distilled in its parent's call, through
+ *   its iframe element, so a renderer answers one call per page, not one per
+ *   frame. A page's top frame hands out ids
  *   from the observer's counter; every other frame hands out ids from a
  *   counter of its own, mapped here to ids of the context in frame order the
  *   first time they are shown, so ids are unique across frames and tabs of
@@ -181,14 +184,57 @@ export class Observer {
     };
     reach(main, 0);
     const distilled = new Map<FrameInfo, DistillResult | undefined>();
-    await Promise.all(reachable.map(async (frame) => {
-      const isTop = frame === main;
-      const ids = isTop ? undefined : this.#frameIds(frame.frameId);
-      const frameReq: DistillRequest = isTop ? req : { ...req, nextId: ids!.next, tree: true };
-      const result = await this.#worlds.distill(frame, children(frame.frameId), frameReq, isTop);
-      if (result && ids) ids.next = Math.max(ids.next, result.nextId);
+    const frameReq = (frame: FrameInfo): DistillRequest =>
+      frame === main ? req : { ...req, nextId: this.#frameIds(frame.frameId).next, tree: true };
+    const record = (frame: FrameInfo, result: DistillResult | undefined) => {
+      if (result && frame !== main) {
+        const ids = this.#frameIds(frame.frameId);
+        ids.next = Math.max(ids.next, result.nextId);
+      }
       distilled.set(frame, result);
-    }));
+    };
+    // A leaf frame in its parent's process (same-origin iframes) is distilled
+    // in the parent's call, reached through its iframe element: the renderer
+    // serves one call instead of one per frame.
+    const folds = new Map<FrameInfo, FrameInfo[]>();
+    const folded = new Set<FrameInfo>();
+    for (const frame of reachable) {
+      const parent = frame.parentId === undefined
+        ? undefined
+        : reachable.find((f) => f.frameId === frame.parentId);
+      if (
+        !parent || parent.state !== frame.state || children(frame.frameId).length > 0 ||
+        !frame.state.worlds.has(frame.frameId)
+      ) continue;
+      folds.set(parent, [...folds.get(parent) ?? [], frame]);
+      folded.add(frame);
+    }
+    await Promise.all(
+      reachable.filter((f) => !folded.has(f)).map(async (frame) => {
+        const kids = children(frame.frameId);
+        const inCall = folds.get(frame) ?? [];
+        const ask = frameReq(frame);
+        const result = await this.#worlds.distill(
+          frame,
+          kids,
+          inCall.length
+            ? {
+              ...ask,
+              folds: inCall.map((kid) => ({ slot: kids.indexOf(kid), req: frameReq(kid) })),
+            }
+            : ask,
+          frame === main,
+        );
+        const answers = result?.folded;
+        if (result) delete result.folded;
+        record(frame, result);
+        // A child the parent could not reach is distilled on its own.
+        await Promise.all(inCall.map(async (kid, i) => {
+          const answer = answers?.[i];
+          record(kid, answer ?? await this.#worlds.distill(kid, [], frameReq(kid), false));
+        }));
+      }),
+    );
     const top = distilled.get(main);
     if (top) this.#nextId = top.nextId;
     const observeFrame = (

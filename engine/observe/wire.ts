@@ -24,6 +24,21 @@ export interface DistillRequest {
   maxText: number;
   /** Whether to return the tree as well as the lines and elements. */
   tree: boolean;
+  /**
+   * Child frames in this frame's process to distil in the same call, each
+   * through its iframe element (`owners[slot]`): one round trip instead of
+   * one per frame. A child not reachable that way is `null` in
+   * {@linkcode DistillResult.folded}, for the driver to distil on its own.
+   */
+  folds?: FoldRequest[];
+}
+
+/** A child frame distilled in its parent's call: which owner, and what to ask it. */
+export interface FoldRequest {
+  /** The index of the child's iframe element among the call's owners. */
+  slot: number;
+  /** The child's own request. */
+  req: DistillRequest;
 }
 
 /**
@@ -162,4 +177,6 @@ export interface DistillResult {
   ms: number;
   /** Milliseconds per pass, by pass name. */
   passes: Record<string, number>;
+  /** The results of the folded child frames, in the order of the request's `folds`. */
+  folded?: (DistillResult | null)[];
 }

@@ -116,12 +116,32 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
         distiller = createDistiller(doc, layout);
         distilled = doc;
       }
-      return distiller.observe(req, owners);
+      const result = distiller.observe(req, owners);
+      if (req.folds) result.folded = req.folds.map((fold) => foldIn(owners[fold.slot], fold.req));
+      return result;
     },
     element(id) {
       return distiller?.element(id) ?? null;
     },
   };
+  /**
+   * Distils a same-process child frame from here: its isolated world's api
+   * through the iframe element. `null` when it cannot (another origin, a
+   * distiller not installed yet or of another version, a frame gone).
+   */
+  function foldIn(owner: Element | undefined, req: DistillRequest): DistillResult | null {
+    try {
+      const child = (owner as HTMLIFrameElement | undefined)?.contentWindow as
+        | { __webserv?: IsolatedApi }
+        | null
+        | undefined;
+      const childApi = child?.__webserv;
+      if (!childApi || childApi.version !== version) return null;
+      return childApi.observe(req);
+    } catch {
+      return null;
+    }
+  }
   g.__webserv = api;
   return api;
 }

@@ -100,3 +100,48 @@ Deno.test("Observer.observe() keeps ids unique and stable when many frames are d
   assert(again.elements.some((el) => el.name === "Added 5"));
   assertEquals(new Set(again.elements.map((el) => el.id)).size, again.elements.length);
 });
+
+Deno.test("Observer.observe() distils same-process frames in their parent's call", async () => {
+  const pages: Record<string, string> = {};
+  for (let i = 0; i < 5; i++) pages[`/w/${i}`] = widget(i);
+  await using server = serveHtml(pages);
+  pages["/"] = `<!doctype html><title>Frames</title><body><button>Top</button>` +
+    Array.from({ length: 4 }, (_, i) => `<iframe src="/w/${i}"></iframe>`).join("") +
+    `<iframe src="${server.url("/w/4", "localhost")}"></iframe></body>`;
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+  let observation = await observer.observe(page);
+  for (let i = 0; i < 100 && observation.elements.length < 11; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  // The top document's renderer answers one call for itself and its four frames.
+  const calls: string[] = [];
+  const send = page.session.send.bind(page.session);
+  page.session.send = ((method: string, params?: unknown, options?) => {
+    calls.push(method);
+    return send(method as never, params as never, options);
+  }) as typeof page.session.send;
+  observation = await observer.observe(page);
+  page.session.send = send;
+  assertEquals(calls, ["Runtime.callFunctionOn"]);
+  const names = observation.elements.map((el) => el.name);
+  for (let i = 0; i < 5; i++) {
+    assert(names.includes(`Buy ${i}`), `frame ${i} is observed:\n${observation.text}`);
+  }
+  const ids = observation.elements.map((el) => el.id);
+  assertEquals(new Set(ids).size, ids.length, "ids are unique across frames");
+  // An id from a folded frame resolves to its element, in that frame.
+  const buy = observation.elements.find((el) => el.name === "Buy 2")!;
+  const handle = await observer.resolve(buy.id);
+  assert(handle, "the folded frame's id resolves");
+  const { result } = await handle.session.send("Runtime.callFunctionOn", {
+    objectId: handle.objectId,
+    functionDeclaration: "function() { return this.textContent; }",
+    returnByValue: true,
+  });
+  assertEquals(result.value, "Buy 2");
+  assert(buy.frame !== observation.elements.find((el) => el.name === "Top")!.frame);
+});
