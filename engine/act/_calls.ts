@@ -1,0 +1,194 @@
+/**
+ * How the actor reaches an element: by id in the observer's world when the
+ * resolver knows where it lives, else by a CDP handle; and how it runs the
+ * in-page functions of `_in_page.ts` and `_typing.ts` on it (by name from
+ * `_library.ts` where that is installed).
+ *
+ * @module
+ */
+import type { CommandResult } from "../cdp/protocol.ts";
+import type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
+import { ActionError } from "./errors.ts";
+import { type ElementFacts, FACTS } from "./_in_page.ts";
+import { ELEMENT_GONE, fullSource, LIBRARY_MISSING, libraryStub } from "./_library.ts";
+
+/**
+ * The error of an id whose element left the page.
+ *
+ * @param id the id the agent gave
+ * @param cause what showed the element gone, if anything did
+ * @returns a `stale-id` error
+ */
+export function stale(id: number, cause?: unknown): ActionError {
+  return new ActionError("stale-id", `Element ${id} is gone from the page`, {
+    id,
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+/**
+ * An element by its id in the observer's world, with no handle fetched: the
+ * first in-page call finds it there (see `ElementResolver.locate`).
+ */
+export interface IdRef extends ElementLocation {
+  /** The id the agent gave, for errors. */
+  id: number;
+}
+
+/** An element as an action holds it: a CDP handle, or an id in its world. */
+export type Ref = ElementRef | IdRef;
+
+/** What {@linkcode ElementCalls.ready} may let through. */
+export interface ReadyOptions {
+  /** Accept a disabled element (hover, scroll). */
+  allowDisabled?: boolean;
+}
+
+/**
+ * The facts of an element an action needs, or the action's error.
+ *
+ * @param facts what `FACTS` (or `FACTS_POINT`) read of the element
+ * @param id the id the agent gave, for errors
+ * @param options whether a disabled element will do
+ * @returns the facts, when the element is there, visible and (unless allowed) enabled
+ * @throws {ActionError} `stale-id`, `not-visible` or `disabled`
+ */
+export function readyFacts(
+  facts: ElementFacts,
+  id: number,
+  options: ReadyOptions = {},
+): ElementFacts {
+  if (facts.state === "stale") {
+    throw stale(id);
+  }
+  if (facts.state === "hidden") {
+    throw new ActionError("not-visible", `Element ${id} (${facts.name}) is not visible`, { id });
+  }
+  if (facts.state === "disabled" && !options.allowDisabled) {
+    throw new ActionError("disabled", `Element ${id} (${facts.name}) is disabled`, { id });
+  }
+  return facts;
+}
+
+/** Finds elements by id and runs in-page functions on them, each command within one timeout. */
+export class ElementCalls {
+  #resolver: ElementResolver;
+  #timeoutMs: number;
+
+  /**
+   * Creates the element calls of one actor.
+   *
+   * @param resolver turns ids into locations or handles
+   * @param timeoutMs the timeout of every browser command
+   */
+  constructor(resolver: ElementResolver, timeoutMs: number) {
+    this.#resolver = resolver;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * The element behind an id.
+   *
+   * @param id the id the agent gave
+   * @returns its location in the observer's world, or a handle
+   * @throws {ActionError} `unknown-id` or `stale-id`
+   */
+  async element(id: number): Promise<Ref> {
+    const where = this.#resolver.locate?.(id);
+    if (where) return { ...where, id };
+    const ref = await this.#resolver.resolve(id);
+    if (ref) return ref;
+    if (this.#resolver.known && !this.#resolver.known(id)) {
+      throw new ActionError("unknown-id", `No element has id ${id}`, { id });
+    }
+    throw stale(id);
+  }
+
+  /**
+   * Runs an in-page function on an element: by name from the library in the
+   * element's world when it is there (see `_library.ts`), else from source.
+   * An element held by id is found by the world itself.
+   *
+   * @param ref the element
+   * @param fn the function's source, as `_in_page.ts` or `_typing.ts` exports it
+   * @param args its arguments after the element
+   * @param returnByValue whether to return a JSON value rather than a remote object
+   * @returns the browser's answer
+   * @throws {ActionError} `stale-id` when the element is gone from its world
+   */
+  async invoke(
+    ref: Ref,
+    fn: string,
+    args: unknown[],
+    returnByValue: boolean,
+  ): Promise<CommandResult<"Runtime.callFunctionOn">> {
+    const byId = "local" in ref;
+    const send = (functionDeclaration: string) =>
+      ref.session.send("Runtime.callFunctionOn", {
+        ...(byId ? { executionContextId: ref.executionContextId } : { objectId: ref.objectId }),
+        functionDeclaration,
+        arguments: (byId ? [ref.local, ...args] : args).map((value) => ({ value })),
+        returnByValue,
+      }, { timeoutMs: this.#timeoutMs });
+    // A world gone with its document fails the call: the actor's
+    // `#translate` makes that stale-id.
+    const stub = libraryStub(fn, byId);
+    let answer = stub === undefined ? undefined : await send(stub);
+    if (answer === undefined || answer.result.value === LIBRARY_MISSING) {
+      answer = await send(fullSource(fn, byId));
+    }
+    if (byId && answer.result.value === ELEMENT_GONE) throw stale(ref.id);
+    return answer;
+  }
+
+  /**
+   * Calls an in-page function on an element and returns its JSON value.
+   *
+   * @param ref the element
+   * @param fn the function's source
+   * @param args its arguments after the element
+   * @returns what the function returned
+   * @throws {Error} when the function threw in the page
+   */
+  async call<T>(ref: Ref, fn: string, args: unknown[] = []): Promise<T> {
+    const { result, exceptionDetails } = await this.invoke(ref, fn, args, true);
+    if (exceptionDetails) {
+      throw new Error(
+        `In-page call failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
+      );
+    }
+    // Our own in-page functions produce these values; this is the one cast.
+    return result.value as T;
+  }
+
+  /**
+   * Calls an in-page function that returns an element, as a new handle.
+   *
+   * @param ref the element
+   * @param fn the function's source
+   * @param args its arguments after the element
+   * @returns a handle the caller releases, or `undefined` when no element came back
+   */
+  async callForElement(
+    ref: Ref,
+    fn: string,
+    args: unknown[] = [],
+  ): Promise<ElementRef | undefined> {
+    const { result } = await this.invoke(ref, fn, args, false);
+    if (result.subtype !== "node" || !result.objectId) return undefined;
+    return { session: ref.session, objectId: result.objectId };
+  }
+
+  /**
+   * Checks the element can be acted on.
+   *
+   * @param ref the element
+   * @param id the id the agent gave, for errors
+   * @param options whether a disabled element will do
+   * @returns its facts
+   * @throws {ActionError} as {@linkcode readyFacts} does
+   */
+  async ready(ref: Ref, id: number, options: ReadyOptions = {}): Promise<ElementFacts> {
+    return readyFacts(await this.call<ElementFacts>(ref, FACTS), id, options);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The `select` and `check`/`uncheck` actions: a native `<select>` is set in
+ * the page, any other option is clicked (its combobox or menu button opened
+ * first); a checkbox, radio or switch is clicked, then read back.
+ *
+ * @module
+ */
+import { bestEffort } from "../log.ts";
+import { CdpTimeoutError } from "../cdp/errors.ts";
+import { ActionError } from "./errors.ts";
+import {
+  type ElementFacts,
+  FACTS,
+  FIND_OPTION,
+  SELECT_NATIVE,
+  type SelectResult,
+} from "./_in_page.ts";
+import type { ElementCalls } from "./_calls.ts";
+import type { Pointer } from "./_pointer.ts";
+
+/** What `select` and `check` act with. */
+export interface ChooseTools {
+  /** Finds the element and runs the in-page reads on it. */
+  calls: ElementCalls;
+  /** Clicks the control or its option. */
+  pointer: Pointer;
+  /**
+   * Lets the active tab settle for at most `capMs` (a menu opening, a
+   * change handler running).
+   *
+   * @returns false when nothing could settle (no settler or no tab)
+   */
+  settle(capMs: number): Promise<boolean>;
+}
+
+/**
+ * How long a menu may take to open or a handler to run; the action's own
+ * settle waits for the rest.
+ */
+const BRIEF_SETTLE_MS = 2_000;
+
+/**
+ * Chooses an option of element `id`.
+ *
+ * @param tools what to act with
+ * @param id the element the agent gave
+ * @param option the option's label or value
+ * @param by which of the two `option` is
+ * @returns the option chosen
+ * @throws {ActionError} `option-not-found`, or what finding and clicking the
+ *   element throws
+ */
+export async function selectOption(
+  tools: ChooseTools,
+  id: number,
+  option: string,
+  by: "label" | "value",
+): Promise<string> {
+  const { calls, pointer, settle } = tools;
+  const ref = await calls.element(id);
+  const facts = await calls.ready(ref, id);
+  const native = await calls.call<SelectResult>(ref, SELECT_NATIVE, [option, by]);
+  if (native.kind === "done") return native.chosen;
+  if (native.kind === "not-found") throw optionNotFound(id, option, by, native.options);
+  // ARIA: open a combobox with a click, then click the option.
+  if (facts.role === "combobox" || facts.role === "button") {
+    await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
+    await settle(BRIEF_SETTLE_MS);
+  }
+  const found = await calls.callForElement(ref, FIND_OPTION, [option, by]);
+  if (!found) {
+    const labels = await calls.call<string[] | null>(ref, FIND_OPTION, [option, by]);
+    throw optionNotFound(id, option, by, Array.isArray(labels) ? labels : []);
+  }
+  try {
+    await pointer.mouse(await pointer.point(found, id), "click", "left", []);
+  } finally {
+    bestEffort(
+      "releasing a handle",
+      found.session.send("Runtime.releaseObject", { objectId: found.objectId }),
+    );
+  }
+  return option;
+}
+
+/** The error of an option the element does not have, listing the ones it has. */
+function optionNotFound(id: number, option: string, by: string, options: string[]): ActionError {
+  const list = options.length > 0 ? `; options: ${options.map((o) => `"${o}"`).join(", ")}` : "";
+  return new ActionError(
+    "option-not-found",
+    `Element ${id} has no option with ${by} "${option}"${list}`,
+    { id },
+  );
+}
+
+/**
+ * Checks or unchecks element `id` with a click, unless it already is.
+ *
+ * @param tools what to act with
+ * @param id the element the agent gave
+ * @param checked the state wanted
+ * @returns whether anything changed, and how sure that is
+ * @throws {ActionError} `not-editable`, `value-not-set`, or what finding and
+ *   clicking the element throws
+ */
+export async function setChecked(
+  tools: ChooseTools,
+  id: number,
+  checked: boolean,
+): Promise<string> {
+  const { calls, pointer, settle } = tools;
+  const ref = await calls.element(id);
+  const facts = await calls.ready(ref, id);
+  if (facts.checked === null) {
+    throw new ActionError(
+      "not-editable",
+      `Element ${id} (${facts.name}) is not a checkbox, radio button or switch`,
+      { id },
+    );
+  }
+  if (facts.checked === checked) return "unchanged";
+  const radio = facts.type === "radio" || facts.role === "radio" ||
+    facts.role === "menuitemradio";
+  if (!checked && radio) {
+    throw new ActionError(
+      "not-editable",
+      `Element ${id} (${facts.name}) is a radio button: check another option instead`,
+      { id },
+    );
+  }
+  await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
+  // Read the state back: a click on a stand-in the page does not wire to
+  // its input, or a handler that undoes the change, leaves it as it was.
+  let after: ElementFacts;
+  try {
+    after = await calls.call<ElementFacts>(ref, FACTS);
+    if (after.state !== "stale" && after.checked !== checked && await settle(BRIEF_SETTLE_MS)) {
+      after = await calls.call<ElementFacts>(ref, FACTS);
+    }
+  } catch (error) {
+    // The click navigated (a form that submits on change): its document is gone.
+    if (error instanceof ActionError || error instanceof CdpTimeoutError) throw error;
+    return "changed; the page moved on, so not read back";
+  }
+  // Re-rendered away by the click (a ticked item moving to another list):
+  // nothing is left to read.
+  if (after.state === "stale") return "changed; the element was replaced, so not read back";
+  // A role without aria-checked keeps its state where nothing can read it.
+  if (!facts.checkedShown && !after.checkedShown) return "clicked; its state is not shown";
+  if (after.checked !== checked) {
+    throw new ActionError(
+      "value-not-set",
+      `Element ${id} (${facts.name}) is still ${
+        checked ? "unchecked" : "checked"
+      } after a click on it: the page did not take the click`,
+      { id },
+    );
+  }
+  return "changed";
+}

@@ -1,0 +1,241 @@
+/**
+ * The pointer: where to press on an element, and the mouse events that
+ * press there.
+ *
+ * The element's frame finds a hit-tested point on it (`POINT` in
+ * `_in_page.ts`); the pointer maps that point to the page through
+ * same-process frames (by the document's CDP box) and out-of-process frames
+ * (by each owner's box), and tests again after the pointer moves there and
+ * before the press, so a hover effect that moved, hid or covered the target
+ * is caught.
+ *
+ * @module
+ */
+import { bestEffort } from "../log.ts";
+import type { Page } from "../browser/page.ts";
+import type { CdpSession } from "../cdp/connection.ts";
+import type { Modifier } from "./action.ts";
+import { ActionError } from "./errors.ts";
+import {
+  CHECK_POINT,
+  type CheckResult,
+  DOCUMENT_ELEMENT,
+  type ElementFacts,
+  FACTS_POINT,
+  OWNER_COVER,
+  POINT,
+  type PointResult,
+} from "./_in_page.ts";
+import { modifierMask } from "./_keys.ts";
+import { type ElementCalls, readyFacts, type ReadyOptions, type Ref } from "./_calls.ts";
+
+/** A point aimed at on an element: in the page, and in the element's own frame. */
+export interface Aim {
+  /** The tab whose viewport the point is in. */
+  page: Page;
+  /** Where to press, in the page's coordinates. */
+  x: number;
+  /** Where to press, in the page's coordinates. */
+  y: number;
+  /** The element aimed at. */
+  ref: Ref;
+  /** Its id, for errors. */
+  id: number;
+  /** The same point in the element's own frame, for the hit test before the press. */
+  local: { x: number; y: number };
+}
+
+/** Aims at elements and presses them with mouse events. */
+export class Pointer {
+  #calls: ElementCalls;
+  #timeoutMs: number;
+  #pageOf: (session: CdpSession) => Page;
+
+  /**
+   * Creates the pointer of one actor.
+   *
+   * @param calls runs the in-page hit tests
+   * @param timeoutMs the timeout of every browser command
+   * @param pageOf the tab whose top frame is `session` (the active tab when none is)
+   */
+  constructor(calls: ElementCalls, timeoutMs: number, pageOf: (session: CdpSession) => Page) {
+    this.#calls = calls;
+    this.#timeoutMs = timeoutMs;
+    this.#pageOf = pageOf;
+  }
+
+  /** {@linkcode ElementCalls.ready} and {@linkcode Pointer.point} in one round trip. */
+  async aim(ref: Ref, id: number, options: ReadyOptions = {}): Promise<Aim> {
+    const answer = await this.#calls.call<{ facts: ElementFacts; point?: PointResult }>(
+      ref,
+      FACTS_POINT,
+      [options.allowDisabled ?? false],
+    );
+    readyFacts(answer.facts, id, options);
+    if (!answer.point) throw new Error("In-page call failed: a ready element gave no point");
+    return await this.#pointFrom(ref, id, answer.point);
+  }
+
+  /** A hit-tested point on the element, in the page's coordinates. */
+  async point(ref: Ref, id: number): Promise<Aim> {
+    return await this.#pointFrom(ref, id, await this.#calls.call<PointResult>(ref, POINT));
+  }
+
+  /** Where to press on the page, from the point the element's frame found. */
+  async #pointFrom(ref: Ref, id: number, found: PointResult): Promise<Aim> {
+    if (!found.ok) {
+      if (found.reason === "covered") {
+        const cover = found.cover ?? "another element";
+        throw new ActionError("covered", `Element ${id} is covered by ${cover}`, {
+          id,
+          ...(found.cover ? { cover: found.cover } : {}),
+        });
+      }
+      throw new ActionError("not-visible", `Element ${id} has no visible area in the viewport`, {
+        id,
+      });
+    }
+    const local = { x: found.x, y: found.y };
+    let x = found.x;
+    let y = found.y;
+    // The frame's offset in its local root: the document element's CDP box
+    // (local-root coordinates) minus its box in the frame's own viewport. The
+    // page's top frame has none: three round trips saved on most actions.
+    const topFrame = found.top && ref.session.parentSessionId === undefined;
+    const documentElement = topFrame
+      ? undefined
+      : await this.#calls.callForElement(ref, DOCUMENT_ELEMENT);
+    if (documentElement) {
+      try {
+        const { quads } = await ref.session.send("DOM.getContentQuads", {
+          objectId: documentElement.objectId,
+        }, { timeoutMs: this.#timeoutMs });
+        const quad = quads[0];
+        if (quad && quad.length >= 2) {
+          x += quad[0]! - found.docX;
+          y += quad[1]! - found.docY;
+        }
+      } finally {
+        bestEffort(
+          "releasing a handle",
+          ref.session.send("Runtime.releaseObject", { objectId: documentElement.objectId }),
+        );
+      }
+    }
+    // Out-of-process frames: add each owner iframe's content box in its parent.
+    let session: CdpSession = ref.session;
+    while (session.parentSessionId !== undefined) {
+      const parent = session.connection.session(session.parentSessionId);
+      const frameId = session.targetInfo?.targetId;
+      if (!parent || frameId === undefined) break;
+      const { backendNodeId } = await parent.send("DOM.getFrameOwner", { frameId }, {
+        timeoutMs: this.#timeoutMs,
+      });
+      const owner = await parent.send("DOM.resolveNode", { backendNodeId }, {
+        timeoutMs: this.#timeoutMs,
+      });
+      if (owner.object.objectId) {
+        const ownerRef = { session: parent, objectId: owner.object.objectId };
+        try {
+          const cover = await this.#calls.call<string | null>(ownerRef, OWNER_COVER, [x, y]);
+          if (cover !== null) {
+            throw new ActionError("covered", `Element ${id} is covered by ${cover}`, { id, cover });
+          }
+        } finally {
+          bestEffort(
+            "releasing a handle",
+            parent.send("Runtime.releaseObject", { objectId: owner.object.objectId }),
+          );
+        }
+      }
+      const { model } = await parent.send("DOM.getBoxModel", { backendNodeId }, {
+        timeoutMs: this.#timeoutMs,
+      });
+      x += model.content[0] ?? 0;
+      y += model.content[1] ?? 0;
+      session = parent;
+    }
+    const page = this.#pageOf(session);
+    return { page, x, y, ref, id, local };
+  }
+
+  /**
+   * After the pointer moved to `aim`: the hit test must still land on the
+   * target, or the press would land on whatever a hover effect put there.
+   * When the target moved, aim again (a few times); when it is gone or
+   * covered now, a typed error.
+   */
+  async #reaim(aim: Aim, mask: number): Promise<Aim> {
+    for (let tries = 0;; tries++) {
+      const check = await this.#calls.call<CheckResult>(aim.ref, CHECK_POINT, [
+        aim.local.x,
+        aim.local.y,
+      ]);
+      if (check.ok) return aim;
+      if (check.gone) {
+        throw new ActionError(
+          "stale-id",
+          `Element ${aim.id} is gone from the page: it went away when the pointer moved onto it`,
+          { id: aim.id },
+        );
+      }
+      if (tries >= 2) {
+        throw new ActionError(
+          "target-moved",
+          `Element ${aim.id} kept moving when the pointer moved onto it: nothing was pressed`,
+          { id: aim.id },
+        );
+      }
+      aim = await this.point(aim.ref, aim.id);
+      await aim.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: aim.x, y: aim.y, modifiers: mask },
+        { timeoutMs: this.#timeoutMs },
+      );
+    }
+  }
+
+  /**
+   * Moves the pointer to `point`; then, unless hovering, presses there (twice
+   * for a double click) once the hit test still lands on the target.
+   */
+  async mouse(
+    point: Aim,
+    kind: "click" | "dblclick" | "hover",
+    button: "left" | "right" | "middle",
+    modifiers: Modifier[],
+  ): Promise<void> {
+    const options = { timeoutMs: this.#timeoutMs };
+    const mask = modifierMask(modifiers);
+    await point.page.session.send(
+      "Input.dispatchMouseEvent",
+      { type: "mouseMoved", x: point.x, y: point.y, modifiers: mask },
+      options,
+    );
+    if (kind === "hover") return;
+    const { page, x, y } = await this.#reaim(point, mask);
+    const session = page.session;
+    const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
+    for (let clickCount = 1; clickCount <= (kind === "dblclick" ? 2 : 1); clickCount++) {
+      const base = { x, y, button, clickCount, modifiers: mask };
+      const release = () =>
+        session.send(
+          "Input.dispatchMouseEvent",
+          { type: "mouseReleased", buttons: 0, ...base },
+          options,
+        );
+      try {
+        await session.send(
+          "Input.dispatchMouseEvent",
+          { type: "mousePressed", buttons, ...base },
+          options,
+        );
+      } catch (error) {
+        // Never leave the button held down: the next action would drag.
+        bestEffort("releasing the mouse button", release());
+        throw error;
+      }
+      await release();
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The `scroll` action: an element scrolled into view, a container scrolled
+ * by itself (or its nearest scrolling ancestor), or a mouse wheel turned over
+ * the element or the viewport's centre.
+ *
+ * @module
+ */
+import type { Page } from "../browser/page.ts";
+import type { Action } from "./action.ts";
+import { SCROLL_BY, SCROLL_INTO_VIEW, type ScrollByResult, VIEWPORT } from "./_in_page.ts";
+import type { ElementCalls } from "./_calls.ts";
+import type { Pointer } from "./_pointer.ts";
+
+/** What `scroll` acts with. */
+export interface ScrollTools {
+  /** Finds the element and scrolls it in the page. */
+  calls: ElementCalls;
+  /** Finds where over the element to turn the wheel. */
+  pointer: Pointer;
+  /** The timeout of every browser command. */
+  timeoutMs: number;
+}
+
+/**
+ * Scrolls as the action says.
+ *
+ * @param tools what to act with
+ * @param page the active tab
+ * @param action the validated action
+ * @returns where a container scrolled to, or that it was at its end
+ */
+export async function scroll(
+  tools: ScrollTools,
+  page: Page,
+  action: Extract<Action, { action: "scroll" }>,
+): Promise<string | undefined> {
+  const { calls, pointer } = tools;
+  if (action.id !== undefined && action.direction === undefined) {
+    const ref = await calls.element(action.id);
+    await calls.ready(ref, action.id, { allowDisabled: true });
+    await calls.call(ref, SCROLL_INTO_VIEW);
+    return;
+  }
+  let point: { page: Page; x: number; y: number };
+  let viewport: { width: number; height: number };
+  if (action.id !== undefined) {
+    const ref = await calls.element(action.id);
+    await calls.ready(ref, action.id, { allowDisabled: true });
+    // A container scrolls itself (or its nearest scrolling ancestor): a
+    // wheel at its centre would scroll whatever nested box lies there.
+    const direction = action.direction ?? "down";
+    const vertical = direction === "up" || direction === "down";
+    const sign = direction === "up" || direction === "left" ? -1 : 1;
+    const done = await calls.call<ScrollByResult>(ref, SCROLL_BY, [
+      vertical,
+      sign,
+      action.amount ?? 0,
+    ]);
+    if (done.kind === "scrolled") return `${done.container} scrolled to ${done.x},${done.y}`;
+    if (done.kind === "at-end") return `${done.container} is already at its ${direction} end`;
+    viewport = await calls.call(ref, VIEWPORT);
+    point = await pointer.point(ref, action.id);
+  } else {
+    const { result } = await page.session.send("Runtime.evaluate", {
+      expression:
+        "({ width: document.documentElement.clientWidth || innerWidth, height: document.documentElement.clientHeight || innerHeight })",
+      returnByValue: true,
+    }, { timeoutMs: tools.timeoutMs });
+    viewport = result.value as { width: number; height: number };
+    point = { page, x: viewport.width / 2, y: viewport.height / 2 };
+  }
+  const direction = action.direction ?? "down";
+  const vertical = direction === "up" || direction === "down";
+  const amount = action.amount ?? Math.round((vertical ? viewport.height : viewport.width) * 0.8);
+  const sign = direction === "up" || direction === "left" ? -1 : 1;
+  await point.page.session.send("Input.dispatchMouseEvent", {
+    type: "mouseWheel",
+    x: point.x,
+    y: point.y,
+    deltaX: vertical ? 0 : sign * amount,
+    deltaY: vertical ? sign * amount : 0,
+  }, { timeoutMs: tools.timeoutMs });
+}
