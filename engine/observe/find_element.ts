@@ -39,7 +39,7 @@ export interface ElementQuery {
  *     { id: 1, role: "button", name: "Add to cart" },
  *     { id: 2, role: "link", name: "Cart" },
  *   ],
- * } as unknown as import("./observer.ts").Observation;
+ * } as unknown as import("./observation.ts").Observation;
  * console.assert(findElements(observation, { role: "button", name: "add to" }).length === 1);
  * ```
  */

@@ -122,3 +122,26 @@ Deno.test("Actor.act() aims a mouse action in the top frame without looking up a
   });
   assertEquals(result.value, ["click", "click"]);
 });
+
+Deno.test("Actor.act() names a cover in normal flow that the observation does not look for", async () => {
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const actor = new Actor(context, { resolver: observer });
+  // Only positioned boxes are hit-tested as covers; this one is moved over by a transform.
+  const page = await context.newPage(
+    "data:text/html," + encodeURIComponent(
+      `<button style="display:block;width:200px;height:40px">Under</button>
+      <div id="sheet" style="transform:translateY(-40px);width:300px;height:60px;background:#eee">Sheet</div>`,
+    ),
+  );
+  const { elements } = await observer.observe(page);
+  const under = elements.find((el) => el.name === "Under");
+  assert(under, "the button keeps its id: a normal-flow cover is not looked for");
+  const error = await assertRejects(
+    () => actor.act({ action: "click", id: under.id }),
+    ActionError,
+  );
+  assertEquals(error.code, "covered");
+  assertEquals(error.cover, 'div#sheet "Sheet"');
+});
