@@ -508,21 +508,26 @@ const md: string[] = [
     : []),
   "## History",
   "",
-  "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tasks | record |",
-  "| --- | --- | --- | --- | --- | --- | --- | --- |",
-  "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | 54/140 | `apps.before.md` |",
-  "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | 127/140 | `apps.after.md` |",
-  "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | 138/140 | `apps.md` at 6945e7e |",
-  "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | 140/140 | `apps.md` at 42e8660 |",
-  `| round 4 (this run: Playwright's AI snapshot measured beside) | ${pct(summary.recall)} (${
+  "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tokens vs AI | latency vs AI (slower pages) | tasks | record |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | n/a | n/a | 54/140 | `apps.before.md` |",
+  "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | n/a | n/a | 127/140 | `apps.after.md` |",
+  "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | `apps.md` at 6945e7e |",
+  "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | `apps.md` at 42e8660 |",
+  "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | `apps.md` at e1b7ae3 |",
+  `| round 5 (this run: hit tests only under positioned boxes, same-process frames in their parent's call) | ${
+    pct(summary.recall)
+  } (${
     pct(summary.recallInText)
   } in the text) | ${summary.falseIds} | ${summary.pagesContentBelowAria.length} pages | ${
     pct(summary.tokensVsAria)
+  } | ${pct(summary.latencyVsAria)} (${summary.pagesSlowerThanAria.length}) | ${
+    pct(summary.tokensVsAriaAi)
   } | ${
-    pct(summary.latencyVsAria)
-  } (${summary.pagesSlowerThanAria.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
+    pct(summary.latencyVsAriaAi)
+  } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
   "",
-  "Round 1 counted summarised controls as misses; rounds 2 to 4 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer.",
+  "Round 1 counted summarised controls as misses; rounds 2 to 5 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call.",
   "",
   "## How it is measured",
   "",
