@@ -76,6 +76,7 @@ function isEditableHost(el: Element): boolean {
   return !up || up.getAttribute("contenteditable") === "false";
 }
 
+/** Walks `el` and what it renders: the node of the working tree, or `null` when not rendered. */
 export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   const tag = el.localName;
   if (SKIP_TAGS.has(tag)) return null;
@@ -251,25 +252,14 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     (parent === el ? el.childElementCount : Number.POSITIVE_INFINITY) >= req.summariseAfter;
   if (parent && !many) {
     for (let kid = parent.firstChild; kid; kid = kid.nextSibling) {
-      if (closedDetails && !(kid.nodeType === 1 && (kid as Element).localName === "summary")) {
-        continue;
-      }
-      collectKid(pass, node, kid, next);
+      collectShown(pass, node, kid, next, closedDetails);
     }
-    node.style = undefined;
-    if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
-    return node;
-  }
-  const kids = childNodes(el);
-  if (kids.length >= req.summariseAfter && req.summariseAfter > 0 && !closedDetails) {
-    collectRuns(pass, node, kids, next);
   } else {
-    for (let i = 0; i < kids.length; i++) {
-      const kid = kids[i]!;
-      if (closedDetails && !(kid.nodeType === 1 && (kid as Element).localName === "summary")) {
-        continue;
-      }
-      collectKid(pass, node, kid, next);
+    const kids = childNodes(el);
+    if (kids.length >= req.summariseAfter && req.summariseAfter > 0 && !closedDetails) {
+      collectRuns(pass, node, kids, next);
+    } else {
+      for (let i = 0; i < kids.length; i++) collectShown(pass, node, kids[i]!, next, closedDetails);
     }
   }
   // Holding thousands of live style declarations makes the walk slower.
@@ -403,6 +393,19 @@ function isScrollable(el: Element, style: StyleFacts): boolean {
   return (x === "auto" || x === "scroll") && el.scrollWidth > el.clientWidth + 2;
 }
 
+/** {@linkcode collectKid}, but of a closed `<details>` only its summary is shown. */
+function collectShown(
+  pass: Pass,
+  node: DNode,
+  kid: Node,
+  next: Inherited,
+  closedDetails: boolean,
+): void {
+  if (closedDetails && !(kid.nodeType === 1 && (kid as Element).localName === "summary")) return;
+  collectKid(pass, node, kid, next);
+}
+
+/** Adds one child node to `node`: its text (folded, edges kept as one space) or the walked element. */
 export function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
   if (kid.nodeType === 3) {
     const data = (kid as Text).data;

@@ -93,6 +93,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (cues.length) node.cues = cues;
 }
 
+/** Describes every candidate that keeps a line: role, name, value, states, cues, link target. */
 export function describe(pass: Pass): void {
   const focused = pass.layout.focused();
   for (const node of pass.candidates) if (node.keep) describeNode(pass, node, focused);

@@ -62,6 +62,7 @@ function prune(nodes: WireNode[]): WireNode[] {
   return out;
 }
 
+/** A box as the wire carries it: rounded `[x, y, width, height]`. */
 export function box(r: Rect): WireBox {
   return [Math.round(r.x), Math.round(r.y), Math.round(r.w), Math.round(r.h)];
 }
@@ -115,6 +116,7 @@ const CONTAINER_ROLES = new Set([
   "scrollable",
 ]);
 
+/** The wire nodes of `node`: its line, or its children when it has none of its own. */
 export function emit(
   pass: Pass,
   node: DNode,

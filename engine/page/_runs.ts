@@ -155,6 +155,7 @@ export const MAX_SUMMARY_TEXT = 1000;
 /** Most characters of one left-out item's text in a summary line. */
 const MAX_SUMMARY_ITEM = 40;
 
+/** How many actionable elements `el` is or holds, for summary lines. */
 export function countActionable(el: Element): number {
   let n = el.matches(ACTIONABLE_SELECTOR) ? 1 : 0;
   n += el.querySelectorAll(ACTIONABLE_SELECTOR).length;

@@ -9,33 +9,33 @@ import type { Layout, Rect, StyleFacts } from "./layout.ts";
 import { STRUCTURE_ROLES } from "./roles.ts";
 import type { DistillRequest, WireMore } from "../observe/wire.ts";
 
-// Interactivity signals.
+// Interactivity signals, bits of `DNode.sig`.
+/** A native control (link with href, button, input, select, textarea, summary). */
 export const S_NATIVE = 1;
-
+/** An ARIA widget role. */
 export const S_ROLE = 2;
-
+/** `contenteditable`. */
 export const S_EDITABLE = 4;
-
+/** `tabindex` of 0 or more. */
 export const S_TABINDEX = 8;
-
+/** An `on*` handler attribute. */
 export const S_ONATTR = 16;
-
+/** A click-like listener added by script (or a key listener on a focusable element). */
 export const S_LISTENER = 32;
-
+/** A hover listener. */
 export const S_HOVER = 64;
-
+/** A pointer cursor where the parent has none. */
 export const S_POINTER = 128;
-
+/** A label or stand-in acting for a hidden native input. */
 export const S_PROXY = 256;
-
+/** A scroll container. */
 export const S_SCROLL = 512;
-
 /** A delegated handler of its own, found by the hook's probe (React, Svelte, jQuery). */
 export const S_DELEGATED = 1024;
-
 /** An item of a listened list without signals of its own: the leaf the listener serves. */
 export const S_ITEM = 2048;
 
+/** Signals that make an element a target whatever is around or inside it. */
 export const STRONG = S_NATIVE | S_ROLE | S_EDITABLE | S_PROXY;
 
 /** Signals that make an element a target by its own doing, not through an ancestor. */
@@ -47,13 +47,14 @@ export const WEAK = S_TABINDEX | S_ONATTR | S_LISTENER | S_HOVER | S_POINTER | S
 /** Most elements probed for delegated handlers in one pass (each probe is one event). */
 export const MAX_PROBES = 3000;
 
-// Inherited and own flags.
+// Inherited and own flags, bits of `DNode.flags`.
+/** Under `aria-hidden="true"`. */
 export const F_ARIA_HIDDEN = 2;
-
+/** Under `inert`. */
 export const F_INERT = 4;
-
+/** Under `aria-disabled="true"`. */
 export const F_ARIA_DISABLED = 8;
-
+/** Inside a disabled fieldset (its first legend excepted). */
 export const F_IN_DISABLED_FIELDSET = 16;
 
 /** Elements whose content is not walked: controls and replaced content. */
@@ -98,6 +99,7 @@ export const NEVER_SCROLLS = new Set([
   ...LEAF_TAGS,
 ]);
 
+/** Elements the `disabled` attribute (or a disabled fieldset) disables. */
 export const FORM_TAGS = new Set([
   "button",
   "input",
@@ -108,6 +110,7 @@ export const FORM_TAGS = new Set([
   "fieldset",
 ]);
 
+/** Elements never walked: scripts, styles, templates and the like. */
 export const SKIP_TAGS = new Set([
   "script",
   "style",
@@ -120,6 +123,7 @@ export const SKIP_TAGS = new Set([
   "datalist",
 ]);
 
+/** Handler attributes that make an element a candidate. */
 export const ON_ATTRS = new Set([
   "onclick",
   "onmousedown",
@@ -223,6 +227,7 @@ interface DFrame {
 
 type DKid = DNode | string | WireMore | DFrame;
 
+/** What a walk hands down from an element to its children. */
 export interface Inherited {
   flags: number;
   pointer: boolean;
@@ -237,6 +242,7 @@ export interface Inherited {
   inside: boolean;
 }
 
+/** The state of one distiller pass over a document. */
 export interface Pass {
   req: DistillRequest;
   layout: Layout;

@@ -53,6 +53,7 @@ function openModal(doc: Document, layout: Layout): Element | null {
   return null;
 }
 
+/** Measures candidates, applies the vetoes and unwraps containers of delegated targets. */
 export function vet(pass: Pass, doc: Document): void {
   const { layout, vp } = pass;
   const modal = openModal(doc, layout);
