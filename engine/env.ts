@@ -32,7 +32,7 @@
  *
  * @module
  */
-import { Actor, type ActorOptions, type ActResult, type DialogInfo } from "./act/actor.ts";
+import { Actor, type ActResult } from "./act/actor.ts";
 import { ActionError } from "./act/errors.ts";
 import type { Browser, Viewport } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
@@ -44,12 +44,7 @@ import { EnvError } from "./env_error.ts";
 import { bestEffort, logFailure } from "./log.ts";
 import { Observer } from "./observe/observer.ts";
 import type { Observation, ObserveOptions } from "./observe/observation.ts";
-import {
-  type SettleOptions,
-  Settler,
-  type SettleResult,
-  type SettlerOptions,
-} from "./settle/settler.ts";
+import { Settler, type SettleResult } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
 import type {
   EnvCallOptions,
