@@ -386,9 +386,11 @@ const md: string[] = [
   "",
   `Load average (1, 5, 15 min) on this 2-core machine: ${
     report.loadAverage.before.map((n) => n.toFixed(1)).join(", ")
-  } before, ${
-    report.loadAverage.after.map((n) => n.toFixed(1)).join(", ")
-  } after (other engineers' test suites were running). Latency figures are wall-clock and move with that load; the best run of each method is given beside the p50.`,
+  } before, ${report.loadAverage.after.map((n) => n.toFixed(1)).join(", ")} after${
+    Math.max(...report.loadAverage.before, ...report.loadAverage.after) > 2
+      ? " (the machine was shared with other work)"
+      : ""
+  }. Latency figures are wall-clock and move with load; the best run of each method is given beside the p50.`,
   "",
   "## Targets at 8k elements",
   "",
