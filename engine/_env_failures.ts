@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { ActionError } from "./act/errors.ts";
+import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
 import { EnvError } from "./env_error.ts";
 
 /** The message of an error, or the thrown value as text. */
@@ -65,4 +67,68 @@ export function siteError(failure: SiteFailure): EnvError {
   return new EnvError(unreachable ? "site-unreachable" : "sandbox-lost", failure.message, {
     cause: failure.cause,
   });
+}
+
+/** What the env knew when an operation failed. */
+export interface EnvFacts {
+  /** Whether the env was closed. */
+  closed: boolean;
+  /** Why the browser's connection closed, when it did. */
+  gone: string | undefined;
+  /** The crash status of the active tab's renderer, when it crashed. */
+  crash: string | undefined;
+}
+
+/**
+ * The one place errors cross the env's boundary. The agent's (an
+ * `ActionError` but a timeout, bad input) pass through; everything else
+ * becomes an {@linkcode EnvError}: an abandoned operation's reason, a dead
+ * browser (`ConnectionClosedError`, whatever the actor made of it), a
+ * crashed renderer, a browser command that timed out (`CdpTimeoutError`,
+ * `ActionError("timeout")`), a page gone under us (`TargetClosedError`),
+ * what the site or the task threw (`sandbox-lost`, `site-unreachable`:
+ * see `siteError`), and anything unexpected (`internal`).
+ */
+export function envFailure(
+  error: unknown,
+  what: string,
+  signal: AbortSignal,
+  env: EnvFacts,
+): unknown {
+  if (signal.aborted) return signal.reason;
+  if (error instanceof EnvError) return error;
+  if (error instanceof SiteFailure) return siteError(error);
+  const options = { cause: error };
+  if (env.closed) return new EnvError("closed", `Cannot ${what}: the env was closed`, options);
+  const gone = env.gone ?? (causedBy(error, ConnectionClosedError) ? message(error) : undefined);
+  if (gone !== undefined) {
+    return new EnvError("browser-gone", `Cannot ${what}: the browser is gone (${gone})`, options);
+  }
+  const crash = env.crash;
+  if (crash !== undefined) {
+    return new EnvError(
+      "renderer-crashed",
+      `Cannot ${what}: the renderer of the active tab crashed ("${crash}")`,
+      options,
+    );
+  }
+  if (error instanceof ActionError) {
+    if (error.code !== "timeout") return error;
+    return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
+  }
+  if (
+    error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError ||
+    error instanceof EvalError
+  ) return error;
+  if (error instanceof CdpTimeoutError) {
+    return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
+  }
+  if (error instanceof TargetClosedError) {
+    return new EnvError(
+      "internal",
+      `Cannot ${what}: the page went away (${error.message})`,
+      options,
+    );
+  }
+  return new EnvError("internal", `Cannot ${what}: ${message(error)}`, options);
 }

@@ -39,7 +39,6 @@ import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
 import { withSignal } from "./cdp/abort_scope.ts";
 import type { Connection } from "./cdp/connection.ts";
-import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
 import { EnvError } from "./env_error.ts";
 import { bestEffort, logFailure } from "./log.ts";
 import { Observer } from "./observe/observer.ts";
@@ -56,7 +55,7 @@ import type {
   ResetOptions,
   StepResult,
 } from "./env_types.ts";
-import { causedBy, message, siteCall, siteError, SiteFailure } from "./_env_failures.ts";
+import { envFailure, siteCall } from "./_env_failures.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
 
 interface Episode {
@@ -502,54 +501,13 @@ export class Env implements AsyncDisposable {
     };
   }
 
-  /**
-   * The one place errors cross the env's boundary. The agent's (an
-   * `ActionError` but a timeout, bad input) pass through; everything else
-   * becomes an {@linkcode EnvError}: an abandoned operation's reason, a dead
-   * browser (`ConnectionClosedError`, whatever the actor made of it), a
-   * crashed renderer, a browser command that timed out (`CdpTimeoutError`,
-   * `ActionError("timeout")`), a page gone under us (`TargetClosedError`),
-   * what the site or the task threw (`sandbox-lost`, `site-unreachable`:
-   * see `siteError`), and anything unexpected (`internal`).
-   */
+  /** The one place errors cross the env's boundary: see {@linkcode envFailure}. */
   #map(error: unknown, what: string, signal: AbortSignal): unknown {
-    if (signal.aborted) return signal.reason;
-    if (error instanceof EnvError) return error;
-    if (error instanceof SiteFailure) return siteError(error);
-    const options = { cause: error };
-    if (this.#closed) return new EnvError("closed", `Cannot ${what}: the env was closed`, options);
-    const gone = this.#episode?.connection.closeReason ?? this.#browser.connection.closeReason ??
-      (causedBy(error, ConnectionClosedError) ? message(error) : undefined);
-    if (gone !== undefined) {
-      return new EnvError("browser-gone", `Cannot ${what}: the browser is gone (${gone})`, options);
-    }
-    const crash = this.#episode?.actor.page?.crash;
-    if (crash) {
-      return new EnvError(
-        "renderer-crashed",
-        `Cannot ${what}: the renderer of the active tab crashed ("${crash.status}")`,
-        options,
-      );
-    }
-    if (error instanceof ActionError) {
-      if (error.code !== "timeout") return error;
-      return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
-    }
-    if (
-      error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError ||
-      error instanceof EvalError
-    ) return error;
-    if (error instanceof CdpTimeoutError) {
-      return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
-    }
-    if (error instanceof TargetClosedError) {
-      return new EnvError(
-        "internal",
-        `Cannot ${what}: the page went away (${error.message})`,
-        options,
-      );
-    }
-    return new EnvError("internal", `Cannot ${what}: ${message(error)}`, options);
+    return envFailure(error, what, signal, {
+      closed: this.#closed,
+      gone: this.#episode?.connection.closeReason ?? this.#browser.connection.closeReason,
+      crash: this.#episode?.actor.page?.crash?.status,
+    });
   }
 
   async #start(signal: AbortSignal): Promise<void> {
