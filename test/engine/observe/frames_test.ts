@@ -145,3 +145,36 @@ Deno.test("Observer.observe() distils same-process frames in their parent's call
   assertEquals(result.value, "Buy 2");
   assert(buy.frame !== observation.elements.find((el) => el.name === "Top")!.frame);
 });
+
+Deno.test("Observer.observe() distils a same-process frame the parent cannot reach on its own", async () => {
+  await using server = serveHtml({
+    "/": `<!doctype html><body><button>Top</button>` +
+      `<iframe src="data:text/html,<button>Opaque</button>"></iframe>` +
+      `<iframe src="/w"></iframe></body>`,
+    "/w": widget(0),
+  });
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+  let observation = await observer.observe(page);
+  for (let i = 0; i < 100 && observation.elements.length < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  assertEquals(page.frameSessions.length, 0, "both frames live in the page's process");
+  const calls: string[] = [];
+  const send = page.session.send.bind(page.session);
+  page.session.send = ((method: string, params?: unknown, options?) => {
+    calls.push(method);
+    return send(method as never, params as never, options);
+  }) as typeof page.session.send;
+  observation = await observer.observe(page);
+  page.session.send = send;
+  // The data: frame has an opaque origin: the parent's call cannot reach it, a call of its own does.
+  assertEquals(calls, ["Runtime.callFunctionOn", "Runtime.callFunctionOn"]);
+  const names = observation.elements.map((el) => el.name);
+  for (const name of ["Top", "Opaque", "Buy 0"]) {
+    assert(names.includes(name), `"${name}" is observed:\n${observation.text}`);
+  }
+});
