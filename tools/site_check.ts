@@ -16,12 +16,8 @@
  */
 import { parseArgs } from "node:util";
 import { Browser } from "../engine/browser/browser.ts";
-import {
-  checkSite,
-  formatReport,
-  type SiteReport,
-  type TemplateReport,
-} from "../fixtures/sites/kit/check.ts";
+import { checkSite, formatReport, solverMedians } from "../fixtures/sites/kit/check.ts";
+import type { SiteReport, TemplateReport } from "../fixtures/sites/kit/check_types.ts";
 import { parseTaskId } from "../fixtures/sites/kit/task.ts";
 import { siteByName } from "../fixtures/sites/registry.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
@@ -189,8 +185,7 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
         random: sum((t) => t.negatives.random),
       },
       resetExact: sum((t) => t.resetExact),
-      medianSteps: median(solverRuns.map((e) => e.steps)),
-      medianSeconds: Math.round(median(solverRuns.map((e) => e.seconds)) * 100) / 100,
+      ...solverMedians(solverRuns),
       failures: all.flatMap((t) => t.failures),
     };
   });
@@ -209,15 +204,6 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
     episodes,
     ok: parts.every((part) => part.ok),
   };
-}
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[mid] as number
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 if (import.meta.main) {

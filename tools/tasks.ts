@@ -8,7 +8,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { listTasks, type Split } from "../fixtures/sites/kit/task.ts";
+import { listTasks } from "../fixtures/sites/kit/generate.ts";
+import type { Split } from "../fixtures/sites/kit/task.ts";
 import type { Evaluator, Task } from "../fixtures/sites/kit/types.ts";
 import { SITES } from "../fixtures/sites/registry.ts";
 
