@@ -16,7 +16,7 @@
  *
  * Invariants:
  * - operations on one env (create, observe, step, reset, verify, settle,
- *   evaluate, withPage) run one at a time, in call order;
+ *   evaluate, withPage) run one at a time, in call order (`_env_queue.ts`);
  * - every operation honours one deadline (`timeoutMs`, per call or from
  *   {@linkcode EnvOptions.timeoutMs}) and the caller's `AbortSignal`, and the
  *   time spent waiting for its turn counts; on expiry it rejects at once with
@@ -56,6 +56,7 @@ import type {
   StepResult,
 } from "./env_types.ts";
 import { envFailure, siteCall } from "./_env_failures.ts";
+import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
 
 interface Episode {
@@ -76,10 +77,6 @@ const COMMAND_TIMEOUT_MS = 10_000;
 
 /** The viewport of an env's pages unless `EnvOptions.viewport` says otherwise. */
 const DEFAULT_VIEWPORT: Viewport = { width: 1280, height: 720 };
-/** The longest delay `setTimeout` takes; longer ones fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-/** How long the next operation waits for an abandoned one to wind down. */
-const ABANDON_GRACE_MS = 1_000;
 
 /**
  * An environment: one isolated context on one site, observed and acted on by
@@ -109,9 +106,11 @@ export class Env implements AsyncDisposable {
   #episode: Episode | undefined;
   #failure: EnvError | undefined;
   #closed = false;
-  #tail: Promise<void> = Promise.resolve();
-  #ops = new Set<AbortController>();
-  #graces = new Set<{ timer: ReturnType<typeof setTimeout>; release(): void }>();
+  #queue: OperationQueue = new OperationQueue({
+    watch: (what, abort, watchCrash) => this.#watch(what, abort, watchCrash),
+    map: (error, what, signal) => this.#map(error, what, signal),
+    abandoned: (reason) => this.#abandoned(reason),
+  });
 
   private constructor(browser: Browser, options: EnvOptions) {
     this.#browser = browser;
@@ -377,17 +376,11 @@ export class Env implements AsyncDisposable {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const op of this.#ops) {
-      op.abort(new EnvError("closed", "Cannot finish: the env was closed"));
-    }
+    this.#queue.abortAll(new EnvError("closed", "Cannot finish: the env was closed"));
     const episode = this.#episode;
     this.#episode = undefined;
     if (episode) await closeContext(episode.context);
-    for (const grace of this.#graces) {
-      clearTimeout(grace.timer);
-      grace.release();
-    }
-    this.#graces.clear();
+    this.#queue.releaseAll();
   }
 
   /** Closes the env. */
@@ -396,9 +389,10 @@ export class Env implements AsyncDisposable {
   }
 
   /**
-   * Runs one operation: in turn, under its deadline and the caller's signal,
-   * in an abort scope, watching for a crash or a dead browser; errors leave
-   * through {@linkcode Env.#map}.
+   * Runs one operation through the env's {@linkcode OperationQueue}: in
+   * turn, under its deadline and the caller's signal, in an abort scope,
+   * watching for a crash or a dead browser; errors leave through
+   * {@linkcode Env.#map}.
    */
   async #run<T>(
     what: string,
@@ -409,76 +403,15 @@ export class Env implements AsyncDisposable {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     positive("timeoutMs", timeoutMs);
     if (this.#closed) throw new EnvError("closed", `Cannot ${what}: the env is closed`);
-    const controller = new AbortController();
-    const signal = controller.signal;
-    const abort = (error: EnvError) => {
-      if (!signal.aborted) controller.abort(error);
-    };
-    const timer = setTimeout(
-      () =>
-        abort(new EnvError("timeout", `Cannot ${what}: the deadline of ${timeoutMs} ms passed`)),
-      Math.min(timeoutMs, MAX_TIMER_MS),
-    );
-    const caller = options.signal;
-    const onCaller = () =>
-      abort(
-        new EnvError("timeout", `Cannot ${what}: the caller aborted`, { cause: caller?.reason }),
-      );
-    if (caller?.aborted) onCaller();
-    else caller?.addEventListener("abort", onCaller, { once: true });
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    aborted.catch(() => {});
-    const previous = this.#tail;
-    let release!: () => void;
-    this.#tail = new Promise((resolve) => release = resolve);
-    this.#ops.add(controller);
-    let unwatch = () => {};
-    let running: Promise<T> | undefined;
-    try {
-      await Promise.race([previous, aborted]);
-      unwatch = this.#watch(what, abort, watchCrash);
-      running = withSignal(signal, () => work(signal));
-      running.catch(() => {}); // awaited below; when the deadline wins, nothing else would
-      return await Promise.race([running, aborted]);
-    } catch (error) {
-      throw this.#map(error, what, signal);
-    } finally {
-      clearTimeout(timer);
-      caller?.removeEventListener("abort", onCaller);
-      unwatch();
-      this.#ops.delete(controller);
-      if (!running) previous.then(release);
-      else if (!signal.aborted) release();
-      else this.#abandoned(running, signal, release);
-    }
+    return await this.#queue.run(what, timeoutMs, options.signal, work, watchCrash);
   }
 
-  /**
-   * After an operation was abandoned: stop the page's loading (a timeout
-   * leaves the page usable), and let the next operation start once the old
-   * one wound down, or after a grace period (its CDP calls are refused, so
-   * it no longer drives the page).
-   */
-  #abandoned(running: Promise<unknown>, signal: AbortSignal, release: () => void): void {
-    const reason: unknown = signal.reason;
+  /** After an operation was abandoned on its deadline: stop the page's loading, so the page stays usable. */
+  #abandoned(reason: unknown): void {
     const page = this.#episode?.actor.page;
     if (reason instanceof EnvError && reason.code === "timeout" && page && !page.crash) {
       bestEffort("stopping an abandoned page load", page.session.send("Page.stopLoading"));
     }
-    const grace = {
-      timer: setTimeout(() => done(), ABANDON_GRACE_MS),
-      release,
-    };
-    const done = () => {
-      clearTimeout(grace.timer);
-      this.#graces.delete(grace);
-      release();
-    };
-    this.#graces.add(grace);
-    running.then(done, done);
   }
 
   /** Aborts the operation when the browser goes away or the active tab crashes. */
