@@ -2,6 +2,7 @@
 // across observations, never reused, and each resolves to its element.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { serveHtml } from "../../_util/html_server.ts";
 
@@ -101,6 +102,26 @@ Deno.test("Observer.observe() keeps ids unique and stable when many frames are d
   assertEquals(new Set(again.elements.map((el) => el.id)).size, again.elements.length);
 });
 
+/** Observes until the page shows `count` ids (frames load after the page), then once more, counting the top session's commands. */
+async function observeCounted(observer: Observer, page: Page, count: number) {
+  let observation = await observer.observe(page);
+  for (let i = 0; i < 100 && observation.elements.length < count; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  const calls: string[] = [];
+  const send = page.session.send.bind(page.session);
+  page.session.send = ((method: string, params?: unknown, options?) => {
+    calls.push(method);
+    return send(method as never, params as never, options);
+  }) as typeof page.session.send;
+  try {
+    return { observation: await observer.observe(page), calls };
+  } finally {
+    page.session.send = send;
+  }
+}
+
 Deno.test("Observer.observe() distils same-process frames in their parent's call", async () => {
   const pages: Record<string, string> = {};
   for (let i = 0; i < 5; i++) pages[`/w/${i}`] = widget(i);
@@ -112,20 +133,8 @@ Deno.test("Observer.observe() distils same-process frames in their parent's call
   await using context = await browser.newContext();
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
-  let observation = await observer.observe(page);
-  for (let i = 0; i < 100 && observation.elements.length < 11; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    observation = await observer.observe(page);
-  }
   // The top document's renderer answers one call for itself and its four frames.
-  const calls: string[] = [];
-  const send = page.session.send.bind(page.session);
-  page.session.send = ((method: string, params?: unknown, options?) => {
-    calls.push(method);
-    return send(method as never, params as never, options);
-  }) as typeof page.session.send;
-  observation = await observer.observe(page);
-  page.session.send = send;
+  const { observation, calls } = await observeCounted(observer, page, 11);
   assertEquals(calls, ["Runtime.callFunctionOn"]);
   const names = observation.elements.map((el) => el.name);
   for (let i = 0; i < 5; i++) {
@@ -157,20 +166,8 @@ Deno.test("Observer.observe() distils a same-process frame the parent cannot rea
   await using context = await browser.newContext();
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
-  let observation = await observer.observe(page);
-  for (let i = 0; i < 100 && observation.elements.length < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    observation = await observer.observe(page);
-  }
+  const { observation, calls } = await observeCounted(observer, page, 4);
   assertEquals(page.frameSessions.length, 0, "both frames live in the page's process");
-  const calls: string[] = [];
-  const send = page.session.send.bind(page.session);
-  page.session.send = ((method: string, params?: unknown, options?) => {
-    calls.push(method);
-    return send(method as never, params as never, options);
-  }) as typeof page.session.send;
-  observation = await observer.observe(page);
-  page.session.send = send;
   // The data: frame has an opaque origin: the parent's call cannot reach it, a call of its own does.
   assertEquals(calls, ["Runtime.callFunctionOn", "Runtime.callFunctionOn"]);
   const names = observation.elements.map((el) => el.name);
