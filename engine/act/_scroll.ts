@@ -41,6 +41,9 @@ export async function scroll(
     await calls.call(ref, SCROLL_INTO_VIEW);
     return;
   }
+  const direction = action.direction ?? "down";
+  const vertical = direction === "up" || direction === "down";
+  const sign = direction === "up" || direction === "left" ? -1 : 1;
   let point: { page: Page; x: number; y: number };
   let viewport: { width: number; height: number };
   if (action.id !== undefined) {
@@ -48,9 +51,6 @@ export async function scroll(
     await calls.ready(ref, action.id, { allowDisabled: true });
     // A container scrolls itself (or its nearest scrolling ancestor): a
     // wheel at its centre would scroll whatever nested box lies there.
-    const direction = action.direction ?? "down";
-    const vertical = direction === "up" || direction === "down";
-    const sign = direction === "up" || direction === "left" ? -1 : 1;
     const done = await calls.call<ScrollByResult>(ref, SCROLL_BY, [
       vertical,
       sign,
@@ -69,10 +69,7 @@ export async function scroll(
     viewport = result.value as { width: number; height: number };
     point = { page, x: viewport.width / 2, y: viewport.height / 2 };
   }
-  const direction = action.direction ?? "down";
-  const vertical = direction === "up" || direction === "down";
   const amount = action.amount ?? Math.round((vertical ? viewport.height : viewport.width) * 0.8);
-  const sign = direction === "up" || direction === "left" ? -1 : 1;
   await point.page.session.send("Input.dispatchMouseEvent", {
     type: "mouseWheel",
     x: point.x,
