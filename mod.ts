@@ -28,6 +28,7 @@ export {
   ConnectionClosedError,
   ProtocolError,
   TargetClosedError,
+  TcpTransport,
   WebSocketTransport,
 } from "./engine/cdp/mod.ts";
 export type {
@@ -46,6 +47,9 @@ export type {
   OutgoingMessage,
   SendArgs,
   SendOptions,
+  TcpConn,
+  TcpConnect,
+  TcpTransportOptions,
   Transport,
 } from "./engine/cdp/mod.ts";
 

@@ -30,3 +30,9 @@ export type {
 } from "./protocol.ts";
 export type { OutgoingMessage, Transport } from "./transport.ts";
 export { WebSocketTransport } from "./websocket_transport.ts";
+export {
+  type TcpConn,
+  type TcpConnect,
+  TcpTransport,
+  type TcpTransportOptions,
+} from "./tcp_transport.ts";
