@@ -17,6 +17,7 @@ import {
   decodeInstanceState,
   decodeOperation,
   decodePoolSpace,
+  type Envelope,
   type InstanceState,
   type InstanceSummary,
   type Operation,
@@ -166,11 +167,24 @@ export class IncusClient implements Disposable {
     timeoutMs: number = this.#timeoutMs,
   ): Promise<Operation> {
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-    const envelope = await this.#call(
-      "GET",
-      `/1.0/operations/${id}/wait?timeout=${seconds}`,
-      { timeoutMs: timeoutMs + 5_000 },
-    );
+    let envelope: Envelope;
+    try {
+      envelope = await this.#call(
+        "GET",
+        `/1.0/operations/${id}/wait?timeout=${seconds}`,
+        { timeoutMs: timeoutMs + 5_000 },
+      );
+    } catch (error) {
+      // Incus may answer a wait that ran out with an error instead of the
+      // running operation: that is the operation taking too long all the same.
+      if (error instanceof SandboxError && /deadline exceeded/i.test(error.daemonMessage)) {
+        throw new SandboxTimeoutError(
+          `Incus operation "${id}" did not finish within ${timeoutMs} ms (Incus: ${error.daemonMessage})`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
     const op = decodeOperation(envelope.metadata);
     if (op.status === "Running" || op.status === "Pending") {
       throw new SandboxTimeoutError(
@@ -324,7 +338,7 @@ export class IncusClient implements Disposable {
     method: string,
     path: string,
     options: IncusRequestOptions,
-  ): Promise<ReturnType<typeof decodeEnvelope>> {
+  ): Promise<Envelope> {
     const url = new URL(this.#base + path);
     if (this.#project !== "default") {
       url.searchParams.set("project", this.#project);

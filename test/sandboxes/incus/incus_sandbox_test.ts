@@ -1,5 +1,5 @@
-import { assert, assertEquals, assertRejects } from "@std/assert";
-import { SandboxError } from "../../../sandboxes/errors.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { SandboxError, SandboxTimeoutError } from "../../../sandboxes/errors.ts";
 import { Gateway } from "../../../sandboxes/gateway.ts";
 import { InstanceGoneError } from "../../../sandboxes/errors.ts";
 import { ownerTag } from "../../../sandboxes/_owner.ts";
@@ -332,4 +332,19 @@ Deno.test("IncusSandbox.create() passes the placement target to Incus when the c
   const error = await assertRejects(() => sandbox.create(), SandboxError);
   assertEquals(error.status, 400);
   assertEquals(error.daemonMessage, "Target only allowed when clustered");
+});
+
+Deno.test("IncusClient.wait() throws SandboxTimeoutError when the operation outlasts the wait", async () => {
+  // Incus answers a wait that runs out with the running operation or, under
+  // load, with "context deadline exceeded": a timeout either way, never a refusal.
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({ gateway, image: IMAGE, pool: POOL });
+  await using instance = await sandbox.create();
+  const op = await sandbox.client.request("POST", `/1.0/instances/${instance.containerName}/exec`, {
+    json: { command: ["sleep", "4"], "wait-for-websocket": false, "record-output": false },
+    timeoutMs: 100,
+  }).catch((error) => error);
+  // The exec runs in the background: a 100 ms wait for it ran out.
+  assert(op instanceof SandboxTimeoutError, `a timeout, not ${op}`);
+  assertStringIncludes(op.message, "did not finish within 100 ms");
 });
