@@ -34,6 +34,11 @@ export interface SessionState {
   /** Frame attachments and detachments seen, so a tree read meanwhile is not kept. */
   treeChanges: number;
   ready: Promise<void>;
+  /**
+   * The origin of the target's root frame when last distilled: same-origin
+   * sibling targets are distilled in one call (they share a renderer).
+   */
+  origin?: string;
 }
 
 /** A frame of a page: its id, its parent's and the target it lives in. */

@@ -51,6 +51,7 @@ import {
   type SessionState,
 } from "./_frame_worlds.ts";
 import { describeLine, markFrame, relabelNodes, stitch } from "./_stitch.ts";
+import { originOf, siblingBatches } from "./_frame_plan.ts";
 import type {
   ElementHandle,
   Observation,
@@ -185,11 +186,21 @@ export class Observer {
     reach(main, 0);
     const distilled = new Map<FrameInfo, DistillResult | undefined>();
     const frameReq = (frame: FrameInfo): DistillRequest =>
-      frame === main ? req : { ...req, nextId: this.#frameIds(frame.frameId).next, tree: true };
+      frame === main ? req : {
+        ...req,
+        nextId: this.#frameIds(frame.frameId).next,
+        tree: true,
+        frameId: frame.frameId,
+      };
     const record = (frame: FrameInfo, result: DistillResult | undefined) => {
       if (result && frame !== main) {
         const ids = this.#frameIds(frame.frameId);
         ids.next = Math.max(ids.next, result.nextId);
+        if (frame.state.session !== page.session) {
+          const origin = originOf(result.url);
+          if (origin === undefined) delete frame.state.origin;
+          else frame.state.origin = origin;
+        }
       }
       distilled.set(frame, result);
     };
@@ -209,28 +220,37 @@ export class Observer {
       folds.set(parent, [...folds.get(parent) ?? [], frame]);
       folded.add(frame);
     }
+    // Leaf targets of one origin under one parent share a renderer, which
+    // serves them one after another: the first distils the others from its
+    // own call, through the parent's frames.
+    const siblings = siblingBatches(
+      reachable.filter((f) => !folded.has(f) && children(f.frameId).length === 0),
+      (frame) => reachable.find((f) => f.frameId === frame.parentId),
+    );
+    const batched = new Set([...siblings.values()].flat());
     await Promise.all(
-      reachable.filter((f) => !folded.has(f)).map(async (frame) => {
+      reachable.filter((f) => !folded.has(f) && !batched.has(f)).map(async (frame) => {
         const kids = children(frame.frameId);
         const inCall = folds.get(frame) ?? [];
-        const ask = frameReq(frame);
-        const result = await this.#worlds.distill(
-          frame,
-          kids,
-          inCall.length
-            ? {
-              ...ask,
-              folds: inCall.map((kid) => ({ slot: kids.indexOf(kid), req: frameReq(kid) })),
-            }
-            : ask,
-          frame === main,
-        );
+        const others = siblings.get(frame) ?? [];
+        const ask: DistillRequest = { ...frameReq(frame) };
+        if (inCall.length) {
+          ask.folds = inCall.map((kid) => ({ slot: kids.indexOf(kid), req: frameReq(kid) }));
+        }
+        if (others.length) {
+          ask.siblings = others.map((other) => ({ frameId: other.frameId, req: frameReq(other) }));
+        }
+        const result = await this.#worlds.distill(frame, kids, ask, frame === main);
         const answers = result?.folded;
-        if (result) delete result.folded;
+        const found = result?.siblings;
+        if (result) {
+          delete result.folded;
+          delete result.siblings;
+        }
         record(frame, result);
-        // A child the parent could not reach is distilled on its own.
-        await Promise.all(inCall.map(async (kid, i) => {
-          const answer = answers?.[i];
+        // A frame the call could not reach is distilled on its own.
+        await Promise.all([...inCall, ...others].map(async (kid, i) => {
+          const answer = i < inCall.length ? answers?.[i] : found?.[i - inCall.length];
           record(kid, answer ?? await this.#worlds.distill(kid, [], frameReq(kid), false));
         }));
       }),

@@ -31,6 +31,27 @@ export interface DistillRequest {
    * {@linkcode DistillResult.folded}, for the driver to distil on its own.
    */
   folds?: FoldRequest[];
+  /**
+   * The frame's id, remembered by its distiller so that a sibling frame's
+   * call can find it (see `siblings`).
+   */
+  frameId?: string;
+  /**
+   * Sibling frames of the same origin, each the root of a target of its
+   * own but served by this frame's renderer, to distil in the same call:
+   * each is found among `parent.frames` by the `frameId` it was last asked
+   * with. One the call cannot find is `null` in
+   * {@linkcode DistillResult.siblings}, for the driver to distil on its own.
+   */
+  siblings?: SiblingRequest[];
+}
+
+/** A sibling frame distilled in another frame's call: which frame, and what to ask it. */
+export interface SiblingRequest {
+  /** The sibling's frame id, as its distiller was last told it. */
+  frameId: string;
+  /** The sibling's own request. */
+  req: DistillRequest;
 }
 
 /** A child frame distilled in its parent's call: which owner, and what to ask it. */
@@ -179,4 +200,6 @@ export interface DistillResult {
   passes: Record<string, number>;
   /** The results of the folded child frames, in the order of the request's `folds`. */
   folded?: (DistillResult | null)[];
+  /** The results of the sibling frames, in the order of the request's `siblings`. */
+  siblings?: (DistillResult | null)[];
 }

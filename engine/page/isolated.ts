@@ -9,7 +9,7 @@
  */
 import { createDistiller, type Distiller } from "./distiller.ts";
 import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY, type Rect } from "./layout.ts";
-import type { DistillRequest, DistillResult } from "../observe/wire.ts";
+import type { DistillRequest, DistillResult, SiblingRequest } from "../observe/wire.ts";
 
 /** What the driver finds at `globalThis.__webserv` in the isolated world. */
 export interface IsolatedApi {
@@ -30,6 +30,8 @@ export interface IsolatedApi {
    * @returns the element or `null`
    */
   element(id: number): Element | null;
+  /** The frame id the driver last gave this document's distiller (`DistillRequest.frameId`). */
+  frameId?: string;
 }
 
 /**
@@ -109,6 +111,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   const api: IsolatedApi = {
     version,
     observe(req, ...owners) {
+      if (req.frameId) api.frameId = req.frameId;
       // Ask the main-world hook for elements given listeners since last time.
       win.dispatchEvent(new win.CustomEvent(`${secret}:flush`));
       const doc = currentDocument();
@@ -118,6 +121,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       }
       const result = distiller.observe(req, owners);
       if (req.folds) result.folded = req.folds.map((fold) => foldIn(owners[fold.slot], fold.req));
+      if (req.siblings) result.siblings = siblingsOf(req.siblings);
       return result;
     },
     element(id) {
@@ -141,6 +145,37 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     } catch {
       return null;
     }
+  }
+  /**
+   * Distils same-origin sibling frames from here: each is found among the
+   * parent's frames by the frame id its distiller was last told. `null` for
+   * one not found (another origin or process, a new document not told its id
+   * yet, a frame gone).
+   */
+  function siblingsOf(asked: SiblingRequest[]): (DistillResult | null)[] {
+    const found = new Map<string, IsolatedApi>();
+    try {
+      const frames = win.parent === win ? undefined : win.parent.frames;
+      for (let i = 0; frames && i < frames.length; i++) {
+        try {
+          const other = (frames[i] as unknown as { __webserv?: IsolatedApi }).__webserv;
+          if (other && other !== api && other.version === version && other.frameId) {
+            found.set(other.frameId, other);
+          }
+        } catch {
+          // Another origin: not reachable from here.
+        }
+      }
+    } catch {
+      // The parent is gone.
+    }
+    return asked.map(({ frameId, req }) => {
+      try {
+        return found.get(frameId)?.observe(req) ?? null;
+      } catch {
+        return null;
+      }
+    });
   }
   g.__webserv = api;
   return api;

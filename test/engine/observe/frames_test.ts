@@ -175,3 +175,84 @@ Deno.test("Observer.observe() distils a same-process frame the parent cannot rea
     assert(names.includes(name), `"${name}" is observed:\n${observation.text}`);
   }
 });
+
+Deno.test("Observer.observe() distils same-origin sibling frames of another process in one call", async () => {
+  const pages: Record<string, string> = {};
+  for (let i = 0; i < 10; i++) pages[`/w/${i}`] = widget(i);
+  await using server = serveHtml(pages);
+  pages["/"] = `<!doctype html><title>Siblings</title><body><button>Top</button>` +
+    Array.from(
+      { length: 4 },
+      (_, i) => `<iframe src="${server.url(`/w/${i}`, "localhost")}"></iframe>`,
+    )
+      .join("") +
+    `</body>`;
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+  const buys = (o: { elements: { name: string }[] }) =>
+    o.elements.filter((el) => el.name.startsWith("Buy ")).map((el) => el.name).sort();
+  let observation = await observer.observe(page);
+  for (let i = 0; i < 100 && buys(observation).length < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  assertEquals(page.frameSessions.length, 4, "the four frames are out of process");
+  const counted = async () => {
+    const calls: number[] = [];
+    const sessions = page.frameSessions;
+    const sends = sessions.map((session) => session.send.bind(session));
+    sessions.forEach((session, i) => {
+      calls[i] = 0;
+      session.send = ((method: string, params?: unknown, options?) => {
+        if (method === "Runtime.callFunctionOn") calls[i]!++;
+        return sends[i]!(method as never, params as never, options);
+      }) as typeof session.send;
+    });
+    try {
+      return { observation: await observer.observe(page), calls: calls.reduce((a, b) => a + b) };
+    } finally {
+      sessions.forEach((session, i) => session.send = sends[i]!);
+    }
+  };
+  // Their origin known, the four are distilled by one call into the first.
+  const batched = await counted();
+  assertEquals(batched.calls, 1);
+  assertEquals(buys(batched.observation), ["Buy 0", "Buy 1", "Buy 2", "Buy 3"]);
+  const ids = batched.observation.elements.map((el) => el.id);
+  assertEquals(new Set(ids).size, ids.length, "ids are unique across frames");
+  for (const name of ["Buy 1", "Buy 3"]) {
+    const handle = await observer.resolve(
+      batched.observation.elements.find((el) => el.name === name)!.id,
+    );
+    assert(handle, `"${name}" resolves`);
+    const { result } = await handle.session.send("Runtime.callFunctionOn", {
+      objectId: handle.objectId,
+      functionDeclaration: "function() { return this.textContent; }",
+      returnByValue: true,
+    });
+    assertEquals(result.value, name);
+  }
+
+  // A sibling whose document was replaced has not been told its frame id:
+  // the first call cannot find it, and it is distilled by a call of its own.
+  let moved;
+  for (const session of page.frameSessions) {
+    const { result } = await session.send("Runtime.evaluate", {
+      expression: "location.pathname",
+      returnByValue: true,
+    });
+    if (result.value === "/w/2") moved = session;
+  }
+  assert(moved, "frame 2 has a session");
+  await moved.send("Runtime.evaluate", { expression: `location.href = "/w/9"` });
+  let after = await counted();
+  for (let i = 0; i < 100 && !buys(after.observation).includes("Buy 9"); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    after = await counted();
+  }
+  assertEquals(buys(after.observation), ["Buy 0", "Buy 1", "Buy 3", "Buy 9"]);
+  assertEquals(after.calls, 2, "the replaced frame took a call of its own");
+  assertEquals((await counted()).calls, 1, "then it is found again");
+});
