@@ -1,6 +1,8 @@
 /**
- * Which frames are distilled in which renderer call: out-of-process sibling
- * frames of one origin share a renderer, so one call serves them all.
+ * Which frames are distilled in which renderer call. A renderer serves one
+ * call at a time: a leaf frame in its parent's process is distilled in the
+ * parent's call, and out-of-process sibling frames of one origin (one
+ * renderer) in the first one's call.
  *
  * @module
  */
@@ -14,6 +16,34 @@ export function originOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The leaf frames each parent distils in its own call, reached through their
+ * iframe elements: those in the parent's target whose isolated world exists.
+ *
+ * @param frames the frames observed, parents first
+ * @param parentOf a frame's parent among them
+ * @param hasChildren whether a frame has child frames of its own
+ * @returns parent → the frames its call distils
+ */
+export function parentFolds(
+  frames: FrameInfo[],
+  parentOf: (frame: FrameInfo) => FrameInfo | undefined,
+  hasChildren: (frame: FrameInfo) => boolean,
+): Map<FrameInfo, FrameInfo[]> {
+  const folds = new Map<FrameInfo, FrameInfo[]>();
+  for (const frame of frames) {
+    const parent = frame.parentId === undefined ? undefined : parentOf(frame);
+    if (
+      !parent || parent.state !== frame.state || hasChildren(frame) ||
+      !frame.state.worlds.has(frame.frameId)
+    ) continue;
+    const list = folds.get(parent);
+    if (list) list.push(frame);
+    else folds.set(parent, [frame]);
+  }
+  return folds;
 }
 
 /**

@@ -51,7 +51,7 @@ import {
   type SessionState,
 } from "./_frame_worlds.ts";
 import { describeLine, markFrame, relabelNodes, stitch } from "./_stitch.ts";
-import { originOf, siblingBatches } from "./_frame_plan.ts";
+import { originOf, parentFolds, siblingBatches } from "./_frame_plan.ts";
 import type {
   ElementHandle,
   Observation,
@@ -204,28 +204,12 @@ export class Observer {
       }
       distilled.set(frame, result);
     };
-    // A leaf frame in its parent's process (same-origin iframes) is distilled
-    // in the parent's call, reached through its iframe element: the renderer
-    // serves one call instead of one per frame.
-    const folds = new Map<FrameInfo, FrameInfo[]>();
-    const folded = new Set<FrameInfo>();
-    for (const frame of reachable) {
-      const parent = frame.parentId === undefined
-        ? undefined
-        : reachable.find((f) => f.frameId === frame.parentId);
-      if (
-        !parent || parent.state !== frame.state || children(frame.frameId).length > 0 ||
-        !frame.state.worlds.has(frame.frameId)
-      ) continue;
-      folds.set(parent, [...folds.get(parent) ?? [], frame]);
-      folded.add(frame);
-    }
-    // Leaf targets of one origin under one parent share a renderer, which
-    // serves them one after another: the first distils the others from its
-    // own call, through the parent's frames.
+    const parentOf = (frame: FrameInfo) => reachable.find((f) => f.frameId === frame.parentId);
+    const folds = parentFolds(reachable, parentOf, (frame) => children(frame.frameId).length > 0);
+    const folded = new Set([...folds.values()].flat());
     const siblings = siblingBatches(
       reachable.filter((f) => !folded.has(f) && children(f.frameId).length === 0),
-      (frame) => reachable.find((f) => f.frameId === frame.parentId),
+      parentOf,
     );
     const batched = new Set([...siblings.values()].flat());
     await Promise.all(
