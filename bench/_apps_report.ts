@@ -182,7 +182,8 @@ export function appsMarkdown(report: AppsReport): string {
     "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | `apps.md` at 6945e7e |",
     "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | `apps.md` at 42e8660 |",
     "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | `apps.md` at e1b7ae3 |",
-    `| round 5 (this run: hit tests only under positioned boxes, same-process frames in their parent's call) | ${
+    "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | `apps.md` at 727499d |",
+    `| round 6 (this run: the TCP transport with Nagle off, same-origin sibling frames in one call) | ${
       pct(summary.recall)
     } (${
       pct(summary.recallInText)
@@ -194,7 +195,7 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAriaAi)
     } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
     "",
-    "Round 1 counted summarised controls as misses; rounds 2 to 5 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call.",
+    "Round 1 counted summarised controls as misses; rounds 2 to 6 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call.",
     "",
     "## How it is measured",
     "",
