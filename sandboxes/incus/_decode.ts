@@ -156,6 +156,18 @@ export function decodeFingerprint(value: unknown): string {
 }
 
 /**
+ * Decodes `GET /1.0/images`: the fingerprints of the images.
+ *
+ * @param value the metadata, a list of image URLs
+ * @returns the fingerprints
+ * @throws {TypeError} when it is not a list
+ */
+export function decodeImageList(value: unknown): string[] {
+  if (!Array.isArray(value)) throw new TypeError("Cannot decode the Incus images: not a list");
+  return value.map((url) => text(url).replace(/^.*\//, "")).filter((fingerprint) => fingerprint);
+}
+
+/**
  * Decodes the properties of `GET /1.0/images/FINGERPRINT`.
  *
  * @param value the metadata

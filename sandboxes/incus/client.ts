@@ -12,6 +12,7 @@ import { SandboxError, SandboxTimeoutError } from "../errors.ts";
 import {
   decodeEnvelope,
   decodeFingerprint,
+  decodeImageList,
   decodeImageProperties,
   decodeInstances,
   decodeInstanceState,
@@ -265,6 +266,15 @@ export class IncusClient implements Disposable {
     return decodeFingerprint(
       await this.request("GET", `/1.0/images/aliases/${alias}`),
     );
+  }
+
+  /**
+   * Lists the images Incus has.
+   *
+   * @returns their fingerprints
+   */
+  async imageFingerprints(): Promise<string[]> {
+    return decodeImageList(await this.request("GET", "/1.0/images"));
   }
 
   /**

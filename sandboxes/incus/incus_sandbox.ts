@@ -212,13 +212,17 @@ export class IncusSandbox implements Sandbox {
   }
 
   /**
-   * Removes the envs whose owner process is gone (a crashed run), and socket
-   * folders with no container.
+   * Removes the envs whose owner process is gone (a crashed run), socket
+   * folders with no container, and the base instances of images Incus no
+   * longer has (rebuilt since: `deno task image` deletes the image it
+   * replaces) that no instance was copied from.
    *
    * @returns the names removed
    */
-  reap(): Promise<string[]> {
-    return this.#lifecycle.reap();
+  async reap(): Promise<string[]> {
+    const removed = await this.#lifecycle.reap();
+    removed.push(...await this.#pruneBases());
+    return removed;
   }
 
   /** Destroys every env, waits for background removals, closes the client it made. */
@@ -229,6 +233,35 @@ export class IncusSandbox implements Sandbox {
   /** Calls `close()`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /**
+   * Deletes stale bases. A base is named by its image's fingerprint, so each
+   * image rebuild makes new ones; one whose image is gone can seed no new
+   * env, and one no env was copied from is not reset from either.
+   */
+  async #pruneBases(): Promise<string[]> {
+    const prefix = `${this.#lifecycle.settings.prefix}base-`;
+    const [instances, images] = await Promise.all([
+      this.client.listInstances(),
+      this.client.imageFingerprints(),
+    ]);
+    const current = new Set(images);
+    const copied = new Set(
+      instances.filter((instance) => instance.config["user.webserv.role"] !== "base")
+        .map((instance) => instance.config["volatile.base_image"]),
+    );
+    const removed: string[] = [];
+    for (const { name, config } of instances) {
+      const image = config["volatile.base_image"];
+      if (
+        !name.startsWith(prefix) || config["user.webserv.role"] !== "base" || !image ||
+        current.has(image) || copied.has(image)
+      ) continue;
+      await this.#remove(this.#lifecycle.containerNamed(name));
+      removed.push(name);
+    }
+    return removed;
   }
 
   async #listContainers(): Promise<ListedContainer[]> {

@@ -5,6 +5,7 @@ import { InstanceGoneError } from "../../../sandboxes/errors.ts";
 import { ownerTag } from "../../../sandboxes/_owner.ts";
 import { IncusClient } from "../../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
+import { buildRootfs } from "../../../sandboxes/image/build_rootfs.ts";
 import { WarmPool } from "../../../sandboxes/warm_pool.ts";
 import { conformance } from "../_conformance.ts";
 
@@ -347,4 +348,67 @@ Deno.test("IncusClient.wait() throws SandboxTimeoutError when the operation outl
   // The exec runs in the background: a 100 ms wait for it ran out.
   assert(op instanceof SandboxTimeoutError, `a timeout, not ${op}`);
   assertStringIncludes(op.message, "did not finish within 100 ms");
+});
+
+/** Imports the demo site under `alias` as an image of its own (a nonce in its metadata); its fingerprint. */
+async function importOwnImage(client: IncusClient, alias: string): Promise<string> {
+  const stage = await Deno.makeTempDir({ prefix: "webserv-prune-" });
+  try {
+    await buildRootfs("fixtures/sites/demo/mod.ts", { out: `${stage}/rootfs` });
+    await Deno.writeTextFile(
+      `${stage}/metadata.yaml`,
+      `architecture: x86_64\ncreation_date: ${Math.floor(Date.now() / 1000)}\n` +
+        `properties:\n  description: prune test\n  webserv.nonce: "${crypto.randomUUID()}"\n`,
+    );
+    const tar = new Deno.Command("tar", {
+      args: ["-C", stage, "-cf", "-", "metadata.yaml", "rootfs"],
+      stdout: "piped",
+    }).spawn();
+    const fingerprint = await client.importImage(tar.stdout, alias);
+    assert((await tar.status).success, "tar packed the image");
+    return fingerprint;
+  } finally {
+    await Deno.remove(stage, { recursive: true });
+  }
+}
+
+Deno.test("IncusSandbox.open() removes the bases of a replaced image once no env was copied from them", async () => {
+  using client = new IncusClient();
+  const basesOf = async (image: string) =>
+    (await client.listInstances()).filter((i) =>
+      i.config["user.webserv.role"] === "base" && i.config["volatile.base_image"] === image
+    ).map((i) => i.name);
+  const fingerprint = await importOwnImage(client, "webserv-prunetest");
+  const demo = await client.imageFingerprint(IMAGE);
+  try {
+    await using gateway = new Gateway();
+    {
+      // A base of the current image, made if no test before made it.
+      await using sandbox = await IncusSandbox.open({ gateway, image: IMAGE, pool: POOL });
+      await using _instance = await sandbox.create({ seed: 1 });
+    }
+    {
+      await using sandbox = await IncusSandbox.open({
+        gateway,
+        image: "webserv-prunetest",
+        pool: POOL,
+      });
+      await using _instance = await sandbox.create({ seed: 3 });
+      assertEquals((await basesOf(fingerprint)).length, 1, "the env was copied from a base");
+      // The image is replaced (deleted) while an env copied from its base lives: the base stays.
+      await client.request("DELETE", `/1.0/images/${fingerprint}`);
+      await using _other = await IncusSandbox.open({ gateway, image: IMAGE, pool: POOL });
+      assertEquals((await basesOf(fingerprint)).length, 1, "an env still comes from it");
+    }
+    const kept = await basesOf(demo);
+    await using _reaped = await IncusSandbox.open({ gateway, image: IMAGE, pool: POOL });
+    assertEquals(await basesOf(fingerprint), [], "no env left: the stale base is removed");
+    assertEquals(await basesOf(demo), kept, "the current image's bases stay");
+    assert(kept.length > 0, "the demo image has a base");
+  } finally {
+    await client.request("DELETE", `/1.0/images/${fingerprint}`).catch(() => {});
+    for (const name of await basesOf(fingerprint)) {
+      await client.request("DELETE", `/1.0/instances/${name}`).catch(() => {});
+    }
+  }
 });
