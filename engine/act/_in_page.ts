@@ -274,6 +274,8 @@ export const POINT = `function () {
       if (accepts(hit, target, el)) {
         const over = frame ? ancestorsCover(frame, x, y) : null;
         if (over === null) {
+          // A mouse move this document gets from now on is one sent to this point (HOVERED).
+          if (globalThis.__webservMove !== undefined) globalThis.__webservMove = null;
           const box = doc.documentElement.getBoundingClientRect();
           const win = doc.defaultView, vv = win && win.visualViewport;
           const top = !!win && win.parent === win &&
@@ -317,6 +319,22 @@ export const CHECK_POINT = `function (x, y) {
   if (!target.isConnected) return { ok: false, gone: true };
   const hit = deepHit(target.ownerDocument, x, y);
   return aimsOf(target).some((el) => accepts(hit, target, el)) ? { ok: true } : { ok: false, gone: false };
+}`;
+
+/**
+ * Called with the point aimed at (in the element's frame viewport) after
+ * the pointer moved there: whether the move reached this frame there, that
+ * is whether what lies at the point is `:hover`. The browser routes mouse
+ * events between a page and its out-of-process frames by the compositor's
+ * hit-test data, which can lag a scroll by a frame: a press sent then lands
+ * in whichever frame was at that point before.
+ */
+export const HOVERED = `function (x, y) {
+  // The act library records this document's last mouse move; POINT clears it.
+  const move = globalThis.__webservMove;
+  if (move !== undefined) return move !== null && Math.abs(move[0] - x) <= 2 && Math.abs(move[1] - y) <= 2;
+  const hit = this.ownerDocument.elementFromPoint(x, y);
+  return !!hit && hit.matches(":hover");
 }`;
 
 /** What scrolling a container did; see {@linkcode SCROLL_BY}. */

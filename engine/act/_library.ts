@@ -2,15 +2,15 @@
  * The actor's in-page functions, installed once per document in the
  * observer's isolated world, so an action calls them by name.
  *
- * Why: Chromium answers `Runtime.callFunctionOn` about 43 ms late whenever
- * the function's source is longer than about 850 characters (an idle wait in
- * the renderer, not CPU; measured on Chromium 14x, headless). Every hit test
- * carries the shared helpers (7 KB), so a click paid that three times. A
- * script the browser runs as each document starts has no such cost, so the
- * observer adds {@linkcode ACT_LIBRARY} to its isolated world and the actor
- * sends a short stub; where the library is missing (a handle from another
- * world, a document the observer has not seen), the stub says so and the
- * actor sends the whole function instead.
+ * Why: every hit test carries the shared helpers (7 KB), several times per
+ * click. A command of that size was answered about 43 ms late; the cause
+ * turned out to be Deno's WebSocket (Nagle's algorithm and the browser's
+ * delayed ACK, see `engine/cdp/tcp_transport.ts`), not Chromium, but a short
+ * stub is still less to send and parse. The observer adds
+ * {@linkcode ACT_LIBRARY} to its isolated world as each document starts and
+ * the actor sends a short stub; where the library is missing (a handle from
+ * another world, a document the observer has not seen), the stub says so and
+ * the actor sends the whole function instead.
  *
  * @module
  */
@@ -24,6 +24,7 @@ import {
   FIND_OPTION,
   FOCUS,
   HAS_TEXT,
+  HOVERED,
   OWNER_COVER,
   POINT,
   SCROLL_BY,
@@ -52,6 +53,7 @@ const FUNCTIONS: Record<string, string> = {
   FOCUS,
   FOCUSED_EDITABLE,
   HAS_TEXT,
+  HOVERED,
   OWNER_COVER,
   POINT,
   SCROLL_BY,
@@ -68,6 +70,9 @@ export const ACT_LIBRARY: string = `(() => {
   Object.defineProperty(globalThis, ${JSON.stringify(GLOBAL)}, { value: {
 ${Object.entries(FUNCTIONS).map(([name, source]) => `    ${name}: ${source},`).join("\n")}
   } });
+  // The last mouse move this document got, for HOVERED: did a move reach this frame?
+  globalThis.__webservMove = null;
+  addEventListener("mousemove", (e) => { globalThis.__webservMove = [e.clientX, e.clientY]; }, true);
 })();`;
 
 /** What a by-id call returns when the world no longer has the element. */

@@ -22,6 +22,7 @@ import {
   DOCUMENT_ELEMENT,
   type ElementFacts,
   FACTS_POINT,
+  HOVERED,
   OWNER_COVER,
   POINT,
   type PointResult,
@@ -196,6 +197,25 @@ export class Pointer {
   }
 
   /**
+   * On a page with out-of-process frames: waits until the mouse move reached
+   * the target's frame at the point (the browser's hit-test data catches up
+   * with a scroll within a frame or two; longer on a loaded machine), moving
+   * again every 20 ms; after 300 ms it lets the press go all the same.
+   */
+  async #routed(aim: Aim, mask: number): Promise<void> {
+    const deadline = performance.now() + 300;
+    while (!await this.#calls.call<boolean>(aim.ref, HOVERED, [aim.local.x, aim.local.y])) {
+      if (performance.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await aim.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: aim.x, y: aim.y, modifiers: mask },
+        { timeoutMs: this.#timeoutMs },
+      );
+    }
+  }
+
+  /**
    * Moves the pointer to `point`; then, unless hovering, presses there (twice
    * for a double click) once the hit test still lands on the target.
    */
@@ -212,8 +232,13 @@ export class Pointer {
       { type: "mouseMoved", x: point.x, y: point.y, modifiers: mask },
       options,
     );
-    if (kind === "hover") return;
-    const { page, x, y } = await this.#reaim(point, mask);
+    if (kind === "hover") {
+      if (point.page.frameSessions.length > 0) await this.#routed(point, mask);
+      return;
+    }
+    const aim = await this.#reaim(point, mask);
+    if (aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
+    const { page, x, y } = aim;
     const session = page.session;
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
     for (let clickCount = 1; clickCount <= (kind === "dblclick" ? 2 : 1); clickCount++) {

@@ -15,6 +15,7 @@ async function evaluate(page: Page, expression: string): Promise<unknown> {
   const { result } = await page.session.send("Runtime.evaluate", {
     expression,
     returnByValue: true,
+    awaitPromise: true,
   });
   return result.value;
 }
@@ -162,6 +163,12 @@ Deno.test("Actor.act() pointer", async (t) => {
       await actor.act({ action: "click", id: 2 });
       await evaluate(page, "scrollTo(0, 0)");
       await actor.act({ action: "click", id: 3 });
+      // The cross-site frame reports its click by postMessage, from another
+      // process: the click is done before the message arrives.
+      await evaluate(
+        page,
+        `new Promise((resolve) => { const poll = () => window.__log.length >= 3 ? resolve() : setTimeout(poll, 10); poll(); })`,
+      );
       await actor.act({ action: "click", id: 1 });
       assertEquals(await evaluate(page, "window.__log"), [
         { click: "low-same", trusted: true },
