@@ -304,37 +304,46 @@ export const FACTS_POINT = `function (allowDisabled) {
   return ready ? { facts, point: (${POINT}).call(this) } : { facts };
 }`;
 
-/** Whether a point aimed at still lands on the target; see {@linkcode CHECK_POINT}. */
-export type CheckResult = { ok: true } | { ok: false; gone: boolean };
+/**
+ * Whether the last mouse move reached this document at `(x, y)`. The act
+ * library records the document's last move and POINT clears it; without the
+ * library, whether what lies at the point is `:hover`. The browser routes
+ * mouse events between a page and its out-of-process frames by the
+ * compositor's hit-test data, which can lag a scroll by a frame: a press
+ * sent then lands in whichever frame was at that point before.
+ */
+const REACHED = `(x, y, doc) => {
+  const move = globalThis.__webservMove;
+  if (move !== undefined) return move !== null && Math.abs(move[0] - x) <= 2 && Math.abs(move[1] - y) <= 2;
+  const hit = doc.elementFromPoint(x, y);
+  return !!hit && hit.matches(":hover");
+}`;
+
+/** Called with the point aimed at after the pointer moved there: whether the move reached it. */
+export const HOVERED = `function (x, y) {
+  return (${REACHED})(x, y, this.ownerDocument);
+}`;
+
+/**
+ * Whether a point aimed at still lands on the target, and whether the mouse
+ * move reached its frame there; see {@linkcode CHECK_POINT}.
+ */
+export type CheckResult = { ok: true; reached: boolean } | { ok: false; gone: boolean };
 
 /**
  * Called with a point (in the element's frame viewport) after the pointer
  * moved there: whether the hit test still lands on the element, a
- * descendant or its label. Hover effects (a menu opening, an icon swapping,
- * content pushed down) can move the target between aiming and pressing.
+ * descendant or its label, and whether the move reached the frame. Hover
+ * effects (a menu opening, an icon swapping, content pushed down) can move
+ * the target between aiming and pressing.
  */
 export const CHECK_POINT = `function (x, y) {
   ${HELPERS}
   const target = this;
   if (!target.isConnected) return { ok: false, gone: true };
   const hit = deepHit(target.ownerDocument, x, y);
-  return aimsOf(target).some((el) => accepts(hit, target, el)) ? { ok: true } : { ok: false, gone: false };
-}`;
-
-/**
- * Called with the point aimed at (in the element's frame viewport) after
- * the pointer moved there: whether the move reached this frame there, that
- * is whether what lies at the point is `:hover`. The browser routes mouse
- * events between a page and its out-of-process frames by the compositor's
- * hit-test data, which can lag a scroll by a frame: a press sent then lands
- * in whichever frame was at that point before.
- */
-export const HOVERED = `function (x, y) {
-  // The act library records this document's last mouse move; POINT clears it.
-  const move = globalThis.__webservMove;
-  if (move !== undefined) return move !== null && Math.abs(move[0] - x) <= 2 && Math.abs(move[1] - y) <= 2;
-  const hit = this.ownerDocument.elementFromPoint(x, y);
-  return !!hit && hit.matches(":hover");
+  if (!aimsOf(target).some((el) => accepts(hit, target, el))) return { ok: false, gone: false };
+  return { ok: true, reached: (${REACHED})(x, y, target.ownerDocument) };
 }`;
 
 /** What scrolling a container did; see {@linkcode SCROLL_BY}. */

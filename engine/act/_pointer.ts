@@ -166,13 +166,13 @@ export class Pointer {
    * When the target moved, aim again (a few times); when it is gone or
    * covered now, a typed error.
    */
-  async #reaim(aim: Aim, mask: number): Promise<Aim> {
+  async #reaim(aim: Aim, mask: number): Promise<Aim & { reached: boolean }> {
     for (let tries = 0;; tries++) {
       const check = await this.#calls.call<CheckResult>(aim.ref, CHECK_POINT, [
         aim.local.x,
         aim.local.y,
       ]);
-      if (check.ok) return aim;
+      if (check.ok) return { ...aim, reached: check.reached };
       if (check.gone) {
         throw new ActionError(
           "stale-id",
@@ -237,7 +237,7 @@ export class Pointer {
       return;
     }
     const aim = await this.#reaim(point, mask);
-    if (aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
+    if (!aim.reached && aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
     const { page, x, y } = aim;
     const session = page.session;
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
