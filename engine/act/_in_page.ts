@@ -319,9 +319,14 @@ const REACHED = `(x, y, doc) => {
   return !!hit && hit.matches(":hover");
 }`;
 
-/** Called with the point aimed at after the pointer moved there: whether the move reached it. */
+/**
+ * Called with the point aimed at after the pointer moved there: `"yes"` when
+ * the move reached it, `"no"` when the act library saw no move there,
+ * `"unknown"` without the library and nothing `:hover` there.
+ */
 export const HOVERED = `function (x, y) {
-  return (${REACHED})(x, y, this.ownerDocument);
+  if ((${REACHED})(x, y, this.ownerDocument)) return "yes";
+  return globalThis.__webservMove === undefined ? "unknown" : "no";
 }`;
 
 /**

@@ -200,12 +200,26 @@ export class Pointer {
    * On a page with out-of-process frames: waits until the mouse move reached
    * the target's frame at the point (the browser's hit-test data catches up
    * with a scroll within a frame or two; longer on a loaded machine), moving
-   * again every 20 ms; after 300 ms it lets the press go all the same.
+   * again every 20 ms. After a second, a press would land in another frame:
+   * a typed error, nothing pressed. Where the frame cannot tell (no act
+   * library there), the press goes after the wait all the same.
    */
   async #routed(aim: Aim, mask: number): Promise<void> {
-    const deadline = performance.now() + 300;
-    while (!await this.#calls.call<boolean>(aim.ref, HOVERED, [aim.local.x, aim.local.y])) {
-      if (performance.now() > deadline) return;
+    const deadline = performance.now() + 1_000;
+    for (;;) {
+      const reached = await this.#calls.call<"yes" | "no" | "unknown">(aim.ref, HOVERED, [
+        aim.local.x,
+        aim.local.y,
+      ]);
+      if (reached === "yes") return;
+      if (performance.now() > deadline) {
+        if (reached === "unknown") return;
+        throw new ActionError(
+          "target-moved",
+          `Element ${aim.id}'s frame did not get the pointer within 1 s: the browser still routes input at that point to another frame, so nothing was pressed`,
+          { id: aim.id },
+        );
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
       await aim.page.session.send(
         "Input.dispatchMouseEvent",
