@@ -557,8 +557,9 @@ function checkViewport(viewport: Viewport): void {
 
 /**
  * A transport to a DevTools URL: our own WebSocket client on Deno (Nagle
- * off: the built-in one stalls ~40 ms on every command of 1 to 64 KiB), the
- * runtime's WebSocket elsewhere and for `wss://`.
+ * off: the built-in one stalls ~40 ms on a command of 1 to 64 KiB sent while
+ * nothing else is in flight), the runtime's WebSocket elsewhere and for
+ * `wss://`.
  */
 function connectTransport(url: string): Promise<Transport> {
   return TcpTransport.available(url) ? TcpTransport.connect(url) : WebSocketTransport.connect(url);
