@@ -64,8 +64,9 @@ export class TcpTransport implements Transport {
   #writing: Promise<void> = Promise.resolve();
   #decoder = new TextDecoder();
   #encoder = new TextEncoder();
-  /** Bytes read and not parsed yet. */
+  /** Bytes read and not parsed yet: the first `#pendingLength` bytes of `#pending`. */
   #pending: Uint8Array = new Uint8Array(0);
+  #pendingLength = 0;
   /** Payloads of a fragmented message so far. */
   #fragments: Uint8Array[] = [];
   #onmessage: ((message: unknown) => void) | undefined;
@@ -131,7 +132,7 @@ export class TcpTransport implements Transport {
           conn.setNoDelay(true);
           const rest = await handshake(conn, target, url);
           const transport = new TcpTransport(conn);
-          transport.#pending = rest;
+          transport.#append(rest);
           transport.#readLoop();
           return transport;
         })(),
@@ -209,55 +210,57 @@ export class TcpTransport implements Transport {
     this.#drop();
   }
 
+  /** Adds read bytes; the buffer doubles when full, so a large message costs linear copying. */
   #append(bytes: Uint8Array): void {
-    if (this.#pending.length === 0) {
-      this.#pending = bytes.slice();
-      return;
+    const needed = this.#pendingLength + bytes.length;
+    if (needed > this.#pending.length) {
+      const grown = new Uint8Array(Math.max(needed, 2 * this.#pending.length));
+      grown.set(this.#pending.subarray(0, this.#pendingLength));
+      this.#pending = grown;
     }
-    const joined = new Uint8Array(this.#pending.length + bytes.length);
-    joined.set(this.#pending);
-    joined.set(bytes, this.#pending.length);
-    this.#pending = joined;
+    this.#pending.set(bytes, this.#pendingLength);
+    this.#pendingLength = needed;
   }
 
   /** Takes every whole frame off the pending bytes. */
   #parse(): void {
-    let buf = this.#pending;
+    const buf = this.#pending;
+    const end = this.#pendingLength;
     let at = 0;
     while (!this.#closed) {
-      if (buf.length - at < 2) break;
+      if (end - at < 2) break;
       const fin = (buf[at]! & 0x80) !== 0;
       const opcode = buf[at]! & 0x0f;
       const masked = (buf[at + 1]! & 0x80) !== 0;
       let length = buf[at + 1]! & 0x7f;
       let head = 2;
       if (length === 126) {
-        if (buf.length - at < 4) break;
+        if (end - at < 4) break;
         length = (buf[at + 2]! << 8) | buf[at + 3]!;
         head = 4;
       } else if (length === 127) {
-        if (buf.length - at < 10) break;
+        if (end - at < 10) break;
         const view = new DataView(buf.buffer, buf.byteOffset + at + 2, 8);
         length = view.getUint32(0) * 2 ** 32 + view.getUint32(4);
         head = 10;
       }
       const maskAt = at + head;
       if (masked) head += 4;
-      if (buf.length - at < head + length) {
-        // Grow once to the whole frame rather than chunk by chunk.
-        if (at > 0) buf = buf.slice(at);
-        at = 0;
-        break;
-      }
-      const payload = buf.slice(at + head, at + head + length);
-      if (masked) unmask(payload, buf.subarray(maskAt, maskAt + 4));
+      if (end - at < head + length) break;
+      const payload = buf.subarray(at + head, at + head + length);
+      if (masked) unmask(payload, buf.slice(maskAt, maskAt + 4));
       at += head + length;
       this.#frame(fin, opcode, payload);
     }
-    this.#pending = at >= buf.length ? new Uint8Array(0) : at > 0 ? buf.slice(at) : buf;
+    // Keep what is left (a partial frame) at the start of the buffer.
+    if (at > 0) {
+      buf.copyWithin(0, at, end);
+      this.#pendingLength = end - at;
+    }
   }
 
   #frame(fin: boolean, opcode: number, payload: Uint8Array): void {
+    // `payload` is a view into the read buffer: copy what outlives this call.
     if (opcode === OP_PING) {
       this.#write(frame(0xa, payload));
       return;
@@ -271,7 +274,7 @@ export class TcpTransport implements Transport {
     }
     if (opcode !== OP_TEXT && opcode !== OP_BINARY && opcode !== OP_CONTINUATION) return;
     if (!fin) {
-      this.#fragments.push(payload);
+      this.#fragments.push(payload.slice());
       return;
     }
     let whole = payload;
