@@ -21,6 +21,7 @@
  * @module
  */
 import { InstanceGoneError, SandboxError } from "../errors.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
 import type { ContainerInstance } from "../_container_instance.ts";
@@ -258,8 +259,13 @@ export class IncusSandbox implements Sandbox {
         !name.startsWith(prefix) || config["user.webserv.role"] !== "base" || !image ||
         current.has(image) || copied.has(image)
       ) continue;
-      await this.#remove(this.#lifecycle.containerNamed(name));
-      removed.push(name);
+      try {
+        await this.#remove(this.#lifecycle.containerNamed(name));
+        removed.push(name);
+      } catch (error) {
+        // Tidying up: a base that will not go now is tried again at the next open.
+        logFailure(`removing the stale base "${name}"`, error);
+      }
     }
     return removed;
   }
