@@ -154,7 +154,8 @@ const HELPERS = `
     let out = e.localName;
     if (e.id) out += "#" + e.id;
     else if (typeof e.className === "string" && e.className.trim()) out += "." + e.className.trim().split(/\\s+/)[0];
-    const text = (e.innerText || e.textContent || "").replace(/\\s+/g, " ").trim();
+    // Rendered text: an HTML element's \`textContent\` holds its scripts' source too.
+    const text = (("innerText" in e ? e.innerText : e.textContent) || "").replace(/\\s+/g, " ").trim();
     if (text) out += ' "' + (text.length > 40 ? text.slice(0, 39) + "…" : text) + '"';
     return out;
   };

@@ -128,6 +128,22 @@ Deno.test("Actor", async (t) => {
   });
 
   await t.step(
+    "Actor.act() names a cover by its rendered text, never its scripts' source",
+    async () => {
+      const context = await browser.newContext();
+      await using _ = context;
+      // An inert iframe takes no input: the parent's hit test goes through to its body.
+      const page = await context.newPage(`${server.origin}/act/inert-frame`);
+      const actor = new Actor(context, {
+        resolver: new SelectorResolver(page, { 1: "cross >> #cross-btn" }),
+      });
+      const error = await rejectsWith(actor.act({ action: "click", id: 1 }), "covered");
+      assertEquals(error.cover, "body");
+      assertEquals(await log(page), []);
+    },
+  );
+
+  await t.step(
     "Actor.act() throws typed errors and stays usable when targets are bad",
     async () => {
       const { context, page, actor } = await open();
