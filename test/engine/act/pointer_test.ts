@@ -8,6 +8,9 @@ import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
+import { ElementCalls, type Ref } from "../../../engine/act/_calls.ts";
+import { CHECK_POINT, type CheckResult, HOVERED } from "../../../engine/act/_in_page.ts";
+import { Pointer } from "../../../engine/act/_pointer.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
 
@@ -176,6 +179,39 @@ Deno.test("Actor.act() pointer", async (t) => {
         { message: "cross-frame click true" },
         { click: "low-same", trusted: true },
       ]);
+    },
+  );
+
+  await t.step(
+    "Pointer presses nothing when the move never reaches the target's out-of-process frame",
+    async () => {
+      const { context, page, actor } = await open("/act/low-frames", { 3: "cross >> #cross-btn" });
+      await using _ = context;
+      // Stands in for the browser routing input at the point to another frame
+      // (its hit-test data behind a scroll), which no page can cause at will:
+      // the in-page checks say the move never arrived.
+      class Unrouted extends ElementCalls {
+        override async call<T>(ref: Ref, fn: string, args: unknown[] = []): Promise<T> {
+          if (fn === HOVERED) return "no" as T;
+          const answer = await super.call<T>(ref, fn, args);
+          const check = answer as CheckResult;
+          return fn === CHECK_POINT && check.ok ? { ...check, reached: false } as T : answer;
+        }
+      }
+      const calls = new Unrouted(new SelectorResolver(page, { 3: "cross >> #cross-btn" }), 5_000);
+      const pointer = new Pointer(calls, 5_000, () => page);
+      const aim = await pointer.aim(await calls.element(3), 3);
+      await rejectsWith(pointer.mouse(aim, "click", "left", []), "target-moved", "within 1 s");
+      await rejectsWith(pointer.mouse(aim, "hover", "left", []), "target-moved", "within 1 s");
+      // A real click after it: had the first one pressed, its message would come first.
+      await actor.act({ action: "click", id: 3 });
+      await evaluate(
+        page,
+        `new Promise((resolve) => { const poll = () => window.__log.length ? resolve() : setTimeout(poll, 10); poll(); })`,
+      );
+      // Both would arrive within milliseconds of each other.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assertEquals(await evaluate(page, "window.__log"), [{ message: "cross-frame click true" }]);
     },
   );
 });
