@@ -29,7 +29,8 @@ export interface PageRow {
   contentKeptAria: number;
   /** Content kept by Playwright's AI snapshot (absent in rows of runs before it was measured). */
   contentKeptAriaAi?: number;
-  tokens: { engine: number; aria: number; ariaAi?: number };
+  /** `bare`: the observation without its header line, ids and link targets (absent in older rows). */
+  tokens: { engine: number; aria: number; ariaAi?: number; bare?: number };
   ms: {
     engine: number;
     aria: number;
@@ -37,6 +38,8 @@ export interface PageRow {
     ariaMin: number;
     ariaAi?: number;
     ariaAiMin?: number;
+    /** One round trip to the page through the env, with no work (absent in older rows). */
+    floor?: number;
   };
   misses: Miss[];
   falseIdList: string[];
@@ -84,6 +87,12 @@ export interface AppsSummary {
   tokensVsAriaAi: number;
   latencyVsAriaAi: number;
   pagesSlowerThanAriaAi: string[];
+  /** Median over pages of bare observation tokens / default snapshot tokens. */
+  tokensBareVsAria?: number;
+  /** Median over pages of (engine − floor) / (AI snapshot − floor): the work beyond one round trip. */
+  workVsAriaAi?: number;
+  /** Median over pages of the floor / the engine's latency. */
+  floorShare?: number;
   tasksSolved: number;
   tasksTotal: number;
   controls: number;
@@ -110,12 +119,18 @@ function withAiOf(pageRows: PageRow[]): PageRow[] {
   return pageRows.filter((r) => r.tokens.ariaAi !== undefined && r.ms.ariaAi !== undefined);
 }
 
+/** Rows with the bare token count and the round-trip floor. */
+function accountedOf(pageRows: PageRow[]): PageRow[] {
+  return pageRows.filter((r) => r.tokens.bare !== undefined && r.ms.floor !== undefined);
+}
+
 /** The summary figures of the rows: sums, means and medians over pages. */
 export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary {
   const totalControls = pageRows.reduce((n, r) => n + r.controls, 0);
   const totalMatched = pageRows.reduce((n, r) => n + r.matched, 0);
   const totalSummarised = pageRows.reduce((n, r) => n + (r.summarised ?? 0), 0);
   const withAi = withAiOf(pageRows);
+  const accounted = accountedOf(withAi);
   return {
     recall: round((totalMatched + totalSummarised) / Math.max(1, totalControls)),
     recallInText: round(totalMatched / Math.max(1, totalControls)),
@@ -129,6 +144,15 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
     tokensVsAriaAi: round(median(withAi.map((r) => r.tokens.engine / r.tokens.ariaAi!))),
     latencyVsAriaAi: round(median(withAi.map((r) => r.ms.engine / r.ms.ariaAi!))),
     pagesSlowerThanAriaAi: withAi.filter((r) => r.ms.engine > r.ms.ariaAi!).map((r) => r.path),
+    ...(accounted.length
+      ? {
+        tokensBareVsAria: round(median(accounted.map((r) => r.tokens.bare! / r.tokens.aria))),
+        workVsAriaAi: round(
+          median(accounted.map((r) => (r.ms.engine - r.ms.floor!) / (r.ms.ariaAi! - r.ms.floor!))),
+        ),
+        floorShare: round(median(accounted.map((r) => r.ms.floor! / r.ms.engine))),
+      }
+      : {}),
     tasksSolved: taskRows.reduce((n, r) => n + r.solved, 0),
     tasksTotal: taskRows.reduce((n, r) => n + r.seeds, 0),
     controls: totalControls,
@@ -138,6 +162,36 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
     ),
     pagesSlowerThanAria: pageRows.filter((r) => r.ms.engine > r.ms.aria).map((r) => r.path),
   };
+}
+
+/** Where the tokens and the time go: the section's lines (none for rows without the figures). */
+function accountMarkdown(
+  summary: AppsSummary,
+  rows: PageRow[],
+  pct: (n: number) => string,
+): string[] {
+  if (!rows.length || summary.tokensBareVsAria === undefined) return [];
+  return [
+    "## Where the tokens and the time go",
+    "",
+    `- Tokens: the default snapshot has no header line (title, URL, scroll), no ids and no link targets (the issue asks for the last two). Without them the observation takes ${
+      pct(summary.tokensBareVsAria)
+    } of the default snapshot's tokens on the median page, against ${
+      pct(summary.tokensVsAria)
+    } with them. What remains is roles, names, states and the page's text, which content kept ≥ the snapshot's forbids dropping.`,
+    `- Time: one round trip to the page through the env with no work in it (\`env.evaluate("0")\`, interleaved with the rest) takes ${
+      pct(summary.floorShare!)
+    } of the observation's time on the median page. Beyond that round trip, the observation's work is ${
+      pct(summary.workVsAriaAi!)
+    } of the AI snapshot's (which pays at least one round trip too).`,
+    "",
+    "| page | tokens | without header, ids, targets | aria tokens | ms | round trip ms | ai ms |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...rows.map((r) =>
+      `| ${r.path} | ${r.tokens.engine} | ${r.tokens.bare} | ${r.tokens.aria} | ${r.ms.engine} | ${r.ms.floor} | ${r.ms.ariaAi} |`
+    ),
+    "",
+  ];
 }
 
 /** The Markdown report of a run. */
@@ -183,7 +237,8 @@ export function appsMarkdown(report: AppsReport): string {
     "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | `apps.md` at 42e8660 |",
     "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | `apps.md` at e1b7ae3 |",
     "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | `apps.md` at 727499d |",
-    `| round 6 (this run: the TCP transport with Nagle off, same-origin sibling frames in one call) | ${
+    "| round 6 (`main` at 145b5bf: the TCP transport with Nagle off, same-origin sibling frames in one call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 29.2% (1) | 44.4% | 38.5% (0) | 140/140 | `apps.md` at 145b5bf |",
+    `| round 7 (this run: a no-op round trip and the text without header, ids and link targets measured beside) | ${
       pct(summary.recall)
     } (${
       pct(summary.recallInText)
@@ -195,7 +250,7 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAriaAi)
     } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
     "",
-    "Round 1 counted summarised controls as misses; rounds 2 to 6 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call.",
+    "Round 1 counted summarised controls as misses; rounds 2 to 7 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call. Round 7 changes nothing measured and adds the figures of \"Where the tokens and the time go\".",
     "",
     "## How it is measured",
     "",
@@ -237,6 +292,7 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAriaAi)
     }; slower on ${summary.pagesSlowerThanAriaAi.length} pages |`,
     "",
+    ...accountMarkdown(summary, accountedOf(withAi), pct),
     "## Pages",
     "",
     "`ai` columns: Playwright's AI snapshot.",

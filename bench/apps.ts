@@ -81,6 +81,14 @@ function kept(truth: Map<string, number>, text: string): number {
   return total === 0 ? 1 : found / total;
 }
 
+/**
+ * The observation text without what the default snapshot has no counterpart
+ * for: the header line (title, URL, scroll), the ids and the links' targets.
+ */
+function bareText(text: string): string {
+  return text.split("\n").slice(1).join("\n").replace(/\[\d+\] /g, "").replace(/ → \S+/g, "");
+}
+
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 // ---------------------------------------------------------------- setup
@@ -182,10 +190,12 @@ async function measurePage(page: AppPage): Promise<PageRow> {
   const url = server.url(page.path);
   await openBoth(url);
   const truths = await truthOf();
-  type Method = "engine" | "aria" | "ariaAi";
-  const methods: Method[] = ["engine", "aria", "ariaAi"];
+  type Method = "engine" | "aria" | "ariaAi" | "floor";
+  const methods: Method[] = ["engine", "aria", "ariaAi", "floor"];
   const timed = await interleave<Method, string>(methods, RUNS, async (method) => {
     if (method === "engine") return (await env.observe()).text;
+    // One round trip to the same renderer through the env, with no work: what any call pays.
+    if (method === "floor") return String(await env.evaluate("0"));
     if (method === "ariaAi") return await pwPage.ariaSnapshot({ mode: "ai", timeout: 120_000 });
     return await pwPage.locator("body").ariaSnapshot({ timeout: 120_000 });
   });
@@ -284,6 +294,7 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     contentKeptAriaAi: round(kept(truthWords, timed.ariaAi.value)),
     tokens: {
       engine: encode(timed.engine.value).length,
+      bare: encode(bareText(timed.engine.value)).length,
       aria: encode(timed.aria.value).length,
       ariaAi: encode(timed.ariaAi.value).length,
     },
@@ -294,6 +305,7 @@ async function measurePage(page: AppPage): Promise<PageRow> {
       ariaMin: timed.aria.minMs,
       ariaAi: timed.ariaAi.ms,
       ariaAiMin: timed.ariaAi.minMs,
+      floor: timed.floor.ms,
     },
     misses,
     falseIdList,
@@ -394,6 +406,8 @@ const report = {
     "recall, falseIds: summed over pages; contentKept, contentKeptAria: mean over pages; tokensVsAria, latencyVsAria: median over pages of the per-page ratio",
     "latency: median of interleaved runs, whole-page env.observe() vs locator('body').ariaSnapshot() and page.ariaSnapshot({ mode: 'ai' }), each in its own tab",
     "contentKeptAriaAi, tokensVsAriaAi, latencyVsAriaAi: the same against Playwright's AI snapshot (references and iframes)",
+    "tokensBareVsAria: the same as tokensVsAria for the observation text without its header line, ids and link targets (what the default snapshot has no counterpart for)",
+    "floor: one env.evaluate('0') round trip to the page, interleaved with the rest; workVsAriaAi: median of (engine - floor) / (ariaAi - floor)",
   ],
   summary,
   reruns,
