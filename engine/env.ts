@@ -32,18 +32,16 @@
  *
  * @module
  */
-import { Actor, type ActResult } from "./act/actor.ts";
+import type { Actor, ActResult } from "./act/actor.ts";
 import { ActionError } from "./act/errors.ts";
-import type { Browser, Viewport } from "./browser/browser.ts";
+import type { Browser } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
-import { withSignal } from "./cdp/abort_scope.ts";
-import type { Connection } from "./cdp/connection.ts";
 import { EnvError } from "./env_error.ts";
-import { bestEffort, logFailure } from "./log.ts";
-import { Observer } from "./observe/observer.ts";
-import type { Observation, ObserveOptions } from "./observe/observation.ts";
-import { Settler, type SettleResult } from "./settle/settler.ts";
+import { bestEffort } from "./log.ts";
+import type { Observer } from "./observe/observer.ts";
+import type { ObserveOptions } from "./observe/observation.ts";
+import type { SettleResult } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
 import type {
   EnvCallOptions,
@@ -55,28 +53,22 @@ import type {
   ResetOptions,
   StepResult,
 } from "./env_types.ts";
+import {
+  activePage,
+  closeContext,
+  type Episode,
+  liveEpisode,
+  noEpisode,
+  startEpisode,
+  watchAlive,
+} from "./_env_episode.ts";
 import { envFailure, siteCall } from "./_env_failures.ts";
+import { call, positive, startUrlOf } from "./_env_options.ts";
 import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
 
-interface Episode {
-  context: BrowserContext;
-  connection: Connection;
-  settler: Settler;
-  observer: Observer;
-  actor: Actor;
-  last: Observation | undefined;
-  steps: number;
-  startedAt: number;
-}
-
 /** The default deadline of every operation. */
 const DEFAULT_TIMEOUT_MS = 30_000;
-/** The actor's per-command timeout, when the env's deadline is longer. */
-const COMMAND_TIMEOUT_MS = 10_000;
-
-/** The viewport of an env's pages unless `EnvOptions.viewport` says otherwise. */
-const DEFAULT_VIEWPORT: Viewport = { width: 1280, height: 720 };
 
 /**
  * An environment: one isolated context on one site, observed and acted on by
@@ -170,9 +162,7 @@ export class Env implements AsyncDisposable {
    * @throws {EnvError} when the env is closed or has no episode
    */
   get page(): Page {
-    const page = this.#have().actor.page;
-    if (!page) throw new EnvError("internal", "Cannot use the env: no tab is open");
-    return page;
+    return activePage(this.#have());
   }
 
   /** The task of the episode, if any. */
@@ -338,7 +328,7 @@ export class Env implements AsyncDisposable {
    */
   evaluate(expression: string, options: EnvCallOptions = {}): Promise<unknown> {
     return this.#run("evaluate", options, async () => {
-      const page = this.#activePage(this.#live());
+      const page = activePage(this.#live());
       const { result, exceptionDetails } = await page.session.send("Runtime.evaluate", {
         expression,
         returnByValue: true,
@@ -366,7 +356,7 @@ export class Env implements AsyncDisposable {
    *   `TypeError` passes, an unknown error becomes `EnvError("internal")`)
    */
   withPage<T>(fn: (page: Page) => Promise<T>, options: EnvCallOptions = {}): Promise<T> {
-    return this.#run("use the page", options, () => fn(this.#activePage(this.#live())));
+    return this.#run("use the page", options, () => fn(activePage(this.#live())));
   }
 
   /**
@@ -414,24 +404,10 @@ export class Env implements AsyncDisposable {
     }
   }
 
-  /** Aborts the operation when the browser goes away or the active tab crashes. */
+  /** Aborts the operation when the browser goes away or (`watchCrash`) the active tab crashes. */
   #watch(what: string, abort: (error: EnvError) => void, watchCrash: boolean): () => void {
-    const onGone = ({ reason }: { reason: string }) =>
-      abort(new EnvError("browser-gone", `Cannot ${what}: the browser is gone (${reason})`));
-    this.#browser.on("disconnected", onGone);
     const page = watchCrash ? this.#episode?.actor.page : undefined;
-    const onCrash = ({ status }: { status: string }) =>
-      abort(
-        new EnvError(
-          "renderer-crashed",
-          `Cannot ${what}: the renderer of the active tab crashed ("${status}")`,
-        ),
-      );
-    page?.on("crash", onCrash);
-    return () => {
-      this.#browser.off("disconnected", onGone);
-      page?.off("crash", onCrash);
-    };
+    return watchAlive(what, { browser: this.#browser, page, abort });
   }
 
   /** The one place errors cross the env's boundary: see {@linkcode envFailure}. */
@@ -443,74 +419,22 @@ export class Env implements AsyncDisposable {
     });
   }
 
-  async #start(signal: AbortSignal): Promise<void> {
-    const task = this.#task;
-    if (task?.begin) await siteCall("begin the task", () => task.begin!());
-    const site = this.site;
-    const startUrl = startUrlOf(this.#options, task);
-    const onlyOrigins = this.#options.onlyOrigins ?? (site ? [site.origin] : undefined);
-    const connection = this.#browser.connection;
-    // Outside the abort scope: a context created but never heard of would leak.
-    const context = await withSignal(
-      undefined,
-      () =>
-        this.#browser.newContext({
-          ...(onlyOrigins ? { onlyOrigins } : {}),
-          viewport: this.#options.viewport ?? DEFAULT_VIEWPORT,
-        }),
-    );
-    try {
-      signal.throwIfAborted();
-      const settler = Settler.install(context, this.#options.settle);
-      const observer = Observer.attach(context);
-      const allowUrl = this.#options.allowUrl ??
-        (site ? (url: URL) => url.origin === new URL(site.origin).origin : undefined);
-      const actor = new Actor(context, {
-        resolver: observer,
-        settler,
-        timeoutMs: Math.min(COMMAND_TIMEOUT_MS, this.#timeoutMs),
-        ...(this.#options.dialogs ? { dialogs: this.#options.dialogs } : {}),
-        ...(allowUrl ? { allowUrl } : {}),
-        ...(this.#options.uploadDir !== undefined ? { uploadDir: this.#options.uploadDir } : {}),
-      });
-      const page = await context.newPage();
-      await this.#open(page, startUrl);
-      await settler.settle(page, { signal });
-      signal.throwIfAborted();
-      this.#episode = {
-        context,
-        connection,
-        settler,
-        observer,
-        actor,
-        last: undefined,
-        steps: 0,
-        startedAt: performance.now(),
-      };
-    } catch (error) {
-      await closeContext(context);
-      throw error;
-    }
-  }
-
-  /** Loads the start URL; a failed load is the site's. */
-  async #open(page: Page, url: string): Promise<void> {
-    if (url === "about:blank") return;
-    const loaded = page.session.waitForEvent("Page.loadEventFired", {
+  /** Starts an episode, which becomes the env's as soon as it is ready: see {@linkcode startEpisode}. */
+  #start(signal: AbortSignal): Promise<void> {
+    return startEpisode(this.#browser, {
+      options: this.#options,
+      task: this.#task,
       timeoutMs: this.#timeoutMs,
+      signal,
+      adopt: (episode) => {
+        this.#episode = episode;
+      },
     });
-    // Handled now: when navigate fails, nothing awaits `loaded`.
-    loaded.catch(() => {});
-    const { errorText } = await page.session.send("Page.navigate", { url });
-    if (errorText) {
-      throw new EnvError("site-unreachable", `Cannot open "${url}": ${errorText}`);
-    }
-    await loaded;
   }
 
   async #observe(episode: Episode, options: ObserveOptions): Promise<EnvObservation> {
     const { actor, observer } = episode;
-    const page = this.#activePage(episode);
+    const page = activePage(episode);
     const dialog = actor.dialog;
     // A page behind an open dialog runs no script: show the last view and the dialog.
     const observation = dialog && episode.last
@@ -530,83 +454,15 @@ export class Env implements AsyncDisposable {
     };
   }
 
-  #activePage(episode: Episode): Page {
-    const page = episode.actor.page;
-    if (!page) throw new EnvError("internal", "Cannot use the env: no tab is open");
-    return page;
-  }
-
   /** The episode, when the env is open and has one; for the getters. */
   #have(): Episode {
     if (this.#closed) throw new EnvError("closed", "Cannot use the env: it is closed");
     if (this.#episode) return this.#episode;
-    throw this.#noEpisode();
+    throw noEpisode(this.#failure);
   }
 
   /** The episode, when its browser and active tab are alive. */
   #live(): Episode {
-    const episode = this.#have();
-    const gone = episode.connection.closeReason;
-    if (gone !== undefined) {
-      throw new EnvError(
-        "browser-gone",
-        `Cannot use the env: the browser is gone (${gone}); relaunch it and reset the env`,
-      );
-    }
-    const crash = episode.actor.page?.crash;
-    if (crash) {
-      throw new EnvError(
-        "renderer-crashed",
-        `Cannot use the env: the renderer of the active tab crashed ("${crash.status}"); reset the env`,
-      );
-    }
-    return episode;
-  }
-
-  #noEpisode(): EnvError {
-    const failure = this.#failure;
-    if (!failure) return new EnvError("internal", "Cannot use the env: it has no episode");
-    return new EnvError(
-      failure.code,
-      `Cannot use the env: its last reset failed (${failure.message}); reset it again`,
-      { cause: failure },
-    );
-  }
-}
-
-/** `{ timeoutMs, signal }` without the absent ones. */
-function call(timeoutMs: number | undefined, signal: AbortSignal | undefined): EnvCallOptions {
-  return {
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(signal !== undefined ? { signal } : {}),
-  };
-}
-
-function positive(name: string, value: number | undefined): void {
-  if (value !== undefined && !(value > 0)) {
-    throw new RangeError(`Invalid env option: "${name}" must be positive, got ${value}`);
-  }
-}
-
-/** Closes a context outside any abort scope; a failure is logged (the browser may be gone). */
-async function closeContext(context: BrowserContext): Promise<void> {
-  try {
-    await withSignal(undefined, () => context.close());
-  } catch (error) {
-    logFailure("closing an env's context", error);
-  }
-}
-
-function startUrlOf(options: EnvOptions, task: EnvTask | undefined): string {
-  const start = task?.startUrl ?? options.startUrl ?? (options.site ? "/" : "about:blank");
-  try {
-    return new URL(start, options.site?.origin).href;
-  } catch (cause) {
-    throw new TypeError(
-      `Cannot create env: start URL "${start}" is not a URL${
-        options.site ? "" : " (no site to resolve a path against)"
-      }`,
-      { cause },
-    );
+    return liveEpisode(this.#have());
   }
 }
