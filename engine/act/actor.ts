@@ -2,12 +2,13 @@
  * Executes agent actions on the pages of one browser context with real input
  * events, then waits for the page to settle.
  *
- * This file keeps the tabs, the dialogs, the settle and the mapping of
- * browser errors to action errors; the acting lives beside it:
- * `_calls.ts` finds elements and runs the in-page functions on them,
- * `_pointer.ts` aims and presses, `_keyboard.ts` sends keys and text, and
- * `_type_into.ts`, `_choose.ts` (`select`, `check`), `_scroll.ts` and
- * `_upload.ts` do those actions.
+ * This file keeps the tabs and the settle; the rest lives beside it:
+ * `_dialogs.ts` answers or holds the dialogs, `_translate.ts` maps browser
+ * errors to action errors, `_calls.ts` finds elements and runs the in-page
+ * functions on them, `_pointer.ts` aims and presses, `_keyboard.ts` sends
+ * keys and text, and `_type_into.ts`, `_choose.ts` (`select`, `check`),
+ * `_scroll.ts`, `_upload.ts` and `_navigate.ts` (`goto`, `back`, `forward`)
+ * do those actions.
  *
  * Invariants:
  * - input is validated by `parseAction` before anything touches the page;
@@ -38,43 +39,27 @@
  *
  * @module
  */
-import { bestEffort, logFailure } from "../log.ts";
 import { currentSignal } from "../cdp/abort_scope.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
-import { CdpTimeoutError, ProtocolError, TargetClosedError } from "../cdp/errors.ts";
-import type { EventParams } from "../cdp/protocol.ts";
 import type { SettleOptions, Settler, SettleResult } from "../settle/settler.ts";
 import { type Action, parseAction } from "./action.ts";
 import type { ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
 import { FOCUS } from "./_in_page.ts";
 import { parseChord } from "./_keys.ts";
-import { ElementCalls, stale } from "./_calls.ts";
+import { ElementCalls } from "./_calls.ts";
 import { Pointer } from "./_pointer.ts";
 import { Keyboard } from "./_keyboard.ts";
 import { typeInto, type TypeTools } from "./_type_into.ts";
 import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
 import { uploadFiles, type UploadTools } from "./_upload.ts";
 import { scroll, type ScrollTools } from "./_scroll.ts";
+import { type DialogAnswer, type DialogInfo, Dialogs, type DialogType } from "./_dialogs.ts";
+import { goto, history } from "./_navigate.ts";
+import { translate } from "./_translate.ts";
 
-/** The kinds of JavaScript dialog. */
-export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
-
-/** What to do when a dialog opens: answer it at once, or leave it to the agent. */
-export type DialogAnswer = "accept" | "dismiss" | "ask";
-
-/** A JavaScript dialog, open or answered by the policy. */
-export interface DialogInfo {
-  /** The kind of dialog. */
-  type: DialogType;
-  /** Its message. */
-  message: string;
-  /** The default answer of a prompt. */
-  defaultPrompt?: string;
-  /** How the policy answered it; absent while it waits for the agent. */
-  answered?: "accepted" | "dismissed";
-}
+export type { DialogAnswer, DialogInfo, DialogType } from "./_dialogs.ts";
 
 /** Options of an {@linkcode Actor}. */
 export interface ActorOptions {
@@ -139,19 +124,8 @@ export interface ActResult {
   detail?: string;
 }
 
-const DEFAULT_DIALOGS: Record<DialogType, DialogAnswer> = {
-  alert: "accept",
-  beforeunload: "accept",
-  confirm: "ask",
-  prompt: "ask",
-};
-
 /** What the actions in their own modules act with: one object serves them all. */
 type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools;
-
-/** Browser messages that mean a handle's node or context is gone. */
-const GONE =
-  /Could not find node|No node with given id|Node is detached|Cannot find context|Cannot find object|Execution context was destroyed|Inspected target navigated/i;
 
 /**
  * Executes actions on the tabs of one context.
@@ -174,18 +148,14 @@ export class Actor {
   #tools: ActTools;
   #settler: Settler | undefined;
   #settleOptions: SettleOptions;
-  #policy: Record<DialogType, DialogAnswer>;
   #timeoutMs: number;
   #allowUrl: (url: URL) => boolean;
   #tabs: Page[] = [];
   #active = 0;
-  #dialog: { page: Page; info: DialogInfo } | undefined;
-  #dialogWaiters = new Set<() => void>();
-  #answered: DialogInfo[] = [];
+  #dialogs: Dialogs;
   #opened: Page[] = [];
   #windowOpens = 0;
   #pageWaiters = new Set<() => void>();
-  #inflight: Promise<void> | undefined;
   #stopped: string | undefined;
 
   /**
@@ -198,13 +168,13 @@ export class Actor {
   constructor(context: BrowserContext, options: ActorOptions) {
     this.#settler = options.settler;
     this.#settleOptions = options.settle ?? {};
-    this.#policy = { ...DEFAULT_DIALOGS, ...options.dialogs };
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     if (!(this.#timeoutMs > 0)) {
       throw new RangeError(
         `Cannot create actor: "timeoutMs" must be positive, got ${this.#timeoutMs}`,
       );
     }
+    this.#dialogs = new Dialogs(options.dialogs, this.#timeoutMs);
     this.#allowUrl = options.allowUrl ??
       ((url) => url.protocol === "http:" || url.protocol === "https:");
     const calls = new ElementCalls(options.resolver, this.#timeoutMs);
@@ -245,7 +215,7 @@ export class Actor {
 
   /** The dialog waiting for the agent's answer, if any. */
   get dialog(): DialogInfo | undefined {
-    return this.#dialog?.info;
+    return this.#dialogs.open;
   }
 
   /** The agent's answer once it took `stop`. */
@@ -270,29 +240,30 @@ export class Actor {
       this.#stopped = action.answer;
       return { ...this.#state(action), answer: action.answer };
     }
-    if (this.#dialog && action.action !== "dialog") {
-      const { type, message } = this.#dialog.info;
+    const open = this.#dialogs.open;
+    if (open && action.action !== "dialog") {
+      const { type, message } = open;
       throw new ActionError(
         "dialog-open",
         `Cannot ${action.action}: a ${type} dialog is open ("${message}"); answer it with "dialog" first`,
       );
     }
-    this.#answered = [];
+    this.#dialogs.begin();
     this.#opened = [];
     this.#windowOpens = 0;
     const since = performance.now();
-    const asked = this.#nextDialog();
+    const asked = this.#dialogs.next();
     let detail: string | undefined;
     try {
       const run = this.#run(action).then((value) => ({ done: true as const, value }));
       const outcome = await Promise.race([run, asked.promise]);
       if (!outcome.done) {
-        this.#inflight = run.then(() => {}, (error) => logFailure("action behind a dialog", error));
+        this.#dialogs.interrupted(run);
         return this.#state(action);
       }
       detail = outcome.value;
     } catch (error) {
-      throw this.#translate(error, action);
+      throw translate(error, action);
     } finally {
       asked.cancel();
     }
@@ -312,16 +283,17 @@ export class Actor {
         if (again) result.settle = again;
       }
     }
-    if (this.#dialog) result.dialog = this.#dialog.info;
-    result.answeredDialogs = this.#answered;
+    const dialog = this.#dialogs.open;
+    if (dialog) result.dialog = dialog;
+    result.answeredDialogs = this.#dialogs.answered;
     return result;
   }
 
   /** Settles the active tab, unless a dialog waits; stops when one opens. */
   async #settle(since: number): Promise<SettleResult | undefined> {
     const page = this.page;
-    if (!this.#settler || !page || page.closed || this.#dialog) return undefined;
-    const dialog = this.#nextDialog();
+    if (!this.#settler || !page || page.closed || this.#dialogs.open) return undefined;
+    const dialog = this.#dialogs.next();
     const abort = new AbortController();
     dialog.promise.then(() => abort.abort(), () => {});
     // An abandoned operation (its abort scope aborted) stops waiting too.
@@ -367,51 +339,20 @@ export class Actor {
   }
 
   #state(action: Action): ActResult {
+    const dialog = this.#dialogs.open;
     return {
       action,
       tab: this.#active,
       tabs: this.#tabs.length,
-      answeredDialogs: this.#answered,
-      ...(this.#dialog ? { dialog: this.#dialog.info } : {}),
+      answeredDialogs: this.#dialogs.answered,
+      ...(dialog ? { dialog } : {}),
     };
-  }
-
-  #translate(error: unknown, action: Action): unknown {
-    if (error instanceof ActionError || error instanceof TypeError) return error;
-    const id = "id" in action && action.id !== undefined ? action.id : undefined;
-    if (error instanceof CdpTimeoutError) {
-      return new ActionError(
-        "timeout",
-        `Cannot ${action.action}: the browser did not answer "${error.method}" within ${error.timeoutMs} ms`,
-        { cause: error, ...(id !== undefined ? { id } : {}) },
-      );
-    }
-    if (
-      error instanceof ProtocolError &&
-      (error instanceof TargetClosedError || GONE.test(error.message))
-    ) {
-      if (id !== undefined) return stale(id, error);
-      return new ActionError("navigation-failed", `Cannot ${action.action}: the page went away`, {
-        cause: error,
-      });
-    }
-    return error;
-  }
-
-  /** A promise of the next dialog that waits for the agent, and a way to stop waiting. */
-  #nextDialog(): { promise: Promise<{ done: false }>; cancel(): void } {
-    let wake: () => void = () => {};
-    const promise = new Promise<{ done: false }>((resolve) => {
-      wake = () => resolve({ done: false });
-      this.#dialogWaiters.add(wake);
-    });
-    return { promise, cancel: () => this.#dialogWaiters.delete(wake) };
   }
 
   #track(page: Page): void {
     if (this.#tabs.includes(page)) return;
     this.#tabs.push(page);
-    page.session.on("Page.javascriptDialogOpening", (event) => this.#onDialog(page, event));
+    page.session.on("Page.javascriptDialogOpening", (event) => this.#dialogs.opening(page, event));
     page.session.on("Page.windowOpen", () => this.#windowOpens++);
     page.on("close", () => {
       const index = this.#tabs.indexOf(page);
@@ -420,30 +361,8 @@ export class Actor {
       if (index < this.#active || this.#active >= this.#tabs.length) {
         this.#active = Math.max(0, this.#active - 1);
       }
-      if (this.#dialog?.page === page) this.#dialog = undefined;
+      this.#dialogs.closed(page);
     });
-  }
-
-  #onDialog(page: Page, event: EventParams<"Page.javascriptDialogOpening">): void {
-    const type = event.type as DialogType;
-    const info: DialogInfo = {
-      type,
-      message: event.message,
-      ...(type === "prompt" ? { defaultPrompt: event.defaultPrompt ?? "" } : {}),
-    };
-    const answer = this.#policy[type] ?? "dismiss";
-    if (answer === "ask") {
-      this.#dialog = { page, info };
-      for (const wake of [...this.#dialogWaiters]) wake();
-      this.#dialogWaiters.clear();
-      return;
-    }
-    info.answered = answer === "accept" ? "accepted" : "dismissed";
-    this.#answered.push(info);
-    bestEffort(
-      "answering a dialog",
-      page.session.send("Page.handleJavaScriptDialog", { accept: answer === "accept" }),
-    );
   }
 
   async #run(action: Action): Promise<string | undefined> {
@@ -491,11 +410,14 @@ export class Actor {
       case "scroll":
         return await scroll(this.#tools, this.#activePage(), action);
       case "goto":
-        await this.#goto(action.url);
+        await goto(this.#activePage(), action.url, {
+          allowUrl: this.#allowUrl,
+          timeoutMs: this.#timeoutMs,
+        });
         return;
       case "back":
       case "forward":
-        await this.#history(action.action === "back" ? -1 : 1);
+        await history(this.#activePage(), action.action === "back" ? -1 : 1, this.#timeoutMs);
         return;
       case "reload":
         await this.#activePage().session.send("Page.reload", {}, { timeoutMs: this.#timeoutMs });
@@ -519,7 +441,7 @@ export class Actor {
         await uploadFiles(this.#tools, action.id, action.files);
         return;
       case "dialog":
-        await this.#answer(action.accept, action.text);
+        await this.#dialogs.answer(action.accept, action.text);
         return;
       case "stop":
         return;
@@ -541,69 +463,5 @@ export class Actor {
       );
     }
     return page;
-  }
-
-  async #goto(url: string): Promise<void> {
-    const page = this.#activePage();
-    let target: URL;
-    try {
-      const { frameTree } = await page.session.send("Page.getFrameTree", undefined, {
-        timeoutMs: this.#timeoutMs,
-      });
-      target = new URL(url, frameTree.frame.url);
-    } catch (error) {
-      if (error instanceof ProtocolError || error instanceof CdpTimeoutError) throw error;
-      throw new TypeError(`Invalid "goto" action: "${url}" is not a URL`);
-    }
-    if (!this.#allowUrl(target)) {
-      throw new ActionError("not-allowed", `Cannot open "${target.href}": the URL is not allowed`);
-    }
-    const { errorText } = await page.session.send("Page.navigate", { url: target.href }, {
-      timeoutMs: this.#timeoutMs,
-    });
-    if (errorText) {
-      throw new ActionError("navigation-failed", `Cannot open "${target.href}": ${errorText}`);
-    }
-  }
-
-  async #history(delta: -1 | 1): Promise<void> {
-    const page = this.#activePage();
-    const options = { timeoutMs: this.#timeoutMs };
-    const { currentIndex, entries } = await page.session.send(
-      "Page.getNavigationHistory",
-      undefined,
-      options,
-    );
-    const entry = entries[currentIndex + delta];
-    if (!entry) {
-      throw new ActionError(
-        "navigation-failed",
-        `Cannot go ${delta < 0 ? "back" : "forward"}: there is no ${
-          delta < 0 ? "previous" : "next"
-        } page in history`,
-      );
-    }
-    await page.session.send("Page.navigateToHistoryEntry", { entryId: entry.id }, options);
-  }
-
-  async #answer(accept: boolean, text: string | undefined): Promise<void> {
-    const dialog = this.#dialog;
-    if (!dialog) throw new ActionError("no-dialog", "Cannot answer a dialog: none is open");
-    await dialog.page.session.send("Page.handleJavaScriptDialog", {
-      accept,
-      ...(text !== undefined ? { promptText: text } : {}),
-    }, { timeoutMs: this.#timeoutMs });
-    this.#dialog = undefined;
-    const inflight = this.#inflight;
-    this.#inflight = undefined;
-    if (inflight) {
-      // The action the dialog interrupted goes on; wait for it, or the next dialog.
-      const next = this.#nextDialog();
-      try {
-        await Promise.race([inflight, next.promise]);
-      } finally {
-        next.cancel();
-      }
-    }
   }
 }
