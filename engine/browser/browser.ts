@@ -6,15 +6,14 @@
  */
 import { Emitter } from "../_emitter.ts";
 import { bestEffort, logFailure } from "../log.ts";
-import { abortError, currentSignal } from "../cdp/abort_scope.ts";
 import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
-import { CdpTimeoutError } from "../cdp/errors.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
-import { WebSocketTransport } from "../cdp/websocket_transport.ts";
-import { TcpTransport } from "../cdp/tcp_transport.ts";
+import { connectTransport, launchAndConnect } from "./_connect.ts";
+import { checkViewport, networkPolicy, viewportInitializer } from "./_context_options.ts";
+import { type PageWaiter, waitForPage } from "./_page_waiters.ts";
 import { BrowserContext } from "./browser_context.ts";
-import { type BrowserExit, BrowserProcess, type BrowserProcessOptions } from "./browser_process.ts";
+import type { BrowserExit, BrowserProcess, BrowserProcessOptions } from "./browser_process.ts";
 import { Page } from "./page.ts";
 
 /**
@@ -77,34 +76,6 @@ export interface Viewport {
   height: number;
 }
 
-/**
- * A port on loopback where nothing listens (the discard port): the proxy of a
- * context restricted by `onlyOrigins`, so what bypasses no rule fails fast.
- */
-const CLOSED_PROXY = "http://127.0.0.1:9";
-
-/** Maps `onlyOrigins` to Chromium's per-context proxy settings. */
-function networkPolicy(
-  options: NewContextOptions,
-): { proxyServer?: string; proxyBypassList?: string } {
-  if (options.onlyOrigins === undefined) return {};
-  const hosts = options.onlyOrigins.map((origin) => {
-    let url: URL;
-    try {
-      url = new URL(origin);
-    } catch (cause) {
-      throw new TypeError(`Cannot create context: "${origin}" is not an origin`, { cause });
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new TypeError(`Cannot create context: "${origin}" is not an http or https origin`);
-    }
-    return url.host; // host[:port]: the bypass rule matches that host and port only
-  });
-  // "<-loopback>" drops Chromium's implicit bypass of loopback, so other
-  // envs on this machine go to the closed proxy too.
-  return { proxyServer: CLOSED_PROXY, proxyBypassList: ["<-loopback>", ...hosts].join(";") };
-}
-
 /** Settings every attached page and frame gets: run paused, attach children. */
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 
@@ -135,7 +106,7 @@ export class Browser implements AsyncDisposable {
   #relaunching: Promise<void> | undefined;
   #contexts = new Map<string, BrowserContext>();
   #pages = new Map<string, Page>();
-  #pageWaiters = new Map<string, { resolve(page: Page): void; reject(error: Error): void }>();
+  #pageWaiters = new Map<string, PageWaiter>();
   #events = new Emitter<BrowserEvents>();
   #closing: Promise<void> | undefined;
 
@@ -274,17 +245,7 @@ export class Browser implements AsyncDisposable {
       ...networkPolicy(options),
     });
     const context = new BrowserContext(this, browserContextId);
-    if (viewport) {
-      context.addInitializer(async ({ kind, session }) => {
-        if (kind !== "page") return;
-        await session.send("Emulation.setDeviceMetricsOverride", {
-          width: viewport.width,
-          height: viewport.height,
-          deviceScaleFactor: 1,
-          mobile: false,
-        });
-      });
-    }
+    if (viewport) context.addInitializer(viewportInitializer(viewport));
     this.#contexts.set(browserContextId, context);
     return context;
   }
@@ -388,7 +349,8 @@ export class Browser implements AsyncDisposable {
       browserContextId: context.id,
       newWindow: true,
     });
-    const page = this.#pages.get(targetId) ?? await this.#attached(targetId);
+    const page = this.#pages.get(targetId) ??
+      await waitForPage(this.#pageWaiters, targetId, this.#connection.timeoutMs);
     if (url !== "about:blank") {
       const loaded = page.session.waitForEvent("Page.loadEventFired");
       // Handled now: when `Page.navigate` fails or times out, nothing awaits
@@ -399,41 +361,6 @@ export class Browser implements AsyncDisposable {
       await loaded;
     }
     return page;
-  }
-
-  /**
-   * The page of a created target once it attached; rejects after the
-   * connection's timeout, when the connection closes, or when the caller's
-   * abort scope aborts (see `engine/cdp/abort_scope.ts`).
-   */
-  #attached(targetId: string): Promise<Page> {
-    const signal = currentSignal();
-    const timeoutMs = this.#connection.timeoutMs;
-    return new Promise<Page>((resolve, reject) => {
-      const cleanup = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.#pageWaiters.delete(targetId);
-      };
-      const fail = (error: Error) => {
-        cleanup();
-        reject(error);
-      };
-      const onAbort = () => fail(abortError(signal!));
-      const timer = setTimeout(
-        () => fail(new CdpTimeoutError("Target.attachedToTarget", timeoutMs)),
-        timeoutMs,
-      );
-      this.#pageWaiters.set(targetId, {
-        resolve: (page) => {
-          cleanup();
-          resolve(page);
-        },
-        reject: fail,
-      });
-      if (signal?.aborted) onAbort();
-      else signal?.addEventListener("abort", onAbort, { once: true });
-    });
   }
 
   /** @internal */
@@ -519,48 +446,4 @@ export class Browser implements AsyncDisposable {
     }
     return undefined;
   }
-}
-
-/** Starts a browser process and opens a connection to it, mapping the two timeouts to their parts. */
-async function launchAndConnect(
-  options: LaunchOptions,
-): Promise<{ process: BrowserProcess; connection: Connection }> {
-  const { launchTimeoutMs, commandTimeoutMs, ...processOptions } = options;
-  const process = await BrowserProcess.launch(
-    launchTimeoutMs === undefined
-      ? processOptions
-      : { ...processOptions, timeoutMs: launchTimeoutMs },
-  );
-  try {
-    const transport = await connectTransport(process.wsEndpoint);
-    const connection = new Connection(
-      transport,
-      commandTimeoutMs === undefined ? {} : { timeoutMs: commandTimeoutMs },
-    );
-    return { process, connection };
-  } catch (error) {
-    await process.kill();
-    throw error;
-  }
-}
-
-function checkViewport(viewport: Viewport): void {
-  for (const side of ["width", "height"] as const) {
-    const value = viewport[side];
-    if (!Number.isInteger(value) || value < 1 || value > 10_000) {
-      throw new RangeError(
-        `Cannot create a context: viewport ${side} "${value}" is not an integer from 1 to 10000`,
-      );
-    }
-  }
-}
-
-/**
- * A transport to a DevTools URL: our own WebSocket client on Deno (Nagle
- * off: the built-in one stalls ~40 ms on a command of 1 to 64 KiB sent while
- * nothing else is in flight), the runtime's WebSocket elsewhere and for
- * `wss://`.
- */
-function connectTransport(url: string): Promise<Transport> {
-  return TcpTransport.available(url) ? TcpTransport.connect(url) : WebSocketTransport.connect(url);
 }
