@@ -24,6 +24,22 @@ export function relabelNodes(nodes: WireNode[], map: (id: number) => number): vo
   }
 }
 
+/**
+ * Takes every id out of a tree (an element's own, its container's, a
+ * summary line's scroll box): the tree of a frame nobody can act in.
+ */
+export function unlabelNodes(nodes: WireNode[]): void {
+  for (const node of nodes) {
+    const refs = node as { container?: unknown; scroll?: unknown };
+    delete refs.container;
+    delete refs.scroll;
+    if (node.k !== "e") continue;
+    delete node.id;
+    delete node.isNew;
+    if (node.c) unlabelNodes(node.c);
+  }
+}
+
 /** Sets `frame` on every element with an id. */
 export function markFrame(nodes: WireNode[], frameId: string): void {
   for (const node of nodes) {

@@ -33,7 +33,7 @@
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
+import type { DistillRequest, DistillResult, FrameVeto, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { formatNodes, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
@@ -50,7 +50,7 @@ import {
   OBJECT_GROUP,
   type SessionState,
 } from "./_frame_worlds.ts";
-import { describeLine, markFrame, relabelNodes, stitch } from "./_stitch.ts";
+import { describeLine, markFrame, relabelNodes, stitch, unlabelNodes } from "./_stitch.ts";
 import { originOf, parentFolds, siblingBatches } from "./_frame_plan.ts";
 import type {
   ElementHandle,
@@ -60,6 +60,22 @@ import type {
   ObserveOptions,
   SetOfMarks,
 } from "./observation.ts";
+
+/** How an iframe line says why nobody can act in its frame. */
+const VETO_TEXT: Record<FrameVeto, string> = {
+  "inert": "inert",
+  "aria-hidden": "aria-hidden",
+  "no-pointer": "takes no pointer",
+  "modal": "outside the open dialog",
+};
+
+/** A vetoed frame's answer without ids: its elements gone, its text formatted from the bare tree. */
+function unlabel(result: DistillResult): void {
+  result.elements = [];
+  const nodes = result.nodes ?? [];
+  unlabelNodes(nodes);
+  result.lines = formatNodes(nodes, { showNew: false });
+}
 
 /** Most lines of new text a diff lists. */
 const MAX_DIFF_TEXT = 40;
@@ -246,12 +262,15 @@ export class Observer {
       depth: number,
       dx: number,
       dy: number,
+      veto: FrameVeto | undefined,
     ): { lines: string[]; nodes: WireNode[] } | undefined => {
       const kids = children(frame.frameId);
       const result = distilled.get(frame);
       if (!result) return undefined;
       pageMs += result.ms;
-      if (depth > 0) this.#relabel(frame, result);
+      // Nobody can act in a frame its parent made inert, hid or covered with a modal: text only.
+      if (veto) unlabel(result);
+      else if (depth > 0) this.#relabel(frame, result);
       for (const facts of result.elements) {
         const [
           id,
@@ -302,17 +321,24 @@ export class Observer {
         const pad = line.slice(0, at);
         const slot = Number(line.slice(at + 1));
         const info = result.frames.find((f) => f.slot === slot);
-        lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}`);
+        const why = info?.veto ? ` (${VETO_TEXT[info.veto]})` : "";
+        lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}${why}`);
         const child = kids[slot];
         if (!child || !info || depth >= 8) continue;
-        const sub = observeFrame(child, depth + 1, dx + info.box[0], dy + info.box[1]);
+        const sub = observeFrame(
+          child,
+          depth + 1,
+          dx + info.box[0],
+          dy + info.box[1],
+          veto ?? info.veto,
+        );
         if (!sub) continue;
         for (const subLine of sub.lines) lines.push(`${pad}  ${subLine}`);
         slots.set(slot, sub.nodes);
       }
       return { lines, nodes: stitch(nodes, slots) };
     };
-    const observed = observeFrame(main, 0, 0, 0);
+    const observed = observeFrame(main, 0, 0, 0, undefined);
     const result = top;
     if (!observed || !result) {
       throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);

@@ -164,6 +164,13 @@ export interface WireMore {
   texts?: string[];
 }
 
+/**
+ * Why nobody can act in a frame: its iframe is `inert`, under `aria-hidden`,
+ * takes no pointer (`pointer-events: none`), or lies outside an open modal
+ * dialog. Its content then shows without ids.
+ */
+export type FrameVeto = "inert" | "aria-hidden" | "no-pointer" | "modal";
+
 /** An iframe: its content comes from the child frame's own distiller. */
 export interface WireFrame {
   /** Discriminant. */
@@ -174,6 +181,8 @@ export interface WireFrame {
   box: WireBox;
   /** The iframe's accessible name (title attribute and the like). */
   name?: string;
+  /** Why nobody can act in the frame, when nobody can. */
+  veto?: FrameVeto;
 }
 
 /** What one frame's distiller answers. */
@@ -189,7 +198,7 @@ export interface DistillResult {
   /** Every element with an id, in document order. */
   elements: WireFacts[];
   /** The content box of each child frame, by slot. */
-  frames: { slot: number; box: WireBox; name?: string }[];
+  frames: { slot: number; box: WireBox; name?: string; veto?: FrameVeto }[];
   /** The distilled tree, when the request asked for it. */
   nodes?: WireNode[];
   /** The next free id after this observation. */

@@ -16,6 +16,7 @@ import {
   svgName,
 } from "./roles.ts";
 import {
+  type DFrame,
   type DNode,
   F_ARIA_DISABLED,
   F_ARIA_HIDDEN,
@@ -42,6 +43,7 @@ import {
   STRONG,
   WEAK,
 } from "./_tree.ts";
+import type { FrameVeto } from "../observe/wire.ts";
 import { collectRuns, countActionable } from "./_runs.ts";
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
@@ -221,7 +223,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   if (LEAF_TAGS.has(tag)) {
     if (tag === "iframe" || tag === "frame") {
-      if (!isHidden(node)) node.kids.push({ k: "f", el });
+      if (!isHidden(node)) node.kids.push(frameOf(el, flags, style));
     } else if (tag === "svg") {
       node.ownText = svgName(el);
     } else if (tag === "img") {
@@ -266,6 +268,18 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   node.style = undefined;
   if (weakOnly && pass.candidates.length === before) leafItems(pass, node);
   return node;
+}
+
+/** An iframe's slot, with why nobody can act in it when the walk can tell. */
+function frameOf(el: Element, flags: number, style: StyleFacts): DFrame {
+  const veto: FrameVeto | undefined = flags & F_INERT
+    ? "inert"
+    : flags & F_ARIA_HIDDEN
+    ? "aria-hidden"
+    : style.pointerEvents === "none"
+    ? "no-pointer"
+    : undefined;
+  return veto ? { k: "f", el, veto } : { k: "f", el };
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   type Pass,
   S_SCROLL,
 } from "./_tree.ts";
+import { composedContains } from "./_vet.ts";
 
 /** Folds the white space text runs kept at their edges, dropping runs left empty. */
 export function tidy(nodes: WireNode[]): WireNode[] {
@@ -169,6 +170,9 @@ function emitNode(
         };
         const title = fold(kid.el.getAttribute("title") ?? kid.el.getAttribute("aria-label") ?? "");
         if (title) frame.name = title;
+        const veto = kid.veto ??
+          (pass.modal && !composedContains(pass.modal, kid.el) ? "modal" : undefined);
+        if (veto) frame.veto = veto;
         kids.push(frame);
       } else {
         if (kid.why === "similar" && scroller !== undefined) kid.scroll = scroller;
@@ -262,6 +266,7 @@ export function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult
     if (node.k === "f") {
       const frame: DistillResult["frames"][number] = { slot: node.slot, box: node.box };
       if (node.name) frame.name = node.name;
+      if (node.veto) frame.veto = node.veto;
       frames.push(frame);
       continue;
     }

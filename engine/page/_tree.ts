@@ -7,7 +7,7 @@
 
 import type { Layout, Rect, StyleFacts } from "./layout.ts";
 import { STRUCTURE_ROLES } from "./roles.ts";
-import type { DistillRequest, WireMore } from "../observe/wire.ts";
+import type { DistillRequest, FrameVeto, WireMore } from "../observe/wire.ts";
 
 // Interactivity signals, bits of `DNode.sig`.
 /** A native control (link with href, button, input, select, textarea, summary). */
@@ -220,9 +220,12 @@ export function isHidden(node: DNode): boolean {
   return node.hidden;
 }
 
-interface DFrame {
+/** An iframe in the working tree: its content is the child frame distiller's. */
+export interface DFrame {
   k: "f";
   el: Element;
+  /** Why nobody can act in the frame, as far as the walk tells (the modal is vet's). */
+  veto?: FrameVeto;
 }
 
 type DKid = DNode | string | WireMore | DFrame;
@@ -268,6 +271,8 @@ export interface Pass {
   occluders: Element[];
   /** Their boxes with overflow, measured when the first candidate needs them. */
   occluderBoxes?: Rect[];
+  /** The open modal dialog, once vet has looked: nothing outside it takes input. */
+  modal?: Element | null;
 }
 
 /** Visible text under a node, without the text of nested nodes that get their own line. */

@@ -28,7 +28,7 @@ import {
 } from "./_tree.ts";
 
 /** The element, or the shadow host chain above it, is inside `container`. */
-function composedContains(container: Element, el: Element): boolean {
+export function composedContains(container: Element, el: Element): boolean {
   let node: Node | null = el;
   while (node) {
     if (container.contains(node)) return true;
@@ -57,6 +57,7 @@ function openModal(doc: Document, layout: Layout): Element | null {
 export function vet(pass: Pass, doc: Document): void {
   const { layout, vp } = pass;
   const modal = openModal(doc, layout);
+  pass.modal = modal;
   for (const proxy of pass.proxies) {
     const labels = (proxy.el as HTMLInputElement).labels;
     const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;

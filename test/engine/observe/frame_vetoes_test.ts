@@ -1,0 +1,73 @@
+// A frame nobody can act in (an inert, aria-hidden or pointer-events: none
+// iframe, or one outside an open modal dialog) shows its text and no ids,
+// whichever process it runs in; a frame inside the dialog keeps its ids.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import type { Observation } from "../../../engine/observe/observation.ts";
+import { serveHtml } from "../../_util/html_server.ts";
+
+function widget(n: number): string {
+  return `<!doctype html><body><h3>Widget ${n}</h3><button>Buy ${n}</button>` +
+    `<a href="/w/${n}">More ${n}</a></body>`;
+}
+
+/** Observes until every widget's heading is in the text (frames load on their own time). */
+async function observeLoaded(observer: Observer, page: Page, widgets: number[]) {
+  let observation: Observation = await observer.observe(page);
+  for (let i = 0; i < 100; i++) {
+    if (widgets.every((n) => observation.text.includes(`Widget ${n}`))) return observation;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  throw new Error(`The widgets did not load:\n${observation.text}`);
+}
+
+function hasId(observation: Observation, name: string): boolean {
+  return observation.elements.some((el) => el.name === name);
+}
+
+Deno.test("Observer.observe() gives no ids in a frame nobody can act in, and keeps its text", async () => {
+  const pages: Record<string, string> = {};
+  for (let i = 0; i < 6; i++) pages[`/w/${i}`] = widget(i);
+  await using server = serveHtml(pages);
+  const cross = (i: number) => server.url(`/w/${i}`, "localhost");
+  pages["/"] = `<!doctype html><title>Vetoed frames</title><body><h1>Checkout</h1>
+<iframe id="inert" inert src="${cross(1)}"></iframe>
+<iframe id="ghost" style="pointer-events: none" src="${cross(2)}"></iframe>
+<div aria-hidden="true"><iframe id="hidden" src="/w/3"></iframe></div>
+<iframe id="open" src="${cross(4)}"></iframe>
+<iframe id="near" src="/w/0"></iframe>
+<dialog id="dialog"><p>Pay now</p><iframe src="${cross(5)}"></iframe><button>Close</button></dialog>
+</body>`;
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+
+  let observation = await observeLoaded(observer, page, [0, 1, 2, 3, 4]);
+  for (const n of [1, 2, 3]) {
+    assert(!hasId(observation, `Buy ${n}`), `frame ${n} gives no ids:\n${observation.text}`);
+    assertStringIncludes(observation.text, `button "Buy ${n}"`, "its controls show, without ids");
+  }
+  assertStringIncludes(observation.text, "(inert)");
+  assertStringIncludes(observation.text, "(aria-hidden)");
+  assertStringIncludes(observation.text, "(takes no pointer)");
+  for (const n of [0, 4]) assert(hasId(observation, `Buy ${n}`), `frame ${n} keeps its ids`);
+
+  await page.session.send("Runtime.evaluate", {
+    expression: `document.querySelector("#dialog").showModal()`,
+  });
+  observation = await observeLoaded(observer, page, [5]);
+  for (const n of [0, 4]) {
+    assert(
+      !hasId(observation, `Buy ${n}`),
+      `frame ${n} is outside the dialog:\n${observation.text}`,
+    );
+  }
+  assertStringIncludes(observation.text, "(outside the open dialog)");
+  assert(hasId(observation, "Buy 5"), `the dialog's frame keeps its ids:\n${observation.text}`);
+  assert(hasId(observation, "Close"));
+  assertEquals(observation.elements.filter((el) => el.name.startsWith("Buy ")).length, 1);
+});
