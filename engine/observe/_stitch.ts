@@ -25,18 +25,22 @@ export function relabelNodes(nodes: WireNode[], map: (id: number) => number): vo
 }
 
 /**
- * Takes every id out of a tree (an element's own, its container's, a
- * summary line's scroll box): the tree of a frame nobody can act in.
+ * Takes ids out of a tree: those in `only`, or every one (an element's own,
+ * its container's, a summary line's scroll box): the tree of a frame nobody
+ * can act in.
  */
-export function unlabelNodes(nodes: WireNode[]): void {
+export function unlabelNodes(nodes: WireNode[], only?: ReadonlySet<number>): void {
+  const drop = (id: unknown) => typeof id === "number" && (!only || only.has(id));
   for (const node of nodes) {
     const refs = node as { container?: unknown; scroll?: unknown };
-    delete refs.container;
-    delete refs.scroll;
+    if (drop(refs.container)) delete refs.container;
+    if (drop(refs.scroll)) delete refs.scroll;
     if (node.k !== "e") continue;
-    delete node.id;
-    delete node.isNew;
-    if (node.c) unlabelNodes(node.c);
+    if (drop(node.id)) {
+      delete node.id;
+      delete node.isNew;
+    }
+    if (node.c) unlabelNodes(node.c, only);
   }
 }
 

@@ -33,7 +33,7 @@
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, FrameVeto, WireNode } from "./wire.ts";
+import type { DistillRequest, DistillResult, FrameVeto, WireBox, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { formatNodes, FRAME_MARK } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
@@ -75,6 +75,27 @@ function unlabel(result: DistillResult): void {
   const nodes = result.nodes ?? [];
   unlabelNodes(nodes);
   result.lines = formatNodes(nodes, { showNew: false });
+}
+
+/**
+ * Drops the ids of a frame's elements whose centre lies under a box of the
+ * parent document (`covers`, in the frame's viewport): the pointer cannot
+ * reach them, so they show as the vetoed do, without ids.
+ */
+function uncover(result: DistillResult, covers: WireBox[]): void {
+  const under = new Set<number>();
+  result.elements = result.elements.filter((facts) => {
+    const cx = facts[6] + facts[8] / 2, cy = facts[7] + facts[9] / 2;
+    const hidden = covers.some(([x, y, w, h]) => cx >= x && cx < x + w && cy >= y && cy < y + h);
+    if (hidden) under.add(facts[0]);
+    return !hidden;
+  });
+  if (!under.size) return;
+  unlabelNodes(result.nodes ?? [], under);
+  for (const facts of result.elements) {
+    const all = facts as unknown[];
+    if (typeof all[12] === "number" && under.has(all[12])) all[12] = 0;
+  }
 }
 
 /** Most lines of new text a diff lists. */
@@ -263,6 +284,7 @@ export class Observer {
       dx: number,
       dy: number,
       veto: FrameVeto | undefined,
+      covers: WireBox[] | undefined,
     ): { lines: string[]; nodes: WireNode[] } | undefined => {
       const kids = children(frame.frameId);
       const result = distilled.get(frame);
@@ -270,7 +292,10 @@ export class Observer {
       pageMs += result.ms;
       // Nobody can act in a frame its parent made inert, hid or covered with a modal: text only.
       if (veto) unlabel(result);
-      else if (depth > 0) this.#relabel(frame, result);
+      else if (depth > 0) {
+        if (covers?.length) uncover(result, covers);
+        this.#relabel(frame, result);
+      }
       for (const facts of result.elements) {
         const [
           id,
@@ -331,6 +356,7 @@ export class Observer {
           dx + info.box[0],
           dy + info.box[1],
           veto ?? info.veto,
+          info.covers,
         );
         if (!sub) continue;
         for (const subLine of sub.lines) lines.push(`${pad}  ${subLine}`);
@@ -338,7 +364,7 @@ export class Observer {
       }
       return { lines, nodes: stitch(nodes, slots) };
     };
-    const observed = observeFrame(main, 0, 0, 0, undefined);
+    const observed = observeFrame(main, 0, 0, 0, undefined, undefined);
     const result = top;
     if (!observed || !result) {
       throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);

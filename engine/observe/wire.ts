@@ -183,6 +183,8 @@ export interface WireFrame {
   name?: string;
   /** Why nobody can act in the frame, when nobody can. */
   veto?: FrameVeto;
+  /** Parts of the frame's viewport a box of this document lies over: nothing there takes the pointer. */
+  covers?: WireBox[];
 }
 
 /** What one frame's distiller answers. */
@@ -198,7 +200,7 @@ export interface DistillResult {
   /** Every element with an id, in document order. */
   elements: WireFacts[];
   /** The content box of each child frame, by slot. */
-  frames: { slot: number; box: WireBox; name?: string; veto?: FrameVeto }[];
+  frames: { slot: number; box: WireBox; name?: string; veto?: FrameVeto; covers?: WireBox[] }[];
   /** The distilled tree, when the request asked for it. */
   nodes?: WireNode[];
   /** The next free id after this observation. */

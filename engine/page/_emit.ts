@@ -26,7 +26,7 @@ import {
   type Pass,
   S_SCROLL,
 } from "./_tree.ts";
-import { composedContains } from "./_vet.ts";
+import { composedContains, frameCovers } from "./_vet.ts";
 
 /** Folds the white space text runs kept at their edges, dropping runs left empty. */
 export function tidy(nodes: WireNode[]): WireNode[] {
@@ -173,6 +173,10 @@ function emitNode(
         const veto = kid.veto ??
           (pass.modal && !composedContains(pass.modal, kid.el) ? "modal" : undefined);
         if (veto) frame.veto = veto;
+        else {
+          const covers = frameCovers(pass, kid.el, frame.box);
+          if (covers.length) frame.covers = covers;
+        }
         kids.push(frame);
       } else {
         if (kid.why === "similar" && scroller !== undefined) kid.scroll = scroller;
@@ -267,6 +271,7 @@ export function facts(nodes: WireNode[], out: WireFacts[], frames: DistillResult
       const frame: DistillResult["frames"][number] = { slot: node.slot, box: node.box };
       if (node.name) frame.name = node.name;
       if (node.veto) frame.veto = node.veto;
+      if (node.covers) frame.covers = node.covers;
       frames.push(frame);
       continue;
     }

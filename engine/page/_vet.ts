@@ -7,6 +7,7 @@
  */
 
 import type { Layout, Rect } from "./layout.ts";
+import type { WireBox } from "../observe/wire.ts";
 import { fold, isDisabled } from "./roles.ts";
 import {
   contentText,
@@ -271,9 +272,23 @@ function siblingStandIn(layout: Layout, input: Element): Element | null {
  * actor's own hit test still names as the cover when an action is tried.
  */
 function mayBeCovered(pass: Pass, el: Element, r: Rect): boolean {
-  const { occluders, layout } = pass;
+  const { occluders } = pass;
   if (occluders.length === 0) return false;
-  const boxes = pass.occluderBoxes ??= occluders.map((o) => {
+  const boxes = occluderBoxes(pass);
+  for (let i = 0; i < boxes.length; i++) {
+    const o = boxes[i]!;
+    if (o.x >= r.x + r.w || o.x + o.w <= r.x || o.y >= r.y + r.h || o.y + o.h <= r.y) continue;
+    const occluder = occluders[i]!;
+    if (occluder === el || occluder.contains(el) || el.contains(occluder)) continue;
+    return true;
+  }
+  return false;
+}
+
+/** The boxes of the positioned elements, with their overflow, measured once a pass. */
+function occluderBoxes(pass: Pass): Rect[] {
+  const { occluders, layout } = pass;
+  return pass.occluderBoxes ??= occluders.map((o) => {
     const box = layout.rect(o);
     // Content overflowing a positioned box (a zero-height wrapper of a menu) lies over others too.
     const html = o as HTMLElement;
@@ -284,14 +299,43 @@ function mayBeCovered(pass: Pass, el: Element, r: Rect): boolean {
       h: Math.max(box.h, html.scrollHeight ?? 0),
     };
   });
+}
+
+/**
+ * The parts of an iframe's content box (`box`, in this frame's viewport)
+ * that a positioned element lies over, in the child frame's viewport: each
+ * overlap of a positioned box with the iframe's visible part where a hit
+ * test at its centre lands on something other than the iframe. The child's
+ * elements there take no pointer (a cookie banner over an embed, an overlay
+ * that is a modal without `aria-modal`); the driver drops their ids.
+ */
+export function frameCovers(pass: Pass, iframe: Element, box: WireBox): WireBox[] {
+  const { occluders, vp, layout } = pass;
+  if (occluders.length === 0) return [];
+  const root = iframe.getRootNode() as Document | ShadowRoot;
+  if (typeof root.elementFromPoint !== "function") return [];
+  const [fx, fy, fw, fh] = box;
+  const x0 = Math.max(fx, 0), y0 = Math.max(fy, 0);
+  const x1 = Math.min(fx + fw, vp.w), y1 = Math.min(fy + fh, vp.h);
+  const covers: WireBox[] = [];
+  const boxes = occluderBoxes(pass);
   for (let i = 0; i < boxes.length; i++) {
     const o = boxes[i]!;
-    if (o.x >= r.x + r.w || o.x + o.w <= r.x || o.y >= r.y + r.h || o.y + o.h <= r.y) continue;
+    const ox0 = Math.max(x0, o.x), oy0 = Math.max(y0, o.y);
+    const ox1 = Math.min(x1, o.x + o.w), oy1 = Math.min(y1, o.y + o.h);
+    if (ox1 - ox0 < 1 || oy1 - oy0 < 1) continue;
     const occluder = occluders[i]!;
-    if (occluder === el || occluder.contains(el) || el.contains(occluder)) continue;
-    return true;
+    if (occluder === iframe || occluder.contains(iframe)) continue;
+    const hit = layout.hit(root, (ox0 + ox1) / 2, (oy0 + oy1) / 2);
+    if (!hit || hit === iframe) continue;
+    covers.push([
+      Math.round(ox0 - fx),
+      Math.round(oy0 - fy),
+      Math.round(ox1 - ox0),
+      Math.round(oy1 - oy0),
+    ]);
   }
-  return false;
+  return covers;
 }
 
 /**

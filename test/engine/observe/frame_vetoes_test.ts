@@ -71,3 +71,35 @@ Deno.test("Observer.observe() gives no ids in a frame nobody can act in, and kee
   assert(hasId(observation, "Close"));
   assertEquals(observation.elements.filter((el) => el.name.startsWith("Buy ")).length, 1);
 });
+
+Deno.test("Observer.observe() gives no ids where a box of the parent lies over a frame", async () => {
+  const frame = `<!doctype html><body style="margin:0">` +
+    `<button style="position:absolute;top:10px;left:10px">Top</button>` +
+    `<button style="position:absolute;top:150px;left:10px">Bottom</button></body>`;
+  const pages: Record<string, string> = { "/frame": frame };
+  await using server = serveHtml(pages);
+  // A banner over the frame's lower part, and a frame wholly under an overlay without aria-modal.
+  pages["/"] = `<!doctype html><title>Covered frames</title><body style="margin:0">
+<iframe title="Banner" src="${server.url("/frame", "localhost")}"
+  style="position:absolute;left:0;top:100px;width:300px;height:200px;border:0"></iframe>
+<div style="position:fixed;left:0;top:230px;width:400px;height:100px;background:#ccc">We use cookies</div>
+<iframe title="Overlaid" src="/frame"
+  style="position:absolute;left:400px;top:100px;width:300px;height:200px;border:0"></iframe>
+<div style="position:fixed;left:380px;top:80px;width:360px;height:260px;background:rgba(0,0,0,.5)">Loading</div>
+</body>`;
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage(server.url("/"));
+  let observation: Observation = await observer.observe(page);
+  for (let i = 0; i < 100 && !observation.elements.some((el) => el.name === "Top"); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    observation = await observer.observe(page);
+  }
+  const named = (name: string) => observation.elements.filter((el) => el.name === name);
+  assertEquals(named("Top").length, 1, `only the banner frame's top button:\n${observation.text}`);
+  assertEquals(named("Top")[0]!.box[1] < 200, true);
+  assertEquals(named("Bottom").length, 0, `nothing under a cover:\n${observation.text}`);
+  assertEquals(observation.text.split('button "Bottom"').length - 1, 2, "both show, without ids");
+  assert(page.frameSessions.length >= 1, "the banner frame is out of process");
+});
