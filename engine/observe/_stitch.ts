@@ -1,13 +1,14 @@
 /**
  * Stitching frames into one observation: ids relabelled into the context's,
- * frame ids marked, child frames' trees put in their slots, and the line an
- * element is compared by in diffs.
+ * frame ids marked, child frames' trees put in their slots, ids taken out
+ * of frames nobody can act in (wholly or under a parent's box), and the
+ * line an element is compared by in diffs.
  *
  * @module
  */
-import type { WireElement, WireNode } from "./wire.ts";
+import type { DistillResult, FrameVeto, WireBox, WireElement, WireNode } from "./wire.ts";
 import type { ObservedElement } from "./observation.ts";
-import { describeElement } from "./format_observation.ts";
+import { describeElement, formatNodes } from "./format_observation.ts";
 
 /**
  * Replaces every element id in a tree: an element's own, the id of its
@@ -74,4 +75,41 @@ export function describeLine(el: ObservedElement): string {
   if (el.name) wire.name = el.name;
   if (el.value !== undefined) wire.value = el.value;
   return describeElement(wire);
+}
+
+/** How an iframe line says why nobody can act in its frame. */
+export const VETO_TEXT: Record<FrameVeto, string> = {
+  "inert": "inert",
+  "aria-hidden": "aria-hidden",
+  "no-pointer": "takes no pointer",
+  "modal": "outside the open dialog",
+};
+
+/** A vetoed frame's answer without ids: its elements gone, its text formatted from the bare tree. */
+export function unlabel(result: DistillResult): void {
+  result.elements = [];
+  const nodes = result.nodes ?? [];
+  unlabelNodes(nodes);
+  result.lines = formatNodes(nodes, { showNew: false });
+}
+
+/**
+ * Drops the ids of a frame's elements whose centre lies under a box of the
+ * parent document (`covers`, in the frame's viewport): the pointer cannot
+ * reach them, so they show as the vetoed do, without ids.
+ */
+export function uncover(result: DistillResult, covers: WireBox[]): void {
+  const under = new Set<number>();
+  result.elements = result.elements.filter((facts) => {
+    const cx = facts[6] + facts[8] / 2, cy = facts[7] + facts[9] / 2;
+    const hidden = covers.some(([x, y, w, h]) => cx >= x && cx < x + w && cy >= y && cy < y + h);
+    if (hidden) under.add(facts[0]);
+    return !hidden;
+  });
+  if (!under.size) return;
+  unlabelNodes(result.nodes ?? [], under);
+  for (const facts of result.elements) {
+    const all = facts as unknown[];
+    if (typeof all[12] === "number" && under.has(all[12])) all[12] = 0;
+  }
 }

@@ -50,56 +50,16 @@ import {
   OBJECT_GROUP,
   type SessionState,
 } from "./_frame_worlds.ts";
-import { describeLine, markFrame, relabelNodes, stitch, unlabelNodes } from "./_stitch.ts";
+import { markFrame, relabelNodes, stitch, uncover, unlabel, VETO_TEXT } from "./_stitch.ts";
+import { diffObservation, type SeenPage } from "./_diff.ts";
 import { originOf, parentFolds, siblingBatches } from "./_frame_plan.ts";
 import type {
   ElementHandle,
   Observation,
-  ObservationDiff,
   ObservedElement,
   ObserveOptions,
   SetOfMarks,
 } from "./observation.ts";
-
-/** How an iframe line says why nobody can act in its frame. */
-const VETO_TEXT: Record<FrameVeto, string> = {
-  "inert": "inert",
-  "aria-hidden": "aria-hidden",
-  "no-pointer": "takes no pointer",
-  "modal": "outside the open dialog",
-};
-
-/** A vetoed frame's answer without ids: its elements gone, its text formatted from the bare tree. */
-function unlabel(result: DistillResult): void {
-  result.elements = [];
-  const nodes = result.nodes ?? [];
-  unlabelNodes(nodes);
-  result.lines = formatNodes(nodes, { showNew: false });
-}
-
-/**
- * Drops the ids of a frame's elements whose centre lies under a box of the
- * parent document (`covers`, in the frame's viewport): the pointer cannot
- * reach them, so they show as the vetoed do, without ids.
- */
-function uncover(result: DistillResult, covers: WireBox[]): void {
-  const under = new Set<number>();
-  result.elements = result.elements.filter((facts) => {
-    const cx = facts[6] + facts[8] / 2, cy = facts[7] + facts[9] / 2;
-    const hidden = covers.some(([x, y, w, h]) => cx >= x && cx < x + w && cy >= y && cy < y + h);
-    if (hidden) under.add(facts[0]);
-    return !hidden;
-  });
-  if (!under.size) return;
-  unlabelNodes(result.nodes ?? [], under);
-  for (const facts of result.elements) {
-    const all = facts as unknown[];
-    if (typeof all[12] === "number" && under.has(all[12])) all[12] = 0;
-  }
-}
-
-/** Most lines of new text a diff lists. */
-const MAX_DIFF_TEXT = 40;
 
 interface FrameIds {
   /** The next id the frame's distiller hands out. */
@@ -142,10 +102,7 @@ export class Observer {
   #where = new Map<number, { frameId: string; state: SessionState; local: number }>();
   /** Per frame other than a top one: its own id counter, and its ids → the context's ids. */
   #frameIdMaps = new Map<string, FrameIds>();
-  #previous = new WeakMap<
-    Page,
-    { url: string; lines: Map<number, string>; texts: Set<string> }
-  >();
+  #previous = new WeakMap<Page, SeenPage>();
 
   private constructor() {
     const hook = `(() => { ${HOOK_SCRIPT}; __webservHook.installHook(${
@@ -370,52 +327,20 @@ export class Observer {
       throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
     }
 
-    const lines = new Map<number, string>();
-    for (const el of elements) lines.set(el.id, describeLine(el));
-    // A new document starts afresh: everything is added.
     const previous = this.#previous.get(page);
-    const same = previous && previous.url === result.url ? previous : undefined;
-    const before = same?.lines;
-    // Lines without an id (text, headings, structure), to report new text in diff mode.
-    const texts = new Set<string>();
-    for (const line of observed.lines) {
-      const trimmed = line.trim();
-      if (!trimmed.startsWith("[")) texts.add(trimmed);
-    }
-    const diff: ObservationDiff = { added: [], removed: [], changed: [] };
-    if (before) {
-      for (const [id, line] of lines) {
-        const old = before.get(id);
-        if (old === undefined) diff.added.push(id);
-        else if (old !== line) diff.changed.push(id);
-      }
-      for (const id of before.keys()) if (!lines.has(id)) diff.removed.push(id);
-    } else {
-      diff.added.push(...lines.keys());
-    }
-    if (mode !== "viewport") this.#previous.set(page, { url: result.url, lines, texts });
-
+    const { diff, body, seen } = diffObservation(
+      elements,
+      observed.lines,
+      result.url,
+      previous,
+      mode,
+    );
+    if (mode !== "viewport") this.#previous.set(page, seen);
     const { scroll } = result;
     const url = result.url.length > 200 ? `${result.url.slice(0, 199)}…` : result.url;
     const header = `# ${result.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
       Math.max(0, scroll.height - scroll.vh)
     }`;
-    let body: string[];
-    if (mode === "diff" && before) {
-      body = [];
-      for (const id of diff.added) body.push(`+ ${lines.get(id)}`);
-      for (const id of diff.changed) body.push(`~ ${lines.get(id)}`);
-      for (const id of diff.removed) body.push(`- ${before.get(id)}`);
-      let shown = 0;
-      for (const text of texts) {
-        if (same?.texts.has(text) || text.includes("[")) continue;
-        if (++shown > MAX_DIFF_TEXT) break;
-        body.push(`+ ${text}`);
-      }
-      if (!body.length) body.push("(no changes)");
-    } else {
-      body = observed.lines;
-    }
     const observation: Observation = {
       text: [header, ...body].join("\n"),
       elements,
