@@ -407,6 +407,9 @@ function isScrollable(el: Element, style: StyleFacts): boolean {
   return (x === "auto" || x === "scroll") && el.scrollWidth > el.clientWidth + 2;
 }
 
+/** Text made of zero-width spaces, joiners and byte-order marks only. */
+const ZERO_WIDTH = /^[\u200B-\u200D\u2060\uFEFF]+$/;
+
 /** {@linkcode collectKid}, but of a closed `<details>` only its summary is shown. */
 function collectShown(
   pass: Pass,
@@ -423,7 +426,9 @@ function collectShown(
 export function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited): void {
   if (kid.nodeType === 3) {
     const data = (kid as Text).data;
-    const text = fold(data);
+    let text = fold(data);
+    // Zero-width characters alone hold a line open (an empty select's placeholder): no text.
+    if (text.length < 4 && ZERO_WIDTH.test(text)) text = "";
     if (!text) {
       // White space between inline boxes is a word break.
       const last = node.kids[node.kids.length - 1];
@@ -436,6 +441,9 @@ export function collectKid(pass: Pass, node: DNode, kid: Node, next: Inherited):
     if (!node.unseen && node.style && !node.sized) {
       node.sized = true;
       if (node.style.fontSize === "0px") node.unseen = true;
+      // Decoration hidden from assistive tech and drawn transparent (the copy of a
+      // floating label in an outlined field's border) is not seen either.
+      else if (node.flags & F_ARIA_HIDDEN && !pass.layout.visible(node.el)) node.unseen = true;
     }
     // Edges keep one space where the source has white space, so inline runs join as they read.
     const lead = /^\s/.test(data) ? " " : "", trail = /\s$/.test(data) ? " " : "";

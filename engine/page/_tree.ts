@@ -275,15 +275,18 @@ export interface Pass {
   modal?: Element | null;
 }
 
-/** Visible text under a node, without the text of nested nodes that get their own line. */
-export function contentText(node: DNode, out: string[]): void {
+/**
+ * Visible text under a node, without the text of nested nodes that get
+ * their own line, nor of those `skip` says are not the node's.
+ */
+export function contentText(node: DNode, out: string[], skip?: (kid: DNode) => boolean): void {
   if (node.ownText) out.push(` ${node.ownText} `);
   for (const kid of node.kids) {
     if (typeof kid === "string") out.push(kid);
-    else if (!("k" in kid) && consumed(kid)) {
+    else if (!("k" in kid) && consumed(kid) && !skip?.(kid)) {
       // Block boxes break words; inline boxes run on as the text reads.
       if (!kid.inline) out.push(" ");
-      contentText(kid, out);
+      contentText(kid, out, skip);
       if (!kid.inline || kid.spaceAfter) out.push(" ");
     }
   }

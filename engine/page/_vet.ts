@@ -96,6 +96,7 @@ export function vet(pass: Pass, doc: Document): void {
     const { el, flags } = node;
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
     if (pass.standIns.has(el)) continue;
+    if (wrapsProxied(pass, node)) continue;
     if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
@@ -160,7 +161,7 @@ function unwrapContainers(pass: Pass): void {
   for (const node of pass.candidates) {
     if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
     const parts: string[] = [];
-    contentText(node, parts);
+    contentText(node, parts, notOwnText);
     const own = fold(parts.join("")) !== "";
     if (own) {
       if (node.sig & OWN_TARGET) continue;
@@ -171,6 +172,28 @@ function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/**
+ * Text inside a container that is not the container's own: a label's (it
+ * names a control), and what is under `aria-hidden` (decoration, such as
+ * the copy of a floating label in an outlined field's border).
+ */
+function notOwnText(kid: DNode): boolean {
+  if (kid.flags & F_ARIA_HIDDEN) return true;
+  return kid.tag === "label" && (kid.el as HTMLLabelElement).control != null;
+}
+
+/**
+ * A weak-only candidate that wraps the hidden input a label stands in for
+ * is part of that one control (the ripple box of a drawn checkbox), not a
+ * target of its own: the label's id acts on it.
+ */
+function wrapsProxied(pass: Pass, node: DNode): boolean {
+  if (!(node.sig & WEAK) || node.sig & STRONG) return false;
+  const label = node.el.closest("label");
+  const owner = label ? pass.labels.get(label) : undefined;
+  return !!owner?.proxy && (owner.sig & S_PROXY) !== 0 && node.el.contains(owner.proxy);
 }
 
 const CLIP_NONE = 0;
