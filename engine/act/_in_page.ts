@@ -276,7 +276,16 @@ export const POINT = `function () {
         const over = frame ? ancestorsCover(frame, x, y) : null;
         if (over === null) {
           // A mouse move this document gets from now on is one sent to this point (HOVERED).
+          // Where the act library is not (a world of the caller's), the document's moves
+          // are recorded from now on: a stale :hover (a fake move after a scroll) is no proof.
           if (globalThis.__webservMove !== undefined) globalThis.__webservMove = null;
+          else {
+            const moves = globalThis.__webservMoves || (globalThis.__webservMoves = new WeakMap());
+            if (!moves.has(doc)) {
+              doc.addEventListener("mousemove", (e) => moves.set(doc, [e.clientX, e.clientY]), true);
+            }
+            moves.set(doc, null);
+          }
           const box = doc.documentElement.getBoundingClientRect();
           const win = doc.defaultView, vv = win && win.visualViewport;
           const top = !!win && win.parent === win &&
@@ -308,13 +317,17 @@ export const FACTS_POINT = `function (allowDisabled) {
 /**
  * Whether the last mouse move reached this document at `(x, y)`. The act
  * library records the document's last move and POINT clears it; without the
- * library, whether what lies at the point is `:hover`. The browser routes
+ * library, POINT records the document's moves itself (in the caller's world);
+ * failing both, whether what lies at the point is `:hover`. The browser routes
  * mouse events between a page and its out-of-process frames by the
  * compositor's hit-test data, which can lag a scroll by a frame: a press
  * sent then lands in whichever frame was at that point before.
  */
 const REACHED = `(x, y, doc) => {
-  const move = globalThis.__webservMove;
+  const moves = globalThis.__webservMoves;
+  const move = globalThis.__webservMove !== undefined
+    ? globalThis.__webservMove
+    : moves && moves.has(doc) ? moves.get(doc) : undefined;
   if (move !== undefined) return move !== null && Math.abs(move[0] - x) <= 2 && Math.abs(move[1] - y) <= 2;
   const hit = doc.elementFromPoint(x, y);
   return !!hit && hit.matches(":hover");
@@ -326,8 +339,10 @@ const REACHED = `(x, y, doc) => {
  * `"unknown"` without the library and nothing `:hover` there.
  */
 export const HOVERED = `function (x, y) {
-  if ((${REACHED})(x, y, this.ownerDocument)) return "yes";
-  return globalThis.__webservMove === undefined ? "unknown" : "no";
+  const doc = this.ownerDocument;
+  if ((${REACHED})(x, y, doc)) return "yes";
+  const moves = globalThis.__webservMoves;
+  return globalThis.__webservMove === undefined && !(moves && moves.has(doc)) ? "unknown" : "no";
 }`;
 
 /**
