@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ObservationDiff, ObservedElement } from "./observation.ts";
+import type { ObservationDiff, ObservedElement, ObserveOptions } from "./observation.ts";
 import { describeLine } from "./_stitch.ts";
 
 /** Most lines of new text a diff lists. */
@@ -36,7 +36,7 @@ export function diffObservation(
   observed: string[],
   url: string,
   previous: SeenPage | undefined,
-  mode: string,
+  mode: NonNullable<ObserveOptions["mode"]>,
 ): { diff: ObservationDiff; body: string[]; seen: SeenPage } {
   const lines = new Map<number, string>();
   for (const el of elements) lines.set(el.id, describeLine(el));

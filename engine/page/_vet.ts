@@ -190,7 +190,7 @@ function notOwnText(kid: DNode): boolean {
  * target of its own: the label's id acts on it.
  */
 function wrapsProxied(pass: Pass, node: DNode): boolean {
-  if (!(node.sig & WEAK) || node.sig & STRONG) return false;
+  if (!pass.proxies.length || !(node.sig & WEAK) || node.sig & STRONG) return false;
   const label = node.el.closest("label");
   const owner = label ? pass.labels.get(label) : undefined;
   return !!owner?.proxy && (owner.sig & S_PROXY) !== 0 && node.el.contains(owner.proxy);
