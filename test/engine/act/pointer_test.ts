@@ -200,7 +200,14 @@ Deno.test("Actor.act() pointer", async (t) => {
       }
       const calls = new Unrouted(new SelectorResolver(page, { 3: "cross >> #cross-btn" }), 5_000);
       const pointer = new Pointer(calls, 5_000, () => page);
-      const aim = await pointer.aim(await calls.element(3), 3);
+      // The cross-site frame loads on its own time.
+      let ref: Ref | undefined;
+      for (let i = 0; i < 200 && !ref; i++) {
+        ref = await calls.element(3).catch(() => undefined);
+        if (!ref) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      if (!ref) throw new Error("the cross-site frame's button never appeared");
+      const aim = await pointer.aim(ref, 3);
       await rejectsWith(pointer.mouse(aim, "click", "left", []), "target-moved", "within 1 s");
       await rejectsWith(pointer.mouse(aim, "hover", "left", []), "target-moved", "within 1 s");
       // A real click after it: had the first one pressed, its message would come first.
