@@ -12,6 +12,8 @@ export interface SandboxErrorOptions extends ErrorOptions {
   status?: number;
   /** The daemon's own error message, if any. */
   daemonMessage?: string;
+  /** Lines of the daemon's logs that say why, if it has them. */
+  daemonLog?: string[];
 }
 
 /** A sandbox operation failed; the base of all sandbox errors. */
@@ -20,6 +22,11 @@ export class SandboxError extends Error {
   readonly status: number;
   /** The daemon's own error message, or `""` when there was none. */
   readonly daemonMessage: string;
+  /**
+   * Lines of the daemon's logs that say why, such as the `ERROR` lines of an
+   * Incus container's `lxc.log` when its start failed; empty when none.
+   */
+  readonly daemonLog: string[];
 
   /**
    * Creates the error.
@@ -32,6 +39,7 @@ export class SandboxError extends Error {
     this.name = "SandboxError";
     this.status = options.status ?? 0;
     this.daemonMessage = options.daemonMessage ?? "";
+    this.daemonLog = options.daemonLog ?? [];
   }
 }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { fetchDaemon } from "../_daemon_fetch.ts";
+import { type DaemonInfo, fetchDaemon } from "../_daemon_fetch.ts";
 import { SandboxError, SandboxTimeoutError } from "../errors.ts";
 import {
   decodeEnvelope,
@@ -124,6 +124,19 @@ export class IncusClient implements Disposable {
       this.endpoint = socket;
       this.#http = Deno.createHttpClient({
         proxy: { transport: "unix", path: socket },
+        // No idle connections, ever. Incus 6's unix listener peeks at the
+        // first bytes of each connection inside its accept loop
+        // (`StarttlsListener.Accept`), so one connected client that has not
+        // sent its request yet stops the daemon from accepting any other:
+        // the start hooks of every container (`incusd callhook`, over this
+        // socket) then time out after 30 s and the start fails. A pooled
+        // client leaves exactly such a connection behind: when a request
+        // races an idle-connection checkout against a new connect and the
+        // checkout wins, the new connection is parked in the pool without a
+        // request and sits there until the pool's idle timeout (90 s). With
+        // no pool, every connection carries its request at once and is
+        // closed after the answer.
+        poolMaxIdlePerHost: 0,
       });
     }
   }
@@ -236,12 +249,83 @@ export class IncusClient implements Disposable {
     action: "start" | "stop" | "restart",
     force = false,
   ): Promise<void> {
-    await this.request("PUT", `/1.0/instances/${name}/state`, {
-      json: { action, force, timeout: force ? -1 : 30 },
-      // A start or a forced stop takes about a second; waiting longer only
-      // delays recovery when one of Incus's hooks hangs under heavy load.
-      ...(force || action === "start" ? { timeoutMs: Math.min(this.#timeoutMs, 30_000) } : {}),
-    });
+    try {
+      await this.request("PUT", `/1.0/instances/${name}/state`, {
+        json: { action, force, timeout: force ? -1 : 30 },
+        // A start or a forced stop takes about a second; Incus gives each of
+        // the container's hooks 30 s, so a start past that has failed.
+        ...(force || action === "start" ? { timeoutMs: Math.min(this.#timeoutMs, 30_000) } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status === 404) throw error;
+      throw await this.#stateChangeFailure(name, action, error);
+    }
+  }
+
+  /**
+   * Reads one of an instance's log files, such as `lxc.log`.
+   *
+   * @param name the instance
+   * @param file the log file's name
+   * @returns the log's text
+   * @throws {SandboxError} when Incus has no such instance or log
+   */
+  async instanceLog(name: string, file = "lxc.log"): Promise<string> {
+    const response = await fetchDaemon(
+      this.#daemonInfo(),
+      this.#url(`/1.0/instances/${name}/logs/${file}`),
+      {
+        method: "GET",
+        path: `/1.0/instances/${name}/logs/${file}`,
+        headers: new Headers(),
+        rawType: "application/octet-stream",
+        client: this.#http,
+        timeoutMs: this.#timeoutMs,
+      },
+    );
+    const text = await response.text();
+    if (!response.ok) {
+      throw new SandboxError(
+        `Incus has no log "${file}" of instance "${name}": HTTP ${response.status}`,
+        { status: response.status, daemonMessage: text.slice(0, 500) },
+      );
+    }
+    return text;
+  }
+
+  /**
+   * The error of a failed start or stop, naming the instance and carrying
+   * the `ERROR` lines of its `lxc.log`, which say why (a hook that failed,
+   * a mount refused) where Incus's own message only says that it failed.
+   */
+  async #stateChangeFailure(
+    name: string,
+    action: string,
+    error: SandboxError,
+  ): Promise<SandboxError> {
+    let daemonLog: string[];
+    let logNote = "";
+    try {
+      daemonLog = (await this.instanceLog(name)).split("\n")
+        .filter((line) => /\bERROR\b/.test(line)).slice(-8);
+    } catch (logError) {
+      daemonLog = [];
+      logNote = ` (its lxc.log could not be read: ${
+        logError instanceof Error ? logError.message : String(logError)
+      })`;
+    }
+    const message = `Incus could not ${action} instance "${name}": ${error.message}${logNote}${
+      daemonLog.length > 0 ? `; lxc.log says:\n  ${daemonLog.join("\n  ")}` : ""
+    }`;
+    const options = {
+      status: error.status,
+      daemonMessage: error.daemonMessage,
+      daemonLog,
+      cause: error,
+    };
+    return error instanceof SandboxTimeoutError
+      ? new SandboxTimeoutError(message, options)
+      : new SandboxError(message, options);
   }
 
   /**
@@ -344,24 +428,33 @@ export class IncusClient implements Disposable {
     this.close();
   }
 
+  #url(path: string): URL {
+    const url = new URL(this.#base + path);
+    if (this.#project !== "default") {
+      url.searchParams.set("project", this.#project);
+    }
+    return url;
+  }
+
+  #daemonInfo(): DaemonInfo {
+    return {
+      name: "Incus",
+      endpoint: this.endpoint,
+      install: 'install it with "apt-get install -t bookworm-backports incus" and start incusd',
+    };
+  }
+
   async #call(
     method: string,
     path: string,
     options: IncusRequestOptions,
   ): Promise<Envelope> {
-    const url = new URL(this.#base + path);
-    if (this.#project !== "default") {
-      url.searchParams.set("project", this.#project);
-    }
+    const url = this.#url(path);
     if (options.placed && this.#target !== undefined) {
       url.searchParams.set("target", this.#target);
     }
     const response = await fetchDaemon(
-      {
-        name: "Incus",
-        endpoint: this.endpoint,
-        install: 'install it with "apt-get install -t bookworm-backports incus" and start incusd',
-      },
+      this.#daemonInfo(),
       url,
       {
         method,

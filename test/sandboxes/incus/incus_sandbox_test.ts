@@ -147,6 +147,28 @@ Deno.test("IncusSandbox.open() throws SandboxError naming the task when the imag
   assert(String(error).includes("deno task image"), String(error));
 });
 
+Deno.test("IncusSandbox.create() throws SandboxError naming the instance with its lxc.log when the start fails", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    // A pre-start hook that fails, as Incus's own hook did when it could not
+    // reach incusd.
+    config: { "raw.lxc": "lxc.hook.pre-start = /bin/false" },
+  });
+  const error = await assertRejects(() => sandbox.create(), SandboxError);
+  assert(!(error instanceof InstanceGoneError), String(error));
+  assertStringIncludes(error.message, 'Incus could not start instance "ws-');
+  assert(
+    error.daemonLog.some((line) => line.includes("Failed to run lxc.hook.pre-start")),
+    `lxc.log lines: ${JSON.stringify(error.daemonLog)}`,
+  );
+  assertStringIncludes(error.message, "lxc.log says:");
+  assertEquals(sandbox.containerNames, []);
+  assertEquals(await leftovers(sandbox.client, new Set()), []);
+});
+
 Deno.test("WarmPool.acquire() replaces an Incus env when its init was killed while idle", async () => {
   await using gateway = new Gateway();
   await using sandbox = await IncusSandbox.open({
