@@ -30,7 +30,8 @@ function reporter(then: string): string[] {
 function wrapper(env: Record<string, string>, command: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", STRESS, "--", ...command],
-    env: { WEBSERV_STRESS_BURNERS: "1", ...env },
+    // Empty: this test may itself run under a stress wrapper, which sets it.
+    env: { WEBSERV_STRESS_BURNERS: "1", WEBSERV_STRESS_PIDS: "", ...env },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
