@@ -361,12 +361,11 @@ async function launchInChild(
 }
 
 async function assertCleanedUp(profile: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while ((processesMentioning(profile).length > 0 || exists(profile)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assertEquals(processesMentioning(profile), []);
-  assert(!exists(profile), "the profile was left behind");
+  await waitFor(() => processesMentioning(profile).length === 0 && !exists(profile), {
+    message: `the processes and profile of "${profile}" are cleaned up`,
+    timeoutMs: 15_000,
+    intervalMs: 20,
+  });
 }
 
 for (const signal of ["SIGINT", "SIGKILL"] as const) {
