@@ -97,6 +97,7 @@ export type {
   Box,
   ElementHandle,
   ElementQuery,
+  FrameVeto,
   Observation,
   ObservationDiff,
   ObservedElement,

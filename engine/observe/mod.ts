@@ -13,6 +13,14 @@ export type {
   ScrollState,
   SetOfMarks,
 } from "./observation.ts";
-export type { Box, TreeElement, TreeFrame, TreeMore, TreeNode, TreeText } from "./tree.ts";
+export type {
+  Box,
+  FrameVeto,
+  TreeElement,
+  TreeFrame,
+  TreeMore,
+  TreeNode,
+  TreeText,
+} from "./tree.ts";
 export { findElement, findElements } from "./find_element.ts";
 export type { ElementQuery } from "./find_element.ts";

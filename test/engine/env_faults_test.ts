@@ -5,10 +5,12 @@
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../engine/act/errors.ts";
 import { Browser } from "../../engine/browser/browser.ts";
+import type { BrowserContext } from "../../engine/browser/browser_context.ts";
 import { Env } from "../../engine/env.ts";
 import type { EnvObservation, EnvSite } from "../../engine/env_types.ts";
 import { EnvError, type EnvErrorCode } from "../../engine/env_error.ts";
 import { findElement } from "../../engine/observe/find_element.ts";
+import { waitFor } from "../_util/wait.ts";
 
 /** A loopback site whose `/hang…` paths (and every path while `hangAll`) never answer. */
 interface HangingSite extends EnvSite, AsyncDisposable {
@@ -62,14 +64,26 @@ function idOf(observation: EnvObservation, role: string, name: string): number {
 /** Settling that waits for every request in flight, however long: only the deadline ends it. */
 const HOLD = { longPollMs: 60_000, capMs: 60_000 };
 
-/** Resolves once the site saw a request for `path`. */
+/** Resolves once the site saw a request for `path`; fails after 10 s. */
 async function requested(site: HangingSite, path: string): Promise<void> {
-  while (!site.seen.includes(path)) await pause(20);
+  await waitFor(() => site.seen.includes(path), { message: `the site gets a request for ${path}` });
 }
 
-/** Lets timers that a leaked promise would reject on run out. */
+/** Lets timers that a leaked promise would reject on run out (ordered after them, not a guess). */
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Every context `browser` opens from now on, as it is made (a spy on the real method). */
+function spyContexts(browser: Browser): BrowserContext[] {
+  const opened: BrowserContext[] = [];
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    opened.push(context);
+    return context;
+  };
+  return opened;
 }
 
 const FORM = `<title>Form</title>
@@ -84,11 +98,31 @@ Deno.test("Env.create() rejects with EnvError timeout and nothing rejects unhand
   await using launched = await Browser.launch();
   // A short CDP timeout: a leaked waiter would reject within the pause below.
   await using browser = await Browser.connect(launched.process!.wsEndpoint, { timeoutMs: 1_500 });
-  site.hangAll = true;
-  await rejectsEnv(Env.create(browser, { site, timeoutMs: 1_500 }), "timeout");
-  await rejectsEnv(Env.create(browser, { site, startUrl: "/hang", timeoutMs: 300 }), "timeout");
-  await pause(2_000);
-  assertEquals(browser.contexts.length, 0, "a failed create leaves no context behind");
+  const opened = spyContexts(browser);
+  const unhandled: unknown[] = [];
+  const record = (event: PromiseRejectionEvent) => {
+    unhandled.push(event.reason);
+    event.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", record);
+  try {
+    site.hangAll = true;
+    await rejectsEnv(Env.create(browser, { site, timeoutMs: 1_500 }), "timeout");
+    await rejectsEnv(Env.create(browser, { site, startUrl: "/hang", timeoutMs: 300 }), "timeout");
+    // Each create opens one context and closes it as the last thing it does.
+    await waitFor(() => opened.length === 2 && opened.every((context) => context.closed), {
+      message: "each failed create opens its context and closes it",
+    });
+    assertEquals(browser.contexts.length, 0, "a failed create leaves no context behind");
+    // Every CDP waiter the creates started has the 1,500 ms timeout and began
+    // before now: a timer of that length started now fires after all of
+    // them, however late (timers fire in deadline order), and by then a
+    // leaked waiter's rejection is recorded.
+    await pause(browser.connection.timeoutMs);
+    assertEquals(unhandled.map(String), [], "a rejection nobody handled");
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", record);
+  }
 });
 
 Deno.test("Env.reset() fails with EnvError timeout when the site hangs, then recovers", async () => {
@@ -242,8 +276,12 @@ Deno.test("Env serializes operations and stops a step it abandoned", async () =>
   controller.abort();
   await rejectsEnv(typing, "timeout");
   const stopped = await value("c");
-  await pause(500);
+  // A step after it, through the same input path (typing replaces A's
+  // value): keys of the abandoned step still coming would land in C before
+  // it, or in A once it has the focus.
+  await env.step({ action: "type", id: a, text: "!" });
   assertEquals(await value("c"), stopped, "the abandoned step kept typing");
+  assertEquals(await value("a"), "!", "the abandoned step kept typing");
   await assertRejects(() => env.step({ action: "click", id: 999 }), ActionError);
 });
 

@@ -20,14 +20,25 @@ function idOf(observation: EnvObservation, role: string, name: string): number {
   return element.id;
 }
 
-Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async (t) => {
-  await using server = serveHtml({
-    "/": `<title>Home</title>
+const HOME_PAGES = {
+  "/": `<title>Home</title>
       <button onclick="document.cookie='seen=1; path=/'; this.textContent='Done'">Mark</button>
       <button onclick="if (confirm('Delete it?')) document.body.append('deleted')">Delete</button>
       <a href="/other" target="_blank">Other</a>`,
-    "/other": "<title>Other</title><p>Elsewhere</p>",
-  });
+  "/other": "<title>Other</title><p>Elsewhere</p>",
+};
+
+/** What each of the tests below opens for itself: the pages, a browser and an env on them. */
+interface HomeEnv extends AsyncDisposable {
+  server: ReturnType<typeof serveHtml>;
+  env: Env;
+  /** How many times the site was reset. */
+  resets(): number;
+}
+
+/** A fresh env on the home pages, so that each test runs alone (`--filter`) as in the file. */
+async function openHome(): Promise<HomeEnv> {
+  const server = serveHtml(HOME_PAGES);
   let resets = 0;
   const site = {
     origin: server.url("").replace(/\/$/, ""),
@@ -36,104 +47,148 @@ Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async
       return Promise.resolve();
     },
   };
-  await using browser = await Browser.launch();
-  await using env = await Env.create(browser, { site });
+  let browser: Browser | undefined;
+  try {
+    browser = await Browser.launch();
+    const env = await Env.create(browser, { site });
+    const launched = browser;
+    return {
+      server,
+      env,
+      resets: () => resets,
+      async [Symbol.asyncDispose]() {
+        await env.close();
+        await launched.close();
+        await server[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await browser?.close();
+    await server[Symbol.asyncDispose]();
+    throw error;
+  }
+}
 
-  await t.step("observe() lists the start page's controls by id", async () => {
-    const observation = await env.observe();
-    assertStringIncludes(observation.text, "Home");
-    idOf(observation, "button", "Mark");
-    assertEquals(observation.tabs.length, 1);
-  });
+Deno.test("Env.observe() lists the start page's controls by id", async () => {
+  await using home = await openHome();
+  const observation = await home.env.observe();
+  assertStringIncludes(observation.text, "Home");
+  idOf(observation, "button", "Mark");
+  assertEquals(observation.tabs.length, 1);
+});
 
-  await t.step("step() acts and returns the observation after the action", async () => {
-    const mark = idOf(await env.observe(), "button", "Mark");
-    const { result, observation, done } = await env.step({ action: "click", id: mark });
-    assertEquals(done, false);
-    assert(result.settle?.settled);
-    assert(observation);
-    idOf(observation, "button", "Done");
-  });
+Deno.test("Env.step() acts and returns the observation after the action", async () => {
+  await using home = await openHome();
+  const { env } = home;
+  const mark = idOf(await env.observe(), "button", "Mark");
+  const { result, observation, done } = await env.step({ action: "click", id: mark });
+  assertEquals(done, false);
+  assert(result.settle?.settled);
+  assert(observation);
+  idOf(observation, "button", "Done");
+});
 
-  await t.step(
-    "a confirm dialog shows in the observation until the dialog action answers it",
-    async () => {
-      const remove = idOf(await env.observe(), "button", "Delete");
-      const { observation } = await env.step({ action: "click", id: remove });
-      assert(observation);
-      assertEquals(observation.dialog?.type, "confirm");
-      assertMatch(observation.text, /^dialog confirm "Delete it\?": answer it/m);
-      await assertRejects(
-        () => env.step({ action: "click", id: remove }),
-        ActionError,
-        "dialog is open",
-      );
-      const answered = await env.step({ action: "dialog", accept: true });
-      assertEquals(answered.observation?.dialog, undefined);
-      assertStringIncludes(answered.observation?.text ?? "", "deleted");
-    },
+Deno.test("Env shows a confirm dialog in the observation until the dialog action answers it", async () => {
+  await using home = await openHome();
+  const { env } = home;
+  const remove = idOf(await env.observe(), "button", "Delete");
+  const { observation } = await env.step({ action: "click", id: remove });
+  assert(observation);
+  assertEquals(observation.dialog?.type, "confirm");
+  assertMatch(observation.text, /^dialog confirm "Delete it\?": answer it/m);
+  await assertRejects(
+    () => env.step({ action: "click", id: remove }),
+    ActionError,
+    "dialog is open",
   );
+  const answered = await env.step({ action: "dialog", accept: true });
+  assertEquals(answered.observation?.dialog, undefined);
+  assertStringIncludes(answered.observation?.text ?? "", "deleted");
+});
 
-  await t.step("a link opening a new tab makes it the active tab, listed in the text", async () => {
-    const link = idOf(await env.observe(), "link", "Other");
-    const { observation } = await env.step({ action: "click", id: link });
-    assert(observation);
-    assertEquals(observation.tabs.map((tab) => tab.active), [false, true]);
-    assertMatch(observation.text, /^tabs: \[0\] "Home" · \[1\] "Other" \(active\)$/m);
-    await env.step({ action: "close_tab", tab: 1 });
-    assertEquals((await env.observe()).tabs.length, 1);
-  });
+Deno.test("Env makes a tab opened by a link the active tab, listed in the text", async () => {
+  await using home = await openHome();
+  const { env } = home;
+  const link = idOf(await env.observe(), "link", "Other");
+  const { observation } = await env.step({ action: "click", id: link });
+  assert(observation);
+  assertEquals(observation.tabs.map((tab) => tab.active), [false, true]);
+  assertMatch(observation.text, /^tabs: \[0\] "Home" · \[1\] "Other" \(active\)$/m);
+  await env.step({ action: "close_tab", tab: 1 });
+  assertEquals((await env.observe()).tabs.length, 1);
+});
 
-  await t.step("goto off the site's origin is refused and the env stays usable", async () => {
-    const error = await assertRejects(
-      () => env.step({ action: "goto", url: "http://localhost:9/" }),
-      ActionError,
-    );
-    assertEquals(error.code, "not-allowed");
-    await assertRejects(() => env.step({ action: "jump" }), TypeError, '"action"');
-    idOf(await env.observe(), "button", "Delete");
-  });
+Deno.test("Env refuses goto off the site's origin and stays usable", async () => {
+  await using home = await openHome();
+  const { env } = home;
+  const error = await assertRejects(
+    () => env.step({ action: "goto", url: "http://localhost:9/" }),
+    ActionError,
+  );
+  assertEquals(error.code, "not-allowed");
+  await assertRejects(() => env.step({ action: "jump" }), TypeError, '"action"');
+  idOf(await env.observe(), "button", "Delete");
+});
 
-  await t.step("pages reach the site's origin and no other", async () => {
-    const status = (url: string) =>
-      env.actor.page!.session.send("Runtime.evaluate", {
-        // no-cors: a cross-origin answer resolves (status 0); only a blocked request rejects.
-        expression: `fetch(${
-          JSON.stringify(url)
-        }, { mode: "no-cors" }).then((r) => r.status, () => "failed")`,
-        awaitPromise: true,
-        returnByValue: true,
-      }).then(({ result }) => result.value);
-    assertEquals(await status(server.url("/other")), 200);
-    assertEquals(await status(server.url("/other", "localhost")), "failed");
-  });
-
-  await t.step("reset() resets the site and starts a fresh episode", async () => {
-    const before = idOf(await env.observe(), "button", "Done");
-    await env.reset();
-    assertEquals(resets, 1);
-    const observation = await env.observe();
-    assertEquals(observation.tabs.length, 1);
-    assertNotEquals(observation.text.includes("deleted"), true);
-    // A new episode: the page is back as it started, ids counted afresh.
-    assertEquals(idOf(observation, "button", "Mark"), before);
-    const { result } = await env.step({ action: "goto", url: server.url("/") });
-    assert(result.settle);
-    const cookies = await env.actor.page!.session.send("Runtime.evaluate", {
-      expression: "document.cookie",
+Deno.test("Env's pages reach the site's origin and no other", async () => {
+  await using home = await openHome();
+  const { env, server } = home;
+  const status = (url: string) =>
+    env.actor.page!.session.send("Runtime.evaluate", {
+      // no-cors: a cross-origin answer resolves (status 0); only a blocked request rejects.
+      expression: `fetch(${
+        JSON.stringify(url)
+      }, { mode: "no-cors" }).then((r) => r.status, () => "failed")`,
+      awaitPromise: true,
       returnByValue: true,
-    });
-    assertEquals(cookies.result.value, "", "the last episode's cookies are gone");
-  });
+    }).then(({ result }) => result.value);
+  assertEquals(await status(server.url("/other")), 200);
+  assertEquals(await status(server.url("/other", "localhost")), "failed");
+});
 
-  await t.step("stop ends the episode with the agent's answer", async () => {
-    const { done, truncated, observation } = await env.step({ action: "stop", answer: "42" });
-    assertEquals(done, true);
-    assertEquals(truncated, false);
-    idOf(observation, "button", "Mark");
-    assertEquals(env.answer, "42");
-    await assertRejects(() => env.step({ action: "reload" }), ActionError, "ended");
+Deno.test("Env.reset() resets the site and starts a fresh episode", async () => {
+  await using home = await openHome();
+  const { env, server } = home;
+  // An episode that changed things: a cookie set, the page changed, a second tab.
+  const first = await env.observe();
+  const mark = idOf(first, "button", "Mark");
+  await env.step({ action: "click", id: mark });
+  await env.step({ action: "click", id: idOf(first, "button", "Delete") });
+  await env.step({ action: "dialog", accept: true });
+  const opened = await env.step({ action: "click", id: idOf(first, "link", "Other") });
+  assertEquals(opened.observation?.tabs.length, 2);
+  const before = await env.observe();
+  assertStringIncludes(before.text, "Elsewhere");
+  await env.step({ action: "switch_tab", tab: 0 });
+  const changed = await env.observe();
+  assertStringIncludes(changed.text, "deleted");
+  const done = idOf(changed, "button", "Done");
+
+  await env.reset();
+  assertEquals(home.resets(), 1);
+  const observation = await env.observe();
+  assertEquals(observation.tabs.length, 1);
+  assertNotEquals(observation.text.includes("deleted"), true);
+  // A new episode: the page is back as it started, ids counted afresh.
+  assertEquals(idOf(observation, "button", "Mark"), done);
+  const { result } = await env.step({ action: "goto", url: server.url("/") });
+  assert(result.settle);
+  const cookies = await env.actor.page!.session.send("Runtime.evaluate", {
+    expression: "document.cookie",
+    returnByValue: true,
   });
+  assertEquals(cookies.result.value, "", "the last episode's cookies are gone");
+});
+
+Deno.test("Env's stop action ends the episode with the agent's answer", async () => {
+  await using home = await openHome();
+  const { env } = home;
+  const { done, truncated, observation } = await env.step({ action: "stop", answer: "42" });
+  assertEquals(done, true);
+  assertEquals(truncated, false);
+  idOf(observation, "button", "Mark");
+  assertEquals(env.answer, "42");
+  await assertRejects(() => env.step({ action: "reload" }), ActionError, "ended");
 });
 
 Deno.test("Env.create() throws TypeError for a start path without a site", async () => {

@@ -30,12 +30,16 @@ export interface BackendHarness<S extends Sandbox> {
   options?: Partial<Deno.TestDefinition>;
 }
 
-interface Note {
+/** A note of the demo site. */
+export interface Note {
+  /** Its id. */
   id: number;
+  /** Its text. */
   text: string;
 }
 
-async function notes(instance: Instance): Promise<Note[]> {
+/** The instance's notes, read through its state client. */
+export async function notes(instance: Instance): Promise<Note[]> {
   assert(instance.state, "the instance has no state client");
   const response = await instance.state.fetch("/notes");
   assertEquals(response.status, 200);
@@ -49,7 +53,8 @@ async function views(instance: Instance): Promise<number> {
   return body.views;
 }
 
-async function addNote(
+/** Adds a note through the site's own form, as an agent would. */
+export async function addNote(
   gateway: Gateway,
   instance: Instance,
   text: string,

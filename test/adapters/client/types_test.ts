@@ -4,7 +4,8 @@ import { assert } from "@std/assert";
 import type * as client from "../../../adapters/client/types.ts";
 import type * as server from "../../../adapters/http/protocol.ts";
 
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
+  : false;
 
 const checks: true[] = [
   true as Same<client.ErrorBody, z.infer<typeof server.ErrorBody>>,

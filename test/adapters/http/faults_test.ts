@@ -4,6 +4,8 @@
 import { assert, assertEquals } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
+import { waitFor } from "../../_util/wait.ts";
 
 function random(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -193,18 +195,27 @@ Deno.test("createSession() leaves no browser context behind when the env opens a
     });
   });
   await using server = await startServer({ port: 0, stepTimeoutMs: 1 });
+  // Every context the browser opens, seen as it is made: the create opens
+  // exactly one, and its closing is the last thing the abandoned start does.
+  const browser = server.browser!;
+  const opened: BrowserContext[] = [];
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    opened.push(context);
+    return context;
+  };
   const client = new WebServClient(server.url);
   const url = `http://127.0.0.1:${site.addr.port}/`;
   const refused = await client.createSession({ url }).catch((e) => e);
   assertEquals([refused.status, refused.code], [503, "timeout"]);
   assertEquals((await client.health()).live, 0);
   // Env.create closes what it opened when its deadline passes, even while the
-  // start page is still loading.
-  for (let i = 0; i < 300 && server.browser!.contexts.length > 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assertEquals(server.browser!.contexts.length, 0);
+  // start page is still loading: the one context it made is made and closed.
+  await waitFor(() => opened.length === 1 && opened[0]!.closed, {
+    message: "the abandoned create opens its context and closes it",
+  });
+  assertEquals(browser.contexts.length, 0);
   letGo();
-  await new Promise((r) => setTimeout(r, 500));
-  assertEquals(server.browser!.contexts.length, 0);
+  assertEquals([opened.length, browser.contexts.length], [1, 0]);
 });

@@ -10,6 +10,7 @@ import {
 } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { exportRun } from "../../../adapters/http/export.ts";
+import { waitFor } from "../../_util/wait.ts";
 import { WebServClient, WebServError } from "../../../adapters/client/mod.ts";
 
 /** The id on the line of the observation that matches `pattern`. */
@@ -209,7 +210,10 @@ Deno.test("step() answers expired when the session was reaped for idling", async
   const client = new WebServClient(server.url);
   const { id } = await client.createSession({ site: "demo" });
   // The reaper runs every second; wait for it to close the idle session.
-  while ((await client.list()).length > 0) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(async () => (await client.list()).length === 0, {
+    message: "the reaper closes the session idle past 200 ms",
+    intervalMs: 100,
+  });
   const result = await client.step(id, { action: "reload" });
   assertEquals(result.status, "expired");
   assertEquals(result.reward, undefined);

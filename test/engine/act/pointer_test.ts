@@ -7,12 +7,14 @@ import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
+import type { CdpSession } from "../../../engine/cdp/connection.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { ElementCalls, type Ref } from "../../../engine/act/_calls.ts";
 import { CHECK_POINT, type CheckResult, HOVERED } from "../../../engine/act/_in_page.ts";
 import { Pointer } from "../../../engine/act/_pointer.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
+import { waitFor } from "../../_util/wait.ts";
 
 async function evaluate(page: Page, expression: string): Promise<unknown> {
   const { result } = await page.session.send("Runtime.evaluate", {
@@ -21,6 +23,18 @@ async function evaluate(page: Page, expression: string): Promise<unknown> {
     awaitPromise: true,
   });
   return result.value;
+}
+
+/** The session of the page's out-of-process frame at `path`, once attached. */
+async function frameAt(page: Page, path: string): Promise<CdpSession | undefined> {
+  for (const session of page.frameSessions) {
+    const { result } = await session.send("Runtime.evaluate", {
+      expression: "location.pathname",
+      returnByValue: true,
+    }).catch(() => ({ result: { value: undefined } }));
+    if (result.value === path) return session;
+  }
+  return undefined;
 }
 
 async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
@@ -201,24 +215,27 @@ Deno.test("Actor.act() pointer", async (t) => {
       const calls = new Unrouted(new SelectorResolver(page, { 3: "cross >> #cross-btn" }), 5_000);
       const pointer = new Pointer(calls, 5_000, () => page);
       // The cross-site frame loads on its own time.
-      let ref: Ref | undefined;
-      for (let i = 0; i < 200 && !ref; i++) {
-        ref = await calls.element(3).catch(() => undefined);
-        if (!ref) await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      if (!ref) throw new Error("the cross-site frame's button never appeared");
+      const ref = await waitFor(() => calls.element(3).catch(() => undefined), {
+        message: "the cross-site frame's button appears",
+      });
       const aim = await pointer.aim(ref, 3);
       await rejectsWith(pointer.mouse(aim, "click", "left", []), "target-moved", "within 1 s");
       await rejectsWith(pointer.mouse(aim, "hover", "left", []), "target-moved", "within 1 s");
-      // A real click after it: had the first one pressed, its message would come first.
+      // A real click after it, then a marker the frame itself posts: messages
+      // from one frame arrive in order, so once the marker is in the log every
+      // click message is too, and a press of the first attempt would show.
       await actor.act({ action: "click", id: 3 });
-      await evaluate(
-        page,
-        `new Promise((resolve) => { const poll = () => window.__log.length ? resolve() : setTimeout(poll, 10); poll(); })`,
-      );
-      // Both would arrive within milliseconds of each other.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assertEquals(await evaluate(page, "window.__log"), [{ message: "cross-frame click true" }]);
+      const frame = await waitFor(() => frameAt(page, "/act/frame"), {
+        message: "the cross-site frame's session is attached",
+      });
+      await frame.send("Runtime.evaluate", { expression: `parent.postMessage("marker", "*")` });
+      await waitFor(() => evaluate(page, `window.__log.some((e) => e.message === "marker")`), {
+        message: "the cross-site frame's marker reaches the page",
+      });
+      assertEquals(await evaluate(page, "window.__log"), [
+        { message: "cross-frame click true" },
+        { message: "marker" },
+      ]);
     },
   );
 });

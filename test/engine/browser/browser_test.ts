@@ -4,7 +4,6 @@ import {
   assertEquals,
   assertFalse,
   assertGreater,
-  assertLess,
   assertRejects,
   assertStringIncludes,
 } from "@std/assert";
@@ -19,6 +18,7 @@ import {
   TargetClosedError,
 } from "../../../engine/cdp/errors.ts";
 import { serveHtml } from "../../_util/html_server.ts";
+import { waitFor, within } from "../../_util/wait.ts";
 
 async function evaluate(session: CdpSession, expression: string): Promise<unknown> {
   const { result, exceptionDetails } = await session.send("Runtime.evaluate", {
@@ -131,19 +131,11 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
     const popup = await popupSeen;
     assertEquals(popup.openerId, opener.targetId);
     assert(context.pages.includes(popup));
-    const title = await (async () => {
-      // The popup may still be loading; wait for its document, then read it.
-      for (;;) {
-        const value = await evaluate(
-          popup.session,
-          "document.readyState === 'complete' && document.title",
-        );
-        if (value) return value;
-        await popup.session.waitForEvent("Page.loadEventFired", { timeoutMs: 5000 }).catch(
-          () => {},
-        );
-      }
-    })();
+    // The popup may still be loading; wait for its document, then read it.
+    const title = await waitFor(
+      () => evaluate(popup.session, "document.readyState === 'complete' && document.title"),
+      { message: "the popup's document finishes loading" },
+    );
     assertEquals(title, "popup");
     await context.close();
   });
@@ -178,14 +170,11 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
     await evaluate(page.session, `document.body.innerHTML = ${JSON.stringify(html)}; true`);
     const frame = await frameSeen;
     assertEquals(frame.targetInfo?.type, "iframe");
-    for (;;) {
-      const host = await evaluate(frame, "document.readyState === 'complete' && location.host");
-      if (host) {
-        assertEquals(host, `127.0.0.1:${server.port}`);
-        break;
-      }
-      await frame.waitForEvent("Page.loadEventFired", { timeoutMs: 5000 }).catch(() => {});
-    }
+    const host = await waitFor(
+      () => evaluate(frame, "document.readyState === 'complete' && location.host"),
+      { message: "the out-of-process frame's document finishes loading" },
+    );
+    assertEquals(host, `127.0.0.1:${server.port}`);
     assert(page.frameSessions.includes(frame));
     await context.close();
   });
@@ -237,7 +226,8 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   });
 });
 
-Deno.test("Browser rejects every pending command within 1 s when Chromium is killed", async () => {
+// How fast they fail is a benchmark figure (bench/cdp.ts), not a test's.
+Deno.test("Browser rejects every pending command when Chromium is killed", async () => {
   const browser = await Browser.launch();
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -252,10 +242,15 @@ Deno.test("Browser rejects every pending command within 1 s when Chromium is kil
       awaitPromise: true,
     }),
   ];
-  const killedAt = performance.now();
   Deno.kill(-browser.process!.pid, "SIGKILL"); // the browser's whole process group
-  for (const call of pending) await assertRejects(() => call, ConnectionClosedError);
-  assertLess(performance.now() - killedAt, 1000);
+  // Bounded well below the commands' own 30 s timeout: they fail because the
+  // connection closed, not because they timed out.
+  for (const call of pending) {
+    await assertRejects(
+      () => within(call, { message: "a pending command fails after the kill", timeoutMs: 10_000 }),
+      ConnectionClosedError,
+    );
+  }
   await exited;
   assert(!browser.connected);
   await browser.close();
@@ -285,6 +280,12 @@ Deno.test("BrowserContext.newPage() rejects and leaves no rejection behind when 
   // A server that accepts and never answers: `Page.navigate` times out, and
   // the load wait beside it times out later with no one awaiting it.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const unhandled: unknown[] = [];
+  const record = (event: PromiseRejectionEvent) => {
+    unhandled.push(event.reason);
+    event.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", record);
   const held: Deno.Conn[] = [];
   const accepting = (async () => {
     for await (const conn of listener) held.push(conn);
@@ -294,11 +295,17 @@ Deno.test("BrowserContext.newPage() rejects and leaves no rejection behind when 
     await using context = await browser.newContext();
     const url = `http://127.0.0.1:${listener.addr.port}/`;
     await assertRejects(() => context.newPage(url), CdpTimeoutError);
-    // Past the load wait's own timeout: an unhandled rejection fails this test.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The load wait began before the navigation, with the same timeout: a
+    // timer of that length started now fires after the load wait's own,
+    // however late both are (timers fire in deadline order). By then its
+    // rejection, had nobody handled it, is recorded.
+    const timeoutMs = browser.connection.timeoutMs;
+    await new Promise((resolve) => setTimeout(resolve, timeoutMs));
+    assertEquals(unhandled.map(String), [], "a rejection nobody handled");
     const page = await context.newPage("about:blank");
     assertFalse(page.closed);
   } finally {
+    globalThis.removeEventListener("unhandledrejection", record);
     listener.close();
     for (const conn of held) conn.close();
     await accepting.catch(() => {});
@@ -354,12 +361,11 @@ async function launchInChild(
 }
 
 async function assertCleanedUp(profile: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while ((processesMentioning(profile).length > 0 || exists(profile)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assertEquals(processesMentioning(profile), []);
-  assert(!exists(profile), "the profile was left behind");
+  await waitFor(() => processesMentioning(profile).length === 0 && !exists(profile), {
+    message: `the processes and profile of "${profile}" are cleaned up`,
+    timeoutMs: 15_000,
+    intervalMs: 20,
+  });
 }
 
 for (const signal of ["SIGINT", "SIGKILL"] as const) {

@@ -13,7 +13,6 @@ import {
   assertExists,
   assertFalse,
   assertInstanceOf,
-  assertLess,
   assertMatch,
   assertRejects,
   assertStrictEquals,
@@ -28,6 +27,7 @@ import {
 } from "../../../engine/cdp/errors.ts";
 import type { CommandName } from "../../../engine/cdp/protocol.ts";
 import type { Transport } from "../../../engine/cdp/transport.ts";
+import { within } from "../../_util/wait.ts";
 
 /** A transport opened by a harness, and whatever else it made to open it. */
 export interface OpenedTransport {
@@ -270,7 +270,9 @@ export function transportContract(harness: TransportHarness): void {
     connection.close();
   });
 
-  Deno.test(`${name}.send() rejects every pending command with ConnectionClosedError within 1 s when the browser is killed`, async () => {
+  // How fast they reject is a benchmark figure (bench/cdp.ts), not this test's:
+  // the bound here only keeps a hang from passing, well under the 30 s timeout.
+  Deno.test(`${name}.send() rejects every pending command with ConnectionClosedError when the browser is killed`, async () => {
     await using env = await start(harness);
     const connection = new Connection(env.transport, { timeoutMs: 30_000 });
     const pages = [await openPage(connection), await openPage(connection)];
@@ -286,16 +288,16 @@ export function transportContract(harness: TransportHarness): void {
     ];
     // Let the commands reach the browser before it dies.
     await connection.send("Browser.getVersion");
-    const started = performance.now();
     const killed = env.process.kill();
-    const results = await Promise.allSettled(pending);
-    const elapsed = performance.now() - started;
+    const results = await within(Promise.allSettled(pending), {
+      message: "the pending commands settle after the kill",
+      timeoutMs: 10_000,
+    });
     await killed;
     for (const result of results) {
       assert(result.status === "rejected", "a command resolved after the browser was killed");
       assertInstanceOf(result.reason, ConnectionClosedError);
     }
-    assertLess(elapsed, 1_000, `pending commands took ${Math.round(elapsed)} ms to reject`);
     assertMatch(await closed, /Connection closed/);
     await assertRejects(() => connection.send("Browser.getVersion"), ConnectionClosedError);
   });

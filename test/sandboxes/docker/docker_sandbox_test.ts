@@ -5,6 +5,7 @@ import { ownerTag } from "../../../sandboxes/_owner.ts";
 import type { DockerClient } from "../../../sandboxes/docker/client.ts";
 import { DockerSandbox } from "../../../sandboxes/docker/docker_sandbox.ts";
 import { conformance } from "../_conformance.ts";
+import { waitFor } from "../../_util/wait.ts";
 
 const IMAGE = "webserv-demo";
 const SOCKET_ROOT = "/run/webserv/docker";
@@ -18,12 +19,14 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+/** The env containers and socket folders left of `names`: one sandbox's, not the run's. */
 async function leftovers(client: DockerClient, names: Set<string>) {
   const found: string[] = [];
   for (const c of await client.listContainers({ label: "webserv.owner" })) {
     if (
       c.labels["webserv.owner"] === ownerTag() &&
-      c.labels["webserv.role"] === "env"
+      c.labels["webserv.role"] === "env" &&
+      c.names.some((name) => names.has(name.replace(/^\//, "")))
     ) {
       found.push(c.names[0] ?? c.id);
     }
@@ -34,13 +37,17 @@ async function leftovers(client: DockerClient, names: Set<string>) {
   return found;
 }
 
-const seen = new Set<string>();
+// The names each sandbox has had, so that one test's leftovers are its own:
+// a container another test left does not fail this one, whatever the order.
+const seen = new WeakMap<DockerSandbox, Set<string>>();
 conformance<DockerSandbox>({
   name: "DockerSandbox",
   open: (gateway) => DockerSandbox.open({ gateway, image: IMAGE }),
   async leftovers(sandbox) {
-    for (const name of sandbox.containerNames) seen.add(name);
-    return await leftovers(sandbox.client, seen);
+    const names = seen.get(sandbox) ?? new Set<string>();
+    seen.set(sandbox, names);
+    for (const name of sandbox.containerNames) names.add(name);
+    return await leftovers(sandbox.client, names);
   },
 });
 
@@ -52,10 +59,10 @@ Deno.test("DockerSandbox.create() reports the killed instance when its init is k
   assert(pid > 0);
   Deno.kill(pid, "SIGKILL");
   // The kill is asynchronous: wait until Docker has seen the exit.
-  for (let i = 0; i < 100; i++) {
-    if (!(await sandbox.client.inspectContainer(instance.containerName)).running) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(
+    async () => !(await sandbox.client.inspectContainer(instance.containerName)).running,
+    { message: "Docker sees the killed container exit", intervalMs: 20 },
+  );
   await assertRejects(() => instance.check(), InstanceGoneError);
   await assertRejects(() => instance.reset(), InstanceGoneError);
   const response = await gateway.request(instance.origin, "/");
