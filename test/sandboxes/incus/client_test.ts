@@ -92,7 +92,11 @@ Deno.test("IncusClient.request() leaves no connection open on the unix socket on
     new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), 5_000)),
   ]);
   clearTimeout(timer);
-  assertEquals(closedInTime, true, "a connection of the client was still open 5 s after its answer");
+  assertEquals(
+    closedInTime,
+    true,
+    "a connection of the client was still open 5 s after its answer",
+  );
   assertEquals(incus.connections.filter((c) => c.requests === 0).length, 0);
   await Deno.remove(dir, { recursive: true });
 });
