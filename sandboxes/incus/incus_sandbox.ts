@@ -280,8 +280,10 @@ export class IncusSandbox implements Sandbox {
 
   /**
    * Launches a container. Copies, starts and stops go through one queue per
-   * process: with several at once, Incus 6.0's start hooks were seen to time
-   * out and leave a container that no stop can end.
+   * process: Incus runs them one at a time per storage pool anyway, and a
+   * queue of our own keeps each call's deadline for its own work. (The start
+   * hooks that timed out under load, once blamed on concurrency, were an idle
+   * pooled connection blocking incusd's socket: see `IncusClient`.)
    */
   async #launchOnce(seed: number): Promise<Container> {
     const base = await this.#lifecycle.base(seed);

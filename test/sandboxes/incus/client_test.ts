@@ -2,9 +2,7 @@ import { assertEquals, assertRejects, assertStringIncludes, assertThrows } from 
 import { SandboxError } from "../../../sandboxes/errors.ts";
 import { IncusClient } from "../../../sandboxes/incus/client.ts";
 
-// The HTTPS tests live in incus_sandbox_test.ts: API traffic over HTTPS
-// while another test file starts instances makes Incus's start hooks time
-// out, so every test that talks to incusd stays in one file, run in order.
+// The tests that start instances live in incus_sandbox_test.ts, run in order.
 
 Deno.test("IncusClient() throws TypeError when a remote url has no client certificate", () => {
   assertThrows(
