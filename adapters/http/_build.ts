@@ -83,7 +83,8 @@ export async function build(
 
 /**
  * The spec a reset runs: a new task replaces the task, site, template and
- * URL; a new seed keeps the task's site and template.
+ * URL; a new seed keeps the task's site and template; `max_steps`,
+ * `observation` and `viewport` replace the session's.
  *
  * @param spec the session's spec
  * @param request the reset's new seed or task
@@ -104,6 +105,9 @@ export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
     }
     next.seed = request.seed;
   }
+  if (request.max_steps !== undefined) next.max_steps = request.max_steps;
+  if (request.observation !== undefined) next.observation = request.observation;
+  if (request.viewport !== undefined) next.viewport = request.viewport;
   return next;
 }
 
