@@ -139,11 +139,17 @@ function place(spec: SessionSpec, sources: SessionSources): Placement | null {
     }
     return null;
   }
+  // A task with a seed runs the task's site and template on that seed, as a
+  // reset with a seed does (the seed is not dropped for the task id's).
+  const { seed: given, ...unseeded } = spec;
+  const placed = spec.task !== undefined && given !== undefined
+    ? respec(unseeded, { seed: given })
+    : spec;
   return sources.catalog.resolve({
-    ...(spec.task !== undefined ? { task: spec.task } : {}),
-    ...(spec.site !== undefined ? { site: spec.site } : {}),
-    ...(spec.template !== undefined ? { template: spec.template } : {}),
-    ...(spec.seed !== undefined ? { seed: spec.seed } : {}),
+    ...(placed.task !== undefined ? { task: placed.task } : {}),
+    ...(placed.site !== undefined ? { site: placed.site } : {}),
+    ...(placed.template !== undefined ? { template: placed.template } : {}),
+    ...(placed.seed !== undefined ? { seed: placed.seed } : {}),
   });
 }
 

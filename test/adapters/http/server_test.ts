@@ -384,3 +384,21 @@ Deno.test("createSession() applies the viewport and writes screenshots beside th
   assertEquals([...file.slice(1, 4)], [0x50, 0x4e, 0x47]);
   await Deno.remove(runDir, { recursive: true });
 });
+
+Deno.test("createSession() runs a task's site and template on the seed given beside it", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const created = await client.createSession({ task: "demo/add-note/1", seed: 5 });
+  assertEquals(created.task?.id, "demo/add-note/5");
+  const reset = await client.reset(created.id, { seed: 6, max_steps: 1 });
+  assertEquals(reset.task?.id, "demo/add-note/6");
+  const step = await client.step(created.id, { action: "scroll", direction: "down" });
+  assertEquals([step.status, step.truncated], ["ok", true]);
+  const unknown = await fetch(`${server.url}/v1/sessions/${created.id}/reset`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ sed: 6 }),
+  });
+  assertEquals(unknown.status, 400);
+  await unknown.body?.cancel();
+});

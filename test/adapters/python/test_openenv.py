@@ -125,3 +125,41 @@ def test_openenvs_runtime_validator_passes():
     failed = [c for c in report["criteria"] if not c["passed"]]
     assert report["passed"], json.dumps(failed, indent=2)
     assert report["mode"] == "simulation"
+
+
+def test_an_expired_session_reopens_on_reset_over_the_same_connection():
+    with GenericEnvClient(base_url=URL).sync() as env:
+        first = env.reset(task=TASK)
+        session = first.observation["metadata"]["session_id"]
+        expire = urllib.request.Request(os.environ["WEBSERV_FAULTS"] + "/expire/" + session, method="POST")
+        urllib.request.urlopen(expire, timeout=60).read()
+        with pytest.raises(RuntimeError, match="SESSION_ERROR"):
+            env.step({"action": "click", "id": 1})
+        again = env.reset()
+        assert again.observation["metadata"]["session_id"] != session
+        assert again.observation["metadata"]["task_id"] == TASK
+        assert env.step({"action": "type", "id": 1, "text": NOTE}).done is False
+
+
+def test_the_mcp_message_lists_and_calls_the_action_tools():
+    import asyncio
+
+    async def run():
+        async with GenericEnvClient(base_url=URL) as env:
+            await env.reset(task=TASK)
+            listed = await env._send_and_receive(
+                {"type": "mcp", "data": {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}}
+            )
+            assert listed["type"] == "mcp"
+            names = [tool["name"] for tool in listed["data"]["result"]["tools"]]
+            assert "click" in names and "type" in names and "reset" not in names
+            called = await env._send_and_receive({"type": "mcp", "data": {
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "type", "arguments": {"id": 1, "text": NOTE}},
+            }})
+            result = called["data"]["result"]
+            assert result["isError"] is False and "New note" in result["content"][0]["text"]
+            state = await env.state()
+            assert state["step_count"] == 1
+
+    asyncio.run(run())
