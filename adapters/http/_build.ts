@@ -82,8 +82,8 @@ export async function build(
 }
 
 /**
- * The spec a reset runs: a new task replaces the task, site, template and
- * URL; a new seed keeps the task's site and template; `max_steps`,
+ * The spec a reset runs: a new task replaces the task, site, template, seed
+ * and URL; a new seed keeps the task's site and template; `max_steps`,
  * `observation` and `viewport` replace the session's.
  *
  * @param spec the session's spec
@@ -93,7 +93,8 @@ export async function build(
 export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
   const next: SessionSpec = { ...spec };
   if (request.task !== undefined) {
-    delete next.site, delete next.template, delete next.url;
+    // The task id carries its seed; an earlier seed no longer counts.
+    delete next.site, delete next.template, delete next.url, delete next.seed;
     next.task = request.task;
   }
   if (request.seed !== undefined) {

@@ -173,7 +173,11 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
       path: "/state",
       summary: "OpenEnv: a fresh env's state",
       tags: ["OpenEnv"],
-      responses: { 200: json(OpenEnvState, "No episode, no step"), 401: REFUSED[401] },
+      responses: {
+        200: json(OpenEnvState, "No episode, no step"),
+        400: REFUSED[400],
+        401: REFUSED[401],
+      },
     }),
     (c) => c.json({ episode_id: null, step_count: 0 }, 200),
   );
@@ -198,6 +202,7 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
           }).openapi("OpenEnvSchemas"),
           "The schemas",
         ),
+        400: REFUSED[400],
         401: REFUSED[401],
       },
     }),
@@ -221,6 +226,7 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
           }).openapi("OpenEnvMetadata"),
           "Name, description, version",
         ),
+        400: REFUSED[400],
         401: REFUSED[401],
       },
     }),
@@ -254,7 +260,11 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
       responses: {
         200: json(JsonRpcBody, "The JSON-RPC response"),
         202: { description: "A notification, accepted" },
+        400: REFUSED[400],
         401: REFUSED[401],
+        404: json(ErrorBody, "The bound session is unknown"),
+        409: json(ErrorBody, "The bound session's episode is over"),
+        410: json(ErrorBody, "The bound session expired"),
       },
     }),
     async (c) => {

@@ -162,7 +162,8 @@ export const SessionCreated = z.object({
   id: z.string(),
   observation: ObservationBody,
   lease: LeaseBody,
-  task: TaskBody.nullable(),
+  // A union, not .nullable(): that becomes allOf [ref, nullable], which null fails.
+  task: z.union([TaskBody, z.null()]),
   group: z.string().optional(),
 }).openapi("SessionCreated");
 /** A new or reset session. */
@@ -210,7 +211,7 @@ export type VerdictBody = z.infer<typeof VerdictBody>;
 /** The result of one step. */
 export const StepResponse = z.object({
   status: StepStatus,
-  observation: ObservationBody.nullable(),
+  observation: z.union([ObservationBody, z.null()]),
   reward: z.number().optional().openapi({
     description: "Only with ok and action_error: the verifier's reward when the episode " +
       "ends on a task, else 0",
@@ -246,7 +247,8 @@ export type ResetRequest = z.infer<typeof ResetRequest>;
 /** A session's state. */
 export const SessionState = z.object({
   id: z.string(),
-  task: TaskBody.nullable(),
+  // A union, not .nullable(): that becomes allOf [ref, nullable], which null fails.
+  task: z.union([TaskBody, z.null()]),
   step: z.number().int(),
   url: z.string(),
   elapsed_s: z.number(),

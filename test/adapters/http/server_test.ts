@@ -402,3 +402,11 @@ Deno.test("createSession() runs a task's site and template on the seed given bes
   assertEquals(unknown.status, 400);
   await unknown.body?.cancel();
 });
+
+Deno.test("reset() to a new task runs that task's own seed, not the session's last", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const created = await client.createSession({ task: "demo/add-note/1", seed: 5 });
+  const reset = await client.reset(created.id, { task: "demo/add-note/2" });
+  assertEquals(reset.task?.id, "demo/add-note/2");
+});

@@ -163,3 +163,16 @@ def test_the_mcp_message_lists_and_calls_the_action_tools():
             assert state["step_count"] == 1
 
     asyncio.run(run())
+
+
+def test_the_manifest_names_the_server_the_metadata_describes():
+    import yaml
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    with open(os.path.join(root, "openenv.yaml")) as file:
+        manifest = yaml.safe_load(file)
+    with urllib.request.urlopen(URL + "/metadata", timeout=60) as response:
+        metadata = json.load(response)
+    assert manifest["spec_version"] == 1 and manifest["name"] == metadata["name"]
+    assert manifest["app"] == "adapters/http/serve.ts"
+    assert os.path.exists(os.path.join(root, manifest["app"]))
