@@ -269,38 +269,59 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
     }),
     async (c) => {
       const bound = c.req.valid("query").session;
-      const request = await c.req.json().catch(() => undefined);
-      if (request === undefined) {
-        return c.json(rpcError(null, RpcCode.PARSE_ERROR, "Parse error: not JSON"), 200);
+      const request: unknown = await c.req.json().catch(() => undefined);
+      let reply: Record<string, unknown> | undefined;
+      try {
+        reply = await answerMcp(bound, request);
+      } catch (failure) {
+        // A refusal about the bound session is a JSON-RPC error the agent app reads.
+        if (!(failure instanceof HttpError)) throw failure;
+        reply = rpcError(idOf(request), RpcCode.SERVER_ERROR, failure.message, {
+          status: failure.status,
+          code: failure.code,
+        });
       }
-      const message = request as Record<string, unknown>;
-      if (typeof message.method === "string" && message.id === undefined) {
-        return c.body(null, 202);
-      }
-      if (message.method === "initialize") {
-        const params = (message.params ?? {}) as { protocolVersion?: unknown };
-        return c.json({
-          jsonrpc: "2.0" as const,
-          id: (message.id ?? null) as string | number | null,
-          result: {
-            protocolVersion: typeof params.protocolVersion === "string"
-              ? params.protocolVersion
-              : "2025-06-18",
-            capabilities: { tools: { listChanged: false } },
-            serverInfo: { name: "webserv", version: "0.1.0" },
-            instructions: bound === undefined ? "Bind a session with /mcp?session=<id>" : (
-              sessions.state(bound).task?.instruction ?? "Browse the page"
-            ),
-          },
-        }, 200);
-      }
-      if (message.method === "ping") {
-        return c.json({ jsonrpc: "2.0" as const, id: message.id ?? null, result: {} }, 200);
-      }
-      const step = bound === undefined
-        ? undefined
-        : (action: Record<string, unknown>) => sessions.step(bound, { action });
-      return c.json(await handleRpc(request, step), 200);
+      return reply === undefined ? c.body(null, 202) : c.json(reply, 200);
     },
   );
+
+  /** The answer to one MCP message; `undefined` for a notification. */
+  async function answerMcp(
+    bound: string | undefined,
+    request: unknown,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (request === undefined) return rpcError(null, RpcCode.PARSE_ERROR, "Parse error: not JSON");
+    const message = (typeof request === "object" && request !== null ? request : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof message.method === "string" && message.id === undefined) return undefined;
+    if (message.method === "initialize") {
+      const params = (message.params ?? {}) as { protocolVersion?: unknown };
+      return {
+        jsonrpc: "2.0",
+        id: idOf(request),
+        result: {
+          protocolVersion: typeof params.protocolVersion === "string"
+            ? params.protocolVersion
+            : "2025-06-18",
+          capabilities: { tools: { listChanged: false } },
+          serverInfo: { name: "webserv", version: "0.1.0" },
+          instructions: bound === undefined
+            ? "Bind a session with /mcp?session=<id>"
+            : sessions.state(bound).task?.instruction ?? "Browse the page",
+        },
+      };
+    }
+    if (message.method === "ping") return { jsonrpc: "2.0", id: idOf(request), result: {} };
+    const step = bound === undefined
+      ? undefined
+      : (action: Record<string, unknown>) => sessions.step(bound, { action });
+    return await handleRpc(request, step);
+  }
+}
+
+function idOf(request: unknown): string | number | null {
+  const id = (request as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? id : null;
 }
