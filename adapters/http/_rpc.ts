@@ -1,6 +1,7 @@
 /**
- * MCP's JSON-RPC over one session: `tools/list` (one tool per action) and
- * `tools/call` (the action, stepped on the session). What OpenEnv's `mcp`
+ * MCP's JSON-RPC over one session: `tools/list` (one tool per action, then
+ * `observe` and `screenshot`) and `tools/call` (the action, stepped on the
+ * session; or a look at it). What OpenEnv's `mcp`
  * WebSocket message carries (openenv-core 0.3.0 `mcp_types.py`): the
  * request in `data`, the JSON-RPC response back in `data`. Reset, verify and
  * reward are not tools: they stay with the trainer.
@@ -8,7 +9,50 @@
  * @module
  */
 import { actionTools, parseToolCall } from "../../mod.ts";
-import type { StepResponse } from "./protocol.ts";
+import type { ObservationBody, StepResponse } from "./protocol.ts";
+import type { SessionManager } from "./sessions.ts";
+
+/** What the tools act on: one session. */
+export interface RpcSession {
+  /** Takes one action. */
+  step(action: Record<string, unknown>): Promise<StepResponse>;
+  /** Observes the active tab. */
+  observe(): Promise<ObservationBody>;
+  /** A PNG of the active tab. */
+  screenshot(): Promise<Uint8Array>;
+}
+
+/**
+ * A manager's session as the tools' target.
+ *
+ * @param sessions the manager
+ * @param id the session
+ * @returns the target
+ */
+export function rpcSession(
+  sessions: Pick<SessionManager, "step" | "observe" | "screenshot">,
+  id: string,
+): RpcSession {
+  return {
+    step: (action) => sessions.step(id, { action }),
+    observe: () => sessions.observe(id),
+    screenshot: () => sessions.screenshot(id, true),
+  };
+}
+
+/** The tools beside the actions: looking, not acting. */
+const LOOK_TOOLS: McpTool[] = [
+  {
+    name: "observe",
+    description: "Read the page again: its text with element ids, without acting",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  },
+  {
+    name: "screenshot",
+    description: "A PNG of the page, with the element ids drawn on it",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  },
+];
 
 /** JSON-RPC 2.0 error codes (as OpenEnv's `JsonRpcErrorCode`). */
 export const RpcCode = {
@@ -39,16 +83,19 @@ export interface McpTool {
 }
 
 /**
- * The action space as MCP tools: one per action.
+ * The MCP tools: one per action, then `observe` and `screenshot`.
  *
  * @returns the tools
  */
 export function mcpTools(): McpTool[] {
-  return actionTools("anthropic").map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.input_schema,
-  }));
+  return [
+    ...actionTools("anthropic").map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.input_schema,
+    })),
+    ...LOOK_TOOLS,
+  ];
 }
 
 /**
@@ -111,12 +158,12 @@ export function callResult(id: string | number | null, result: StepResponse): Rp
  * Answers one JSON-RPC request on a session.
  *
  * @param request the parsed request
- * @param step steps the session with an action; `undefined` when there is no session yet
+ * @param session the session the tools act on; `undefined` when there is none yet
  * @returns the response
  */
 export async function handleRpc(
   request: unknown,
-  step: ((action: Record<string, unknown>) => Promise<StepResponse>) | undefined,
+  session: RpcSession | undefined,
 ): Promise<RpcResponse> {
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
     return rpcError(null, RpcCode.INVALID_REQUEST, "Invalid request: not a JSON-RPC object");
@@ -145,8 +192,27 @@ export async function handleRpc(
       if (!mcpTools().some((tool) => tool.name === name)) {
         return rpcError(id, RpcCode.INVALID_PARAMS, `No tool "${name}": see tools/list`);
       }
-      if (step === undefined) {
+      if (session === undefined) {
         return rpcError(id, RpcCode.SERVER_ERROR, "No session: send a reset first");
+      }
+      if (name === "observe") {
+        const observation = await session.observe();
+        return {
+          jsonrpc: "2.0",
+          id,
+          result: { content: [{ type: "text", text: observation.text }], isError: false },
+        };
+      }
+      if (name === "screenshot") {
+        const png = await session.screenshot();
+        return {
+          jsonrpc: "2.0",
+          id,
+          result: {
+            content: [{ type: "image", data: encodeBase64(png), mimeType: "image/png" }],
+            isError: false,
+          },
+        };
       }
       let action: Record<string, unknown>;
       try {
@@ -165,9 +231,17 @@ export async function handleRpc(
           },
         };
       }
-      return callResult(id, await step(action));
+      return callResult(id, await session.step(action));
     }
     default:
       return rpcError(id, RpcCode.METHOD_NOT_FOUND, `Method not found: "${method}"`);
   }
+}
+
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
 }

@@ -34,7 +34,7 @@ import {
   pydanticIssues,
   stepPayload,
 } from "./_openenv.ts";
-import { handleRpc, RpcCode, rpcError } from "./_rpc.ts";
+import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
 
 const Detail = z.object({
   detail: z.array(z.object({
@@ -314,10 +314,7 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
       };
     }
     if (message.method === "ping") return { jsonrpc: "2.0", id: idOf(request), result: {} };
-    const step = bound === undefined
-      ? undefined
-      : (action: Record<string, unknown>) => sessions.step(bound, { action });
-    return await handleRpc(request, step);
+    return await handleRpc(request, bound === undefined ? undefined : rpcSession(sessions, bound));
   }
 }
 

@@ -35,7 +35,7 @@ import {
   parseReset,
   stepPayload,
 } from "./_openenv.ts";
-import { handleRpc, RpcCode, rpcError } from "./_rpc.ts";
+import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
 
 type Outgoing =
   | { type: "observation"; data: Record<string, unknown> }
@@ -106,11 +106,11 @@ class Connection {
         case "state":
           return send(this.#state());
         case "mcp": {
-          const step = this.#session === undefined
-            ? undefined
-            : (action: Record<string, unknown>) => this.#sessions.step(this.#session!, { action });
           const response = typeof data === "object" && data !== null && !Array.isArray(data)
-            ? await handleRpc(data, step)
+            ? await handleRpc(
+              data,
+              this.#session === undefined ? undefined : rpcSession(this.#sessions, this.#session),
+            )
             : rpcError(null, RpcCode.INVALID_REQUEST, "Invalid request: data is not an object");
           return send({ type: "mcp", data: response });
         }

@@ -18,7 +18,9 @@ async function episode(client: WebServClient, transport: (id: string) => Transpo
   await mcp.connect(transport(session.id));
   try {
     const names = (await mcp.listTools()).tools.map((tool: { name: string }) => tool.name);
-    assert(names.includes("click") && names.includes("type"), names.join());
+    for (const tool of ["click", "type", "stop", "observe", "screenshot"]) {
+      assert(names.includes(tool), names.join());
+    }
     for (const hidden of ["reset", "verify", "reward"]) assert(!names.includes(hidden));
     const note = session.task!.instruction.split('"')[1]!;
     const typed = await mcp.callTool({ name: "type", arguments: { id: 1, text: note } });
@@ -27,6 +29,15 @@ async function episode(client: WebServClient, transport: (id: string) => Transpo
     assertEquals(wrong.isError, true);
     assertStringIncludes(JSON.stringify(wrong.content), "unknown-id");
     await mcp.callTool({ name: "click", arguments: { id: 2 } });
+    const seen = await mcp.callTool({ name: "observe", arguments: {} });
+    assertStringIncludes(JSON.stringify(seen.content), note);
+    const shot = await mcp.callTool({ name: "screenshot", arguments: {} });
+    const image = (shot.content as { type: string; data: string; mimeType: string }[])[0]!;
+    assertEquals([image.type, image.mimeType], ["image", "image/png"]);
+    assertEquals(
+      Uint8Array.from(atob(image.data).slice(1, 4), (c) => c.charCodeAt(0)),
+      new TextEncoder().encode("PNG"),
+    );
     assertEquals((await client.verify(session.id)).reward, 1);
   } finally {
     await mcp.close();
