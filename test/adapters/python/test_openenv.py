@@ -176,3 +176,27 @@ def test_the_manifest_names_the_server_the_metadata_describes():
     assert manifest["spec_version"] == 1 and manifest["name"] == metadata["name"]
     assert manifest["app"] == "adapters/http/serve.ts"
     assert os.path.exists(os.path.join(root, manifest["app"]))
+
+
+def post(path, body):
+    request = urllib.request.Request(
+        URL + path, data=json.dumps(body).encode(), method="POST",
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.load(response)
+
+
+def test_the_stateless_http_routes_answer_in_openenvs_shapes():
+    reset = post("/reset", {"task_id": TASK, "episode_id": "e-1"})
+    assert reset["reward"] is None and reset["done"] is False
+    assert reset["observation"]["metadata"] == {
+        "episode_id": "e-1", "task_id": TASK, "instruction": 'Add a note that says "buy coffee 2"',
+    }
+    step = post("/step", {"action": {"action": "scroll", "direction": "down"}})
+    assert step["reward"] == 0 and step["done"] is False and "text" in step["observation"]
+    with urllib.request.urlopen(URL + "/state", timeout=60) as response:
+        assert json.load(response) == {"episode_id": None, "step_count": 0}
+    with urllib.request.urlopen(URL + "/schema", timeout=60) as response:
+        schemas = json.load(response)
+    assert "oneOf" in schemas["action"] and "text" in schemas["observation"]["properties"]
