@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { NAME_PATTERN } from "../../fixtures/sites/kit/task.ts";
+import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
 /** A task id: `site/template/seed`, as `GET /v1/tasks` lists them. */
