@@ -26,13 +26,11 @@ def serve(handler_class):
 
 def test_a_group_past_the_cap_is_refused_at_once_not_retried():
     client = WebServClient(URL, retries=5)
-    started = time.monotonic()
     with pytest.raises(WebServError) as refused:
         client.create_group(2, site="demo")
     assert refused.value.status == 400 and refused.value.code == "group-too-large"
     assert refused.value.retry_after is None
     assert "cap is 1" in refused.value.message
-    assert time.monotonic() - started < 30  # not a Retry-After wait
 
 
 def test_retry_after_is_honoured_a_bounded_number_of_times():
