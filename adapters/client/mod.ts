@@ -38,6 +38,51 @@ export type * from "./types.ts";
 export interface WebServClientOptions {
   /** The server's bearer token. */
   token?: string;
+  /**
+   * The deadline of one call, retries included, in milliseconds.
+   *
+   * @default {120000}
+   */
+  timeoutMs?: number;
+  /** Abandons every call when aborted (it rejects with the signal's reason). */
+  signal?: AbortSignal;
+  /**
+   * How many times a call refused with `Retry-After` (429, 503) is tried
+   * again after the wait the server names, within the deadline.
+   *
+   * @default {3}
+   */
+  retries?: number;
+}
+
+/**
+ * The server could not be reached, or did not answer within the deadline:
+ * a network failure, not a refusal.
+ */
+export class WebServNetworkError extends Error {
+  /** The URL that was requested. */
+  readonly url: string;
+  /** Whether the deadline passed (rather than the connection failing). */
+  readonly timedOut: boolean;
+
+  /**
+   * Creates the error.
+   *
+   * @param url the URL that was requested
+   * @param timedOut whether the deadline passed
+   * @param cause the underlying failure
+   */
+  constructor(url: string, timedOut: boolean, cause: unknown) {
+    super(
+      timedOut
+        ? `No answer from ${url} within the deadline`
+        : `Cannot reach ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = "WebServNetworkError";
+    this.url = url;
+    this.timedOut = timedOut;
+  }
 }
 
 /** The server refused a request: its status, code and message. */
@@ -71,16 +116,22 @@ export class WebServClient {
   /** The server's base URL. */
   readonly url: string;
   #token: string | undefined;
+  #timeoutMs: number;
+  #signal: AbortSignal | undefined;
+  #retries: number;
 
   /**
    * Creates a client of one server.
    *
    * @param url the server's base URL, such as `"http://127.0.0.1:8800"`
-   * @param options the bearer token
+   * @param options the bearer token, the deadline of a call, an abort signal, retries
    */
   constructor(url: string, options: WebServClientOptions = {}) {
     this.url = url.replace(/\/+$/, "");
     this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs ?? 120_000;
+    this.#signal = options.signal;
+    this.#retries = options.retries ?? 3;
   }
 
   /**
@@ -88,7 +139,7 @@ export class WebServClient {
    *
    * @param spec a task id, a site with template and seed, or a URL
    * @returns the session, its first observation and lease
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   createSession(spec: SessionSpec): Promise<SessionCreated> {
     return this.#json("POST", "/v1/sessions", spec);
@@ -100,7 +151,7 @@ export class WebServClient {
    * @param spec what they run
    * @param n how many
    * @returns the group
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   createGroup(spec: SessionSpec, n: number): Promise<GroupCreated> {
     return this.#json("POST", "/v1/groups", { ...spec, n });
@@ -113,7 +164,7 @@ export class WebServClient {
    * @param action the action, such as `{ action: "click", id: 3 }`
    * @param requestId makes a retried step idempotent
    * @returns the result, with its status (`expired` included)
-   * @throws {WebServError} when the server refuses (unknown session, episode over)
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached (unknown session, episode over)
    */
   step(id: string, action: Record<string, unknown>, requestId?: string): Promise<StepResponse> {
     return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/step`, {
@@ -141,7 +192,7 @@ export class WebServClient {
    * @param id the session
    * @param options a new seed or task
    * @returns the first observation
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   reset(id: string, options: ResetRequest = {}): Promise<SessionCreated> {
     return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/reset`, options);
@@ -153,7 +204,7 @@ export class WebServClient {
    * @param id the session
    * @param mode text, json or diff
    * @returns the observation
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   observe(id: string, mode?: ObservationMode): Promise<ObservationBody> {
     const query = mode ? `?mode=${mode}` : "";
@@ -166,7 +217,7 @@ export class WebServClient {
    * @param id the session
    * @param marks whether to draw element ids
    * @returns the PNG bytes
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async screenshot(id: string, marks = false): Promise<Uint8Array> {
     const response = await this.#fetch(
@@ -182,7 +233,7 @@ export class WebServClient {
    *
    * @param id the session
    * @returns the verdict
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   verify(id: string): Promise<VerdictBody> {
     return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/verify`, {});
@@ -193,7 +244,7 @@ export class WebServClient {
    *
    * @param id the session
    * @returns the state
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   state(id: string): Promise<SessionState> {
     return this.#json("GET", `/v1/sessions/${encodeURIComponent(id)}`);
@@ -204,7 +255,7 @@ export class WebServClient {
    *
    * @param id the session
    * @returns whether it was open
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async close(id: string): Promise<boolean> {
     const { closed } = await this.#json<{ closed: boolean }>(
@@ -218,7 +269,7 @@ export class WebServClient {
    * The live sessions.
    *
    * @returns their states
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async list(): Promise<SessionState[]> {
     return (await this.#json<{ sessions: SessionState[] }>("GET", "/v1/sessions")).sessions;
@@ -229,7 +280,7 @@ export class WebServClient {
    *
    * @param query a site, a template, a split (`"train"` by default) and the page
    * @returns the tasks of the page
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async tasks(query: TaskQuery = {}): Promise<TaskBody[]> {
     return (await this.taskPage(query)).tasks;
@@ -240,7 +291,7 @@ export class WebServClient {
    *
    * @param query a site, a template, a split (`"train"` by default) and the page
    * @returns the tasks and the next page's offset (`null` on the last)
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async taskPage(query: TaskQuery = {}): Promise<TaskPage> {
     const params = new URLSearchParams();
@@ -256,7 +307,7 @@ export class WebServClient {
    *
    * @param format OpenAI's or Anthropic's shape
    * @returns the tools
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   async tools(format: "openai" | "anthropic" = "openai"): Promise<Record<string, unknown>[]> {
     return (await this.#json<{ tools: Record<string, unknown>[] }>(
@@ -269,7 +320,7 @@ export class WebServClient {
    * The server's capacity.
    *
    * @returns live, max and free sessions
-   * @throws {WebServError} when the server refuses
+   * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
   health(): Promise<HealthBody> {
     return this.#json("GET", "/health");
@@ -281,16 +332,55 @@ export class WebServClient {
     return await response.json() as T;
   }
 
-  #fetch(method: string, path: string, body?: unknown): Promise<Response> {
+  /**
+   * One call: retried after the server's `Retry-After` (429 and 503 only,
+   * where waiting can help) while retries and the deadline last.
+   */
+  async #fetch(method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    return fetch(`${this.url}${path}`, {
-      method,
-      headers,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    const url = `${this.url}${path}`;
+    const deadline = Date.now() + this.#timeoutMs;
+    for (let attempt = 0;; attempt++) {
+      const left = deadline - Date.now();
+      const timer = AbortSignal.timeout(Math.max(1, left));
+      const signal = this.#signal ? AbortSignal.any([this.#signal, timer]) : timer;
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method,
+          headers,
+          signal,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+      } catch (error) {
+        if (this.#signal?.aborted) throw this.#signal.reason;
+        throw new WebServNetworkError(url, timer.aborted, error);
+      }
+      const wait = Number(response.headers.get("retry-after") ?? NaN) * 1000;
+      const retry = (response.status === 429 || response.status === 503) &&
+        Number.isFinite(wait) && attempt < this.#retries && Date.now() + wait < deadline;
+      if (!retry) return response;
+      await response.body?.cancel();
+      await sleep(wait, this.#signal);
+    }
   }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 async function refusal(response: Response): Promise<WebServError> {

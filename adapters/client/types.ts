@@ -40,6 +40,8 @@ export interface SessionSpec {
   record_screenshots?: boolean | undefined;
   /** With the incus backend: the cluster member to place the site's instance on. */
   target?: string | undefined;
+  /** This session's idle timeout in seconds, instead of the server's. */
+  idle_timeout_s?: number | undefined;
 }
 
 /** An observation. */
@@ -174,6 +176,12 @@ export interface ResetRequest {
   seed?: number | undefined;
   /** A new task id. */
   task?: string | undefined;
+  /** A new step limit. */
+  max_steps?: number | undefined;
+  /** A new observation mode. */
+  observation?: ObservationMode | undefined;
+  /** A new viewport. */
+  viewport?: { width: number; height: number } | undefined;
 }
 
 /** A session's state. */
@@ -212,8 +220,8 @@ export interface BatchResponse {
 
 /** The server's capacity. */
 export interface HealthBody {
-  /** `degraded` while the browser is down. */
-  status: "ok" | "degraded";
+  /** `degraded` while the browser is down (OpenEnv's values). */
+  status: "healthy" | "degraded";
   /** Live sessions. */
   live: number;
   /** The cap. */

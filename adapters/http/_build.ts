@@ -82,8 +82,9 @@ export async function build(
 }
 
 /**
- * The spec a reset runs: a new task replaces the task, site, template and
- * URL; a new seed keeps the task's site and template.
+ * The spec a reset runs: a new task replaces the task, site, template, seed
+ * and URL; a new seed keeps the task's site and template; `max_steps`,
+ * `observation` and `viewport` replace the session's.
  *
  * @param spec the session's spec
  * @param request the reset's new seed or task
@@ -92,7 +93,8 @@ export async function build(
 export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
   const next: SessionSpec = { ...spec };
   if (request.task !== undefined) {
-    delete next.site, delete next.template, delete next.url;
+    // The task id carries its seed; an earlier seed no longer counts.
+    delete next.site, delete next.template, delete next.url, delete next.seed;
     next.task = request.task;
   }
   if (request.seed !== undefined) {
@@ -104,6 +106,9 @@ export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
     }
     next.seed = request.seed;
   }
+  if (request.max_steps !== undefined) next.max_steps = request.max_steps;
+  if (request.observation !== undefined) next.observation = request.observation;
+  if (request.viewport !== undefined) next.viewport = request.viewport;
   return next;
 }
 
@@ -135,11 +140,17 @@ function place(spec: SessionSpec, sources: SessionSources): Placement | null {
     }
     return null;
   }
+  // A task with a seed runs the task's site and template on that seed, as a
+  // reset with a seed does (the seed is not dropped for the task id's).
+  const { seed: given, ...unseeded } = spec;
+  const placed = spec.task !== undefined && given !== undefined
+    ? respec(unseeded, { seed: given })
+    : spec;
   return sources.catalog.resolve({
-    ...(spec.task !== undefined ? { task: spec.task } : {}),
-    ...(spec.site !== undefined ? { site: spec.site } : {}),
-    ...(spec.template !== undefined ? { template: spec.template } : {}),
-    ...(spec.seed !== undefined ? { seed: spec.seed } : {}),
+    ...(placed.task !== undefined ? { task: placed.task } : {}),
+    ...(placed.site !== undefined ? { site: placed.site } : {}),
+    ...(placed.template !== undefined ? { template: placed.template } : {}),
+    ...(placed.seed !== undefined ? { seed: placed.seed } : {}),
   });
 }
 

@@ -25,6 +25,13 @@ export interface Leased {
   readonly lastUsed: number;
   /** How many operations are queued or running on it. */
   readonly busy: number;
+  /**
+   * How many connections hold it open (a WebSocket): while one does it is
+   * never reaped for idling, and its idle time counts from the last release.
+   */
+  readonly attached: number;
+  /** Its own idle timeout, from its spec, instead of the server's. */
+  readonly spec: { readonly idle_timeout_s?: number | undefined };
 }
 
 const TOMBSTONES = 10_000;
@@ -50,7 +57,7 @@ export class Expiry {
    * @returns when it expires if left idle, and at the latest
    */
   lease(session: Leased): LeaseBody {
-    const idle = this.#idle();
+    const idle = this.#idle(session);
     const hard = session.createdAt + this.#lifetime();
     return {
       expires_at: new Date(Math.min(session.lastUsed + idle, hard)).toISOString(),
@@ -81,7 +88,7 @@ export class Expiry {
     // A session is never closed under a running operation; it goes when that ends.
     if (session.busy > 0) return undefined;
     if (this.outlived(session, now)) return "lifetime";
-    if (now - session.lastUsed > this.#idle()) return "idle";
+    if (session.attached === 0 && now - session.lastUsed > this.#idle(session)) return "idle";
     return undefined;
   }
 
@@ -135,8 +142,9 @@ export class Expiry {
     };
   }
 
-  #idle(): number {
-    return this.#limits.idleTimeoutMs ?? 300_000;
+  #idle(session: Leased): number {
+    const own = session.spec.idle_timeout_s;
+    return own !== undefined ? own * 1000 : this.#limits.idleTimeoutMs ?? 300_000;
   }
 
   #lifetime(): number {

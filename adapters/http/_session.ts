@@ -51,6 +51,8 @@ export interface Session {
   lastUsed: number;
   /** How many operations are queued or running on it. */
   busy: number;
+  /** How many connections hold it open (a WebSocket); never reaped for idling while held. */
+  attached: number;
   /** The episode's index, from 0. */
   episode: number;
   /** The steps taken in the episode. */
@@ -95,6 +97,7 @@ export function newSession(parts: SessionParts): Session {
     createdAt: now,
     lastUsed: now,
     busy: 0,
+    attached: 0,
     episode: 0,
     steps: 0,
     done: false,

@@ -35,6 +35,8 @@ import {
   VerdictBody,
 } from "./protocol.ts";
 import type { SessionManager } from "./sessions.ts";
+import { mountOpenEnv } from "./openenv.ts";
+import { strictRoutes } from "./_strict.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -68,6 +70,7 @@ const ERRORS = {
   409: json(ErrorBody, "Not possible in the session's state"),
   410: json(ErrorBody, "The session expired or was closed"),
   422: json(ErrorBody, "A bare start URL did not load"),
+  405: json(ErrorBody, "The path is served under other methods; see Allow"),
   429: json(ErrorBody, "Too many live sessions; see Retry-After"),
   503: json(ErrorBody, "Our side failed (browser, site, sandbox); see Retry-After"),
 } as const;
@@ -118,6 +121,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     }),
   );
 
+  const document = { openapi: "3.1.0", info: { title: "WebServ rollout server", version: "1" } };
+  const strict = strictRoutes(app, document);
+  app.use("*", strict.query);
+
   app.onError((error, c) => {
     if (error instanceof HttpError) {
       metrics.error(error.code);
@@ -137,7 +144,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     console.error(error);
     return c.json({ code: "internal", message: "The server failed to handle the request" }, 500);
   });
-  app.notFound((c) => c.json({ code: "not-found", message: `No route "${c.req.path}"` }, 404));
+  app.notFound((c) =>
+    strict.methodNotAllowed(c) ??
+      c.json({ code: "not-found", message: `No route "${c.req.path}"` }, 404)
+  );
 
   app.openapi(
     createRoute({
@@ -400,7 +410,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       const live = sessions.live;
       const browser = options.browserConnected();
       return c.json({
-        status: browser ? "ok" as const : "degraded" as const,
+        status: browser ? "healthy" as const : "degraded" as const,
         live,
         max: sessions.max,
         free: Math.max(0, sessions.max - live),
@@ -414,7 +424,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
       "content-type": "text/plain; version=0.0.4; charset=utf-8",
     }));
 
-  const document = { openapi: "3.1.0", info: { title: "WebServ rollout server", version: "1" } };
+  mountOpenEnv(app, sessions);
+
   app.doc31("/openapi.json", document);
   app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));
   return app;

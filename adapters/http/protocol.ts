@@ -7,6 +7,12 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
+import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
+
+const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
+/** A task id: `site/template/seed`, as `GET /v1/tasks` lists them. */
+export const TASK_ID_PATTERN: RegExp = new RegExp(`^${NAME}/${NAME}/(0|[1-9][0-9]*)$`);
+const TaskId = z.string().min(1).max(200).regex(TASK_ID_PATTERN);
 
 /** An error as every endpoint returns it. */
 export const ErrorBody = z.object({
@@ -27,10 +33,19 @@ export const ViewportBody = z.object({
   height: z.number().int().min(200).max(4096),
 }).openapi("Viewport");
 
+const ONE_OF_RULE = 'Exactly one of "task", "site" (with "template" and "seed") or "url"';
+// The one-of rule as JSON Schema, so generated clients and fuzzers know it:
+// with each branch requiring its key, two present keys match two branches.
+const ONE_OF = [
+  { required: ["task"], title: "A task" },
+  { required: ["site"], title: "A site" },
+  { required: ["url"], title: "A bare URL" },
+];
+
 /** What a session runs: a task id, a site with template and seed, or a bare URL. */
 export const SessionSpec = z.object({
-  task: z.string().min(1).max(200).optional().openapi({
-    description: 'A task id from GET /v1/tasks, such as "shop/add-to-cart/7"',
+  task: TaskId.optional().openapi({
+    description: 'A task id from GET /v1/tasks, "site/template/seed", such as "shop/add-to-cart/7"',
   }),
   site: z.string().min(1).max(100).optional().openapi({ description: "A site name" }),
   template: z.string().min(1).max(100).optional().openapi({
@@ -52,14 +67,20 @@ export const SessionSpec = z.object({
     description:
       "With the incus backend: the cluster member to place the site's instance on (Incus ?target=)",
   }),
-}).openapi("SessionSpec");
+  idle_timeout_s: z.number().int().min(1).max(86_400).optional().openapi({
+    description: "This session's idle timeout in seconds, instead of the server's; " +
+      "the server's lifetime still caps it",
+  }),
+}).strict().openapi("SessionSpec", { description: ONE_OF_RULE, oneOf: ONE_OF });
 /** What a session runs. */
 export type SessionSpec = z.infer<typeof SessionSpec>;
 
 /** A group of sessions on one task and seed. */
 export const GroupSpec = SessionSpec.extend({
-  n: z.number().int().min(1).max(64).openapi({ description: "How many sessions" }),
-}).openapi("GroupSpec");
+  n: z.number().int().min(1).max(64).openapi({
+    description: "How many sessions; more than the server's --max-sessions is refused (400)",
+  }),
+}).strict().openapi("GroupSpec", { description: ONE_OF_RULE, oneOf: ONE_OF });
 /** A group of sessions on one task and seed. */
 export type GroupSpec = z.infer<typeof GroupSpec>;
 
@@ -141,7 +162,8 @@ export const SessionCreated = z.object({
   id: z.string(),
   observation: ObservationBody,
   lease: LeaseBody,
-  task: TaskBody.nullable(),
+  // A union, not .nullable(): that becomes allOf [ref, nullable], which null fails.
+  task: z.union([TaskBody, z.null()]),
   group: z.string().optional(),
 }).openapi("SessionCreated");
 /** A new or reset session. */
@@ -189,7 +211,7 @@ export type VerdictBody = z.infer<typeof VerdictBody>;
 /** The result of one step. */
 export const StepResponse = z.object({
   status: StepStatus,
-  observation: ObservationBody.nullable(),
+  observation: z.union([ObservationBody, z.null()]),
   reward: z.number().optional().openapi({
     description: "Only with ok and action_error: the verifier's reward when the episode " +
       "ends on a task, else 0",
@@ -208,18 +230,25 @@ export const StepResponse = z.object({
 /** The result of one step. */
 export type StepResponse = z.infer<typeof StepResponse>;
 
-/** Reset options. */
+/**
+ * Reset options: a new seed or task, and the episode options that may
+ * change between episodes. Unknown keys are refused.
+ */
 export const ResetRequest = z.object({
   seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
-  task: z.string().min(1).max(200).optional(),
-}).openapi("ResetRequest");
+  task: TaskId.optional(),
+  max_steps: z.number().int().min(1).max(10_000).optional(),
+  observation: ObservationMode.optional(),
+  viewport: ViewportBody.optional(),
+}).strict().openapi("ResetRequest");
 /** Reset options. */
 export type ResetRequest = z.infer<typeof ResetRequest>;
 
 /** A session's state. */
 export const SessionState = z.object({
   id: z.string(),
-  task: TaskBody.nullable(),
+  // A union, not .nullable(): that becomes allOf [ref, nullable], which null fails.
+  task: z.union([TaskBody, z.null()]),
   step: z.number().int(),
   url: z.string(),
   elapsed_s: z.number(),
@@ -256,7 +285,9 @@ export type BatchResponse = z.infer<typeof BatchResponse>;
 
 /** The server's capacity. */
 export const HealthBody = z.object({
-  status: z.enum(["ok", "degraded"]),
+  status: z.enum(["healthy", "degraded"]).openapi({
+    description: 'OpenEnv\'s values: "degraded" while the browser is not connected',
+  }),
   live: z.number().int(),
   max: z.number().int(),
   free: z.number().int(),

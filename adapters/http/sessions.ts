@@ -352,6 +352,26 @@ export class SessionManager implements AsyncDisposable {
   }
 
   /**
+   * Holds a session open for a connection (the WebSocket): it is not reaped
+   * for idling while held, and its idle time counts from the release.
+   *
+   * @param id the session
+   * @returns the release, to call once when the connection ends
+   * @throws {HttpError} 404 unknown, 410 expired
+   */
+  attach(id: string): () => void {
+    const session = this.#get(id);
+    session.attached++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      session.attached--;
+      session.lastUsed = Date.now();
+    };
+  }
+
+  /**
    * Closes a session: its context and its instance.
    *
    * @param id the session
@@ -386,10 +406,18 @@ export class SessionManager implements AsyncDisposable {
   }
 
   #admit(n: number): void {
+    // Waiting does not help a server going down, nor a group past the cap:
+    // neither refusal carries Retry-After.
     if (this.#closing) {
-      throw new HttpError(503, "shutting-down", "The server is shutting down", {
-        "Retry-After": "5",
-      });
+      throw new HttpError(503, "shutting-down", "The server is shutting down");
+    }
+    if (n > this.max) {
+      throw new HttpError(
+        400,
+        "group-too-large",
+        `A group of ${n} cannot open here: the server's cap is ${this.max} live sessions ` +
+          "(--max-sessions); split the group or raise the cap",
+      );
     }
     if (this.live + n > this.max) {
       throw new HttpError(
@@ -466,20 +494,24 @@ export class SessionManager implements AsyncDisposable {
   }
 
   async #reset(session: Session, request: ResetRequest): Promise<SessionCreated> {
-    const changed = request.seed !== undefined || request.task !== undefined;
+    // A new seed, task, observation mode or viewport needs a new instance or
+    // env; max_steps alone is the session's own count.
+    const changed = request.seed !== undefined || request.task !== undefined ||
+      request.observation !== undefined || request.viewport !== undefined;
     const browserGone = !session.browser.connected;
+    const spec = respec(session.spec, request);
     let observation: EnvObservation | undefined;
     if (!changed && !browserGone) {
       try {
         await session.instance?.check();
         observation = await session.env.reset({ timeoutMs: this.#timeout() });
+        session.spec = spec;
       } catch (error) {
         // Recover by rebuilding the session's instance and env below.
         logFailure("reset the env in place", error);
       }
     }
     if (!observation) {
-      const spec = respec(session.spec, request);
       const built = await build(spec, this.#options, this.#timeout());
       await tearDown(session);
       Object.assign(session, { ...built, spec });

@@ -1,17 +1,24 @@
 /**
  * The WebSocket endpoint `/ws`, speaking OpenEnv's session messages
- * (meta-pytorch/OpenEnv `src/openenv/core/env_server/types.py`): the client
+ * (openenv-core 0.3.0, `openenv/core/env_server/http_server.py`): the client
  * sends `{type: "reset", data}`, `{type: "step", data: action}`,
- * `{type: "state"}` and `{type: "close"}`; the server answers
- * `{type: "observation", data: {observation, reward, done, ...}}`,
- * `{type: "state", data: {episode_id, step_count, ...}}` or
- * `{type: "error", data: {message, code}}` with OpenEnv's error codes.
+ * `{type: "state"}`, `{type: "mcp", data: jsonrpc}` and `{type: "close"}`;
+ * the server answers `{type: "observation", data: {observation, reward,
+ * done, ...}}`, `{type: "state", data: {episode_id, step_count, ...}}`,
+ * `{type: "mcp", data: jsonrpc}` or `{type: "error", data: {message, code}}`
+ * with OpenEnv's error codes.
  *
- * One connection drives one session (opened by the first `reset`, from
- * `data.task`, `data.site`/`template`/`seed` or `data.url`, else the first
- * listed task); messages run in order. WebServ's extras ride along inside
- * `data`: `status`, `truncated`, `info`. `reward` is `null` whenever the
- * status is neither `ok` nor `action_error`.
+ * One connection drives one session at a time, its messages in order. Every
+ * reset honours its options (`seed`, `task` or `task_id`, `site`/`template`,
+ * `url`, `max_steps`, `observation`, `viewport`, …; unknown keys are refused
+ * as OpenEnv refuses them); with no task named the connection's last one
+ * runs, at first the first listed task. A session is held while its
+ * connection is open (never reaped for idling), and a reset after it expired
+ * opens a new one. `done` is true when the episode ended or was truncated
+ * (`observation.metadata.truncated`, `truncation_reason`); a failure of ours
+ * (`env_error`, `timeout`, `expired`) is an `error` message, which OpenEnv's
+ * clients raise, never a step. `/ws/ws` is the same endpoint, for clients
+ * given the `ws://host:port/ws` URL that append `/ws` themselves.
  *
  * @module
  */
@@ -19,164 +26,219 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { upgradeWebSocket } from "hono/deno";
 import type { WSContext } from "hono/ws";
 import { HttpError } from "./http_error.ts";
-import { SessionSpec } from "./protocol.ts";
+import type { SessionSpec } from "./protocol.ts";
 import type { SessionManager } from "./sessions.ts";
+import {
+  needsNewSession,
+  observationPayload,
+  openingSpec,
+  parseReset,
+  stepPayload,
+} from "./_openenv.ts";
+import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
 
 type Outgoing =
   | { type: "observation"; data: Record<string, unknown> }
   | { type: "state"; data: Record<string, unknown> }
-  | { type: "error"; data: { message: string; code: string } };
+  | { type: "mcp"; data: Record<string, unknown> }
+  | { type: "error"; data: { message: string; code: string } & Record<string, unknown> };
 
 /**
- * Adds `/ws` to the app.
+ * Adds `/ws` (and `/ws/ws`) to the app.
  *
  * @param app the app
  * @param sessions the sessions
  */
 export function mountWebSocket(app: OpenAPIHono, sessions: SessionManager): void {
-  app.get(
-    "/ws",
-    upgradeWebSocket(() => {
-      let session: string | undefined;
-      let episode = "";
-      let chain: Promise<void> = Promise.resolve();
-      const send = (ws: WSContext, message: Outgoing) => {
-        if (ws.readyState === 1) ws.send(JSON.stringify(message));
-      };
-      const handle = async (ws: WSContext, raw: string): Promise<void> => {
-        let message: unknown;
-        try {
-          message = JSON.parse(raw);
-        } catch {
-          return send(ws, error("INVALID_JSON", "The message is not JSON"));
-        }
-        if (typeof message !== "object" || message === null || Array.isArray(message)) {
-          return send(ws, error("VALIDATION_ERROR", "The message is not an object"));
-        }
-        const { type, data } = message as { type?: unknown; data?: unknown };
-        const payload = typeof data === "object" && data !== null && !Array.isArray(data)
-          ? data as Record<string, unknown>
-          : {};
-        try {
-          switch (type) {
-            case "reset": {
-              const episodeId = typeof payload.episode_id === "string" ? payload.episode_id : "";
-              if (session === undefined) {
-                const { episode_id: _, ...rest } = payload;
-                const spec = SessionSpec.safeParse(rest);
-                if (!spec.success) {
-                  return send(ws, error("VALIDATION_ERROR", spec.error.issues[0]?.message ?? ""));
-                }
-                const chosen = spec.data.task ?? spec.data.site ?? spec.data.url;
-                const first = chosen === undefined ? defaultTask(sessions) : undefined;
-                const created = await sessions.create(
-                  first ? { ...spec.data, task: first } : spec.data,
-                );
-                session = created.id;
-                episode = episodeId || `${created.id}-0`;
-                return send(
-                  ws,
-                  observation(created.observation, null, false, { task: created.task }),
-                );
-              }
-              const seed = typeof payload.seed === "number" ? payload.seed : undefined;
-              const task = typeof payload.task === "string" ? payload.task : undefined;
-              const reset = await sessions.reset(session, {
-                ...(seed !== undefined ? { seed } : {}),
-                ...(task !== undefined ? { task } : {}),
-              });
-              episode = episodeId || `${session}-${Date.now()}`;
-              return send(ws, observation(reset.observation, null, false, { task: reset.task }));
-            }
-            case "step": {
-              if (session === undefined) {
-                return send(ws, error("SESSION_ERROR", "Send a reset before the first step"));
-              }
-              const { request_id: requestId, ...action } = payload;
-              const result = await sessions.step(session, {
-                action,
-                ...(typeof requestId === "string" ? { request_id: requestId } : {}),
-              });
-              return send(
-                ws,
-                observation(result.observation, result.reward ?? null, result.done, {
-                  status: result.status,
-                  truncated: result.truncated,
-                  info: result.info,
-                }),
-              );
-            }
-            case "state": {
-              if (session === undefined) {
-                return send(ws, { type: "state", data: { episode_id: null, step_count: 0 } });
-              }
-              const state = sessions.state(session);
-              return send(ws, {
-                type: "state",
-                data: {
-                  episode_id: episode,
-                  step_count: state.step,
-                  session_id: state.id,
-                  task: state.task,
-                  url: state.url,
-                  done: state.done,
-                },
-              });
-            }
-            case "close": {
-              if (session !== undefined) await sessions.close(session);
-              session = undefined;
-              ws.close(1000, "closed");
-              return;
-            }
-            default:
-              return send(
-                ws,
-                error("UNKNOWN_TYPE", `Unknown message type ${JSON.stringify(type)}`),
-              );
-          }
-        } catch (failure) {
-          if (failure instanceof HttpError) {
-            const code = failure.status === 429
-              ? "CAPACITY_REACHED"
-              : failure.status === 404 || failure.status === 410
-              ? "SESSION_ERROR"
-              : failure.status < 500
-              ? "VALIDATION_ERROR"
-              : "EXECUTION_ERROR";
-            return send(ws, error(code, failure.message));
-          }
-          return send(ws, error("EXECUTION_ERROR", String(failure)));
-        }
-      };
-      return {
-        onMessage(event, ws) {
-          const raw = typeof event.data === "string" ? event.data : "";
-          chain = chain.then(() => handle(ws, raw));
-        },
-        onClose() {
-          chain = chain.then(async () => {
-            if (session !== undefined) await sessions.close(session).catch(() => false);
-          });
-        },
-      };
-    }),
-  );
+  const handler = upgradeWebSocket(() => {
+    const connection = new Connection(sessions);
+    let chain: Promise<void> = Promise.resolve();
+    return {
+      onMessage(event, ws) {
+        const raw = typeof event.data === "string" ? event.data : "";
+        chain = chain.then(() => connection.handle(ws, raw));
+      },
+      onClose() {
+        chain = chain.then(() => connection.end());
+      },
+    };
+  });
+  app.get("/ws", handler);
+  app.get("/ws/ws", handler);
 }
 
-function defaultTask(sessions: SessionManager): string | undefined {
-  return sessions.catalogTasks(1)[0]?.id;
+/** One WebSocket connection and the session it drives. */
+class Connection {
+  #sessions: SessionManager;
+  #session: string | undefined;
+  #release: (() => void) | undefined;
+  #spec: SessionSpec = {};
+  #episode = "";
+  #episodes = 0;
+
+  constructor(sessions: SessionManager) {
+    this.#sessions = sessions;
+  }
+
+  async handle(ws: WSContext, raw: string): Promise<void> {
+    const send = (message: Outgoing) => {
+      if (ws.readyState === 1) ws.send(JSON.stringify(message));
+    };
+    let message: unknown;
+    try {
+      message = JSON.parse(raw);
+    } catch {
+      return send(error("INVALID_JSON", "Invalid JSON: the message is not JSON"));
+    }
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      return send(error("VALIDATION_ERROR", "Invalid message: not a JSON object"));
+    }
+    const { type, data } = message as { type?: unknown; data?: unknown };
+    const payload = typeof data === "object" && data !== null && !Array.isArray(data)
+      ? data as Record<string, unknown>
+      : {};
+    try {
+      switch (type) {
+        case "reset":
+          return send(await this.#reset(payload));
+        case "step":
+          return send(await this.#step(payload));
+        case "state":
+          return send(this.#state());
+        case "mcp": {
+          const response = typeof data === "object" && data !== null && !Array.isArray(data)
+            ? await handleRpc(
+              data,
+              this.#session === undefined ? undefined : rpcSession(this.#sessions, this.#session),
+            )
+            : rpcError(null, RpcCode.INVALID_REQUEST, "Invalid request: data is not an object");
+          return send({ type: "mcp", data: response });
+        }
+        case "close":
+          await this.end();
+          ws.close(1000, "closed");
+          return;
+        default:
+          return send(error("UNKNOWN_TYPE", `Unknown message type: ${JSON.stringify(type)}`));
+      }
+    } catch (failure) {
+      if (failure instanceof HttpError) {
+        const code = failure.status === 429
+          ? "CAPACITY_REACHED"
+          : failure.status === 404 || failure.status === 410
+          ? "SESSION_ERROR"
+          : failure.status < 500
+          ? "VALIDATION_ERROR"
+          : "EXECUTION_ERROR";
+        return send(error(code, failure.message, { status: failure.status, reason: failure.code }));
+      }
+      return send(error("EXECUTION_ERROR", String(failure)));
+    }
+  }
+
+  /** Releases and closes the session. */
+  async end(): Promise<void> {
+    const id = this.#session;
+    this.#release?.();
+    this.#session = undefined;
+    this.#release = undefined;
+    if (id !== undefined) await this.#sessions.close(id).catch(() => false);
+  }
+
+  async #reset(payload: Record<string, unknown>): Promise<Outgoing> {
+    const parsed = parseReset(payload, ["data"]);
+    if (!parsed.ok) {
+      return error("VALIDATION_ERROR", "Invalid message", { errors: parsed.issues });
+    }
+    const { spec: change, episodeId } = parsed.options;
+    if (this.#session !== undefined && !needsNewSession(change)) {
+      try {
+        const { seed, task, max_steps, observation, viewport } = change;
+        const reset = await this.#sessions.reset(this.#session, {
+          ...(seed !== undefined ? { seed } : {}),
+          ...(task !== undefined ? { task } : {}),
+          ...(max_steps !== undefined ? { max_steps } : {}),
+          ...(observation !== undefined ? { observation } : {}),
+          ...(viewport !== undefined ? { viewport } : {}),
+        });
+        this.#spec = openingSpec(this.#spec, change, undefined);
+        return this.#opened(reset.observation, reset.task, episodeId);
+      } catch (failure) {
+        // An expired session is opened anew on this connection; the rest is refused.
+        if (!(failure instanceof HttpError) || ![404, 410].includes(failure.status)) throw failure;
+      }
+    }
+    await this.end();
+    const spec = openingSpec(this.#spec, change, this.#sessions.catalogTasks(1)[0]?.id);
+    const created = await this.#sessions.create(spec);
+    this.#session = created.id;
+    this.#release = this.#sessions.attach(created.id);
+    this.#spec = spec;
+    return this.#opened(created.observation, created.task, episodeId);
+  }
+
+  #opened(
+    observation: Parameters<typeof observationPayload>[0],
+    task: { id: string; instruction: string } | null,
+    episodeId: string | undefined,
+  ): Outgoing {
+    this.#episode = episodeId ?? `${this.#session}-${this.#episodes}`;
+    this.#episodes++;
+    const metadata = {
+      session_id: this.#session,
+      episode_id: this.#episode,
+      task_id: task?.id ?? null,
+      instruction: task?.instruction ?? null,
+    };
+    return {
+      type: "observation",
+      data: observationPayload(observation, null, false, metadata, { task }),
+    };
+  }
+
+  async #step(payload: Record<string, unknown>): Promise<Outgoing> {
+    if (this.#session === undefined) {
+      return error("SESSION_ERROR", "Send a reset before the first step");
+    }
+    const { request_id: requestId, ...action } = payload;
+    const result = await this.#sessions.step(this.#session, {
+      action,
+      ...(typeof requestId === "string" ? { request_id: requestId } : {}),
+    });
+    const data = stepPayload(result, this.#spec.max_steps);
+    if (data) return { type: "observation", data };
+    // Ours, never a step: OpenEnv's clients raise an error message.
+    const failure = result.info.error;
+    return error(
+      result.status === "expired" ? "SESSION_ERROR" : "EXECUTION_ERROR",
+      `${result.status}: ${
+        failure?.message ?? "the step failed on the server's side"
+      }; reset to go on`,
+      { status: result.status, error: failure ?? null },
+    );
+  }
+
+  #state(): Outgoing {
+    if (this.#session === undefined) {
+      return { type: "state", data: { episode_id: null, step_count: 0 } };
+    }
+    const state = this.#sessions.state(this.#session);
+    return {
+      type: "state",
+      data: {
+        episode_id: this.#episode,
+        step_count: state.step,
+        session_id: state.id,
+        task: state.task,
+        task_id: state.task?.id ?? null,
+        url: state.url,
+        done: state.done,
+        lease: state.lease,
+      },
+    };
+  }
 }
 
-function observation(
-  body: unknown,
-  reward: number | null,
-  done: boolean,
-  extra: Record<string, unknown>,
-): Outgoing {
-  return { type: "observation", data: { observation: body, reward, done, ...extra } };
-}
-
-function error(code: string, message: string): Outgoing {
-  return { type: "error", data: { message, code } };
+function error(code: string, message: string, extra: Record<string, unknown> = {}): Outgoing {
+  return { type: "error", data: { message, code, ...extra } };
 }

@@ -16,12 +16,14 @@ placed on the server with the most free capacity (from ``/health``).
 """
 
 import json
+import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["WebServError", "WebServClient", "WebServEnv", "place"]
+__all__ = ["WebServError", "WebServNetworkError", "WebServClient", "WebServEnv", "place"]
 
 
 class WebServError(Exception):
@@ -35,25 +37,66 @@ class WebServError(Exception):
         self.retry_after = retry_after
 
 
-class WebServClient:
-    """The HTTP session API of one server."""
+class WebServNetworkError(WebServError):
+    """The server could not be reached or did not answer within the deadline
+    (status 0, code ``network`` or ``timeout``): a network failure, not a refusal."""
 
-    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 120.0):
+    def __init__(self, url: str, timed_out: bool, cause: BaseException):
+        message = f"No answer from {url} within the deadline" if timed_out else f"Cannot reach {url}: {cause}"
+        super().__init__(0, "timeout" if timed_out else "network", message)
+        self.url = url
+        self.timed_out = timed_out
+
+
+class WebServClient:
+    """The HTTP session API of one server.
+
+    ``timeout`` is the deadline of one call in seconds, retries included. A
+    call refused with ``Retry-After`` (429 past the cap, 503 while our side
+    recovers: the refusals where waiting helps) is tried again after the wait
+    the server names, at most ``retries`` times and never past the deadline.
+    """
+
+    def __init__(self, url: str, token: Optional[str] = None, timeout: float = 120.0, retries: int = 3):
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.retries = retries
 
-    def request(self, method: str, path: str, body: Any = None, accept: Sequence[int] = ()) -> Any:
-        """Sends one request; returns the parsed JSON (bytes for PNG)."""
+    def request(
+        self, method: str, path: str, body: Any = None, accept: Sequence[int] = (), timeout: Optional[float] = None,
+    ) -> Any:
+        """Sends one request; returns the parsed JSON (bytes for PNG).
+
+        Raises ``WebServError`` when the server refuses, ``WebServNetworkError``
+        when it cannot be reached in time.
+        """
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        attempt = 0
+        while True:
+            try:
+                return self._once(method, path, body, accept, deadline)
+            except WebServError as error:
+                waits = error.status in (429, 503) and error.retry_after is not None
+                if not waits or attempt >= self.retries or time.monotonic() + error.retry_after >= deadline:
+                    raise
+                attempt += 1
+                time.sleep(error.retry_after)
+
+    def _once(self, method: str, path: str, body: Any, accept: Sequence[int], deadline: float) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"accept": "application/json"}
         if data is not None:
             headers["content-type"] = "application/json"
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        url = self.url + path
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=left) as response:
                 return _decode(response.headers.get("content-type", ""), response.read())
         except urllib.error.HTTPError as error:
             raw = error.read()
@@ -66,6 +109,13 @@ class WebServClient:
                 code, message = "http-error", raw.decode("utf-8", "replace")
             retry = error.headers.get("retry-after")
             raise WebServError(error.code, code, message, float(retry) if retry else None) from None
+        except urllib.error.URLError as error:
+            timed_out = isinstance(error.reason, (socket.timeout, TimeoutError))
+            raise WebServNetworkError(url, timed_out, error.reason) from None
+        except (socket.timeout, TimeoutError) as error:
+            raise WebServNetworkError(url, True, error) from None
+        except (ConnectionError, OSError) as error:
+            raise WebServNetworkError(url, False, error) from None
 
     def health(self) -> Dict[str, Any]:
         return self.request("GET", "/health")

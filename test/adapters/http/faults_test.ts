@@ -115,7 +115,7 @@ Deno.test("the server answers 5,000 malformed requests without a 5xx and stays h
   // Healthy afterwards: nothing left behind once the sessions close, new sessions open.
   for (const state of await client.list()) await client.close(state.id);
   const health = await client.health();
-  assertEquals([health.status, health.live, health.free], ["ok", 0, 4]);
+  assertEquals([health.status, health.live, health.free], ["healthy", 0, 4]);
   const fresh = await client.createSession({ task: "demo/add-note/1" });
   assertEquals((await client.step(fresh.id, { action: "reload" })).status, "ok");
 });

@@ -190,19 +190,72 @@ Deno.test("batchStep() returns per-session results when one of them fails", asyn
 });
 
 Deno.test("createSession() answers 429 with Retry-After past the cap on live sessions", async () => {
-  await using server = await startServer({ port: 0, maxSessions: 1 });
+  await using server = await startServer({ port: 0, maxSessions: 2 });
   const client = new WebServClient(server.url);
   const first = await client.createSession({ site: "demo" });
+  const second = await client.createSession({ site: "demo" });
   const refused = await client.createSession({ site: "demo" }).catch((e) => e);
   assert(refused instanceof WebServError);
   assertEquals(refused.status, 429);
   assertEquals(refused.code, "capacity");
   assertEquals(refused.retryAfter, 5);
-  assertEquals(await client.health(), { status: "ok", live: 1, max: 1, free: 0, browser: true });
-  const group = await client.createGroup({ site: "demo" }, 2).catch((e) => e);
-  assertEquals(group.status, 429);
+  assertEquals(await client.health(), {
+    status: "healthy",
+    live: 2,
+    max: 2,
+    free: 0,
+    browser: true,
+  });
+  await client.close(second.id);
+  // A group that fits the cap but not the free room: waiting helps.
+  const busy = await client.createGroup({ site: "demo" }, 2).catch((e) => e);
+  assertEquals([busy.status, busy.retryAfter], [429, 5]);
   await client.close(first.id);
   await client.createSession({ site: "demo" });
+});
+
+Deno.test("createGroup() refuses a group larger than the cap with a 400 that says so, even when idle", async () => {
+  await using server = await startServer({ port: 0, maxSessions: 2 });
+  const client = new WebServClient(server.url);
+  const refused = await client.createGroup({ site: "demo" }, 3).catch((e) => e);
+  assert(refused instanceof WebServError);
+  assertEquals([refused.status, refused.code, refused.retryAfter], [
+    400,
+    "group-too-large",
+    undefined,
+  ]);
+  assertStringIncludes(refused.message, "cap is 2");
+  assertEquals(server.sessions.live, 0);
+});
+
+Deno.test("createSession() honours idle_timeout_s and refuses unknown spec keys", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const created = await client.createSession({ site: "demo", idle_timeout_s: 7 });
+  assertEquals(created.lease.idle_timeout_s, 7);
+  const unknown = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ site: "demo", idle_timeout: 7 }),
+  });
+  assertEquals(unknown.status, 400);
+  assertStringIncludes((await unknown.json()).message, "idle_timeout");
+});
+
+Deno.test("the routes refuse unknown query parameters (400) and wrong methods (405 with Allow)", async () => {
+  await using server = await startServer({ port: 0 });
+  const query = await fetch(`${server.url}/v1/tasks?limit=2&colour=red`);
+  assertEquals(query.status, 400);
+  assertStringIncludes((await query.json()).message, '"colour"');
+  const ok = await fetch(`${server.url}/v1/tasks?limit=2`);
+  assertEquals(ok.status, 200);
+  await ok.body?.cancel();
+  const wrong = await fetch(`${server.url}/v1/sessions/s-1/step`, { method: "GET" });
+  assertEquals([wrong.status, wrong.headers.get("allow")], [405, "POST"]);
+  assertEquals((await wrong.json()).code, "method-not-allowed");
+  const none = await fetch(`${server.url}/nope`);
+  assertEquals(none.status, 404);
+  await none.body?.cancel();
 });
 
 Deno.test("step() answers expired when the session was reaped for idling", async () => {
@@ -229,7 +282,7 @@ Deno.test("createSession() refuses bad specs with 4xx and a JSON error", async (
   const cases: [unknown, number, string][] = [
     [{}, 400, "bad-spec"],
     [{ task: "demo/add-note/1", url: "http://example.com" }, 400, "bad-spec"],
-    [{ task: "nope" }, 400, "bad-task-id"],
+    [{ task: "nope" }, 400, "bad-request"], // the task-id pattern of the schema
     [{ task: "nope/add-note/1" }, 404, "unknown-site"],
     [{ site: "demo", template: "fly" }, 404, "unknown-template"],
     [{ site: "demo", seed: -1 }, 400, "bad-request"],
@@ -334,4 +387,30 @@ Deno.test("createSession() applies the viewport and writes screenshots beside th
   const file = await Deno.readFile(`${runDir}/${step.screenshot}`);
   assertEquals([...file.slice(1, 4)], [0x50, 0x4e, 0x47]);
   await Deno.remove(runDir, { recursive: true });
+});
+
+Deno.test("createSession() runs a task's site and template on the seed given beside it", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const created = await client.createSession({ task: "demo/add-note/1", seed: 5 });
+  assertEquals(created.task?.id, "demo/add-note/5");
+  const reset = await client.reset(created.id, { seed: 6, max_steps: 1 });
+  assertEquals(reset.task?.id, "demo/add-note/6");
+  const step = await client.step(created.id, { action: "scroll", direction: "down" });
+  assertEquals([step.status, step.truncated], ["ok", true]);
+  const unknown = await fetch(`${server.url}/v1/sessions/${created.id}/reset`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ sed: 6 }),
+  });
+  assertEquals(unknown.status, 400);
+  await unknown.body?.cancel();
+});
+
+Deno.test("reset() to a new task runs that task's own seed, not the session's last", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const created = await client.createSession({ task: "demo/add-note/1", seed: 5 });
+  const reset = await client.reset(created.id, { task: "demo/add-note/2" });
+  assertEquals(reset.task?.id, "demo/add-note/2");
 });

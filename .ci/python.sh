@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Python test venv: the real libraries trainers use (OpenEnv's client,
+# gymnasium, schemathesis, the MCP SDK, transformers, pytest), pinned in
+# adapters/python/requirements-test.txt and installed from PyPI into
+# $WEBSERV_VENV (default ~/.cache/webserv-venv). The Python tests run inside
+# `deno task test` (test/adapters/python/) and fail when this venv is missing.
+# Safe to run again: it reinstalls only when the requirements changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${WEBSERV_VENV:-$HOME/.cache/webserv-venv}"
+REQUIREMENTS=adapters/python/requirements-test.txt
+PYTHON="${WEBSERV_PYTHON:-python3}"
+
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
+  echo "Python 3.10 or newer is needed for the test venv (found: $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  if ! "$PYTHON" -m venv "$VENV" 2>/dev/null; then
+    # Debian's python3 ships venv separately.
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+  fi
+fi
+
+stamp="$VENV/.requirements.sha256"
+want="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
+  echo "$want" >"$stamp"
+fi
+"$VENV/bin/python" -m pip check
+"$VENV/bin/python" -c 'import importlib.metadata as m
+for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers"):
+    print(name, m.version(name))'

@@ -1,0 +1,105 @@
+/**
+ * What the routes' declarations imply beyond their schemas: a query
+ * parameter a documented route does not declare is refused (400), and a
+ * path served under other methods answers 405 with `Allow`, not 404.
+ * Both are read from the app's own OpenAPI document and route table, so a
+ * new route needs nothing here.
+ *
+ * @module
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, Next } from "hono";
+import { HttpError } from "./http_error.ts";
+
+/** Query parameters every route takes: the bearer token's fallback. */
+const ALWAYS = ["token"];
+
+interface Documented {
+  pattern: RegExp;
+  query: Map<string, Set<string>>;
+}
+
+function patternOf(path: string): RegExp {
+  const source = path.split("/").map((part) =>
+    /^\{.+\}$/.test(part) || part.startsWith(":")
+      ? "[^/]+"
+      : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  ).join("/");
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * The checks, for one app.
+ *
+ * @param app the app, with its routes declared
+ * @param document the OpenAPI document's config, as `app.doc31` takes it
+ * @returns a middleware refusing undeclared query parameters, and the
+ * answer for an unmatched request (405 or `undefined` for a 404)
+ */
+export function strictRoutes(
+  app: OpenAPIHono,
+  document: Parameters<OpenAPIHono["getOpenAPI31Document"]>[0],
+): {
+  query: (c: Context, next: Next) => Promise<void>;
+  methodNotAllowed: (c: Context) => Response | undefined;
+} {
+  let documented: Documented[] | undefined;
+  const table = () => {
+    documented ??= Object.entries(app.getOpenAPI31Document(document).paths ?? {}).map(
+      ([path, item]) => {
+        const query = new Map<string, Set<string>>();
+        for (const [method, operation] of Object.entries(item ?? {})) {
+          const parameters = (operation as { parameters?: { in: string; name: string }[] })
+            .parameters ?? [];
+          query.set(
+            method.toUpperCase(),
+            new Set([...ALWAYS, ...parameters.filter((p) => p.in === "query").map((p) => p.name)]),
+          );
+        }
+        return { pattern: patternOf(path), query };
+      },
+    );
+    return documented;
+  };
+  return {
+    async query(c, next) {
+      const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+      const route = table().find((r) => r.pattern.test(c.req.path) && r.query.has(method));
+      const allowed = route?.query.get(method);
+      if (allowed) {
+        const unknown = [...new URL(c.req.url).searchParams.keys()].filter((k) => !allowed.has(k));
+        if (unknown.length > 0) {
+          throw new HttpError(
+            400,
+            "bad-request",
+            `Unknown query parameter(s) ${unknown.map((k) => `"${k}"`).join(", ")}` +
+              (allowed.size > ALWAYS.length
+                ? `: this route takes ${
+                  [...allowed].filter((k) => !ALWAYS.includes(k)).map((k) => `"${k}"`).join(", ")
+                }`
+                : ": this route takes none"),
+          );
+        }
+      }
+      await next();
+    },
+    methodNotAllowed(c) {
+      const methods = new Set<string>();
+      for (const route of app.routes) {
+        if (route.method === "ALL" || route.path.includes("*")) continue;
+        if (patternOf(route.path).test(c.req.path)) methods.add(route.method);
+      }
+      if (methods.size === 0 || methods.has(c.req.method)) return undefined;
+      if (methods.has("GET")) methods.add("HEAD");
+      const allow = [...methods].sort().join(", ");
+      return c.json(
+        {
+          code: "method-not-allowed",
+          message: `${c.req.method} is not served on "${c.req.path}": use ${allow}`,
+        },
+        405,
+        { Allow: allow },
+      );
+    },
+  };
+}

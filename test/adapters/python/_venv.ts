@@ -1,0 +1,51 @@
+// The Python test venv that .ci/python.sh installs: its interpreter, and
+// pytest run in it against a server. Fails loudly (never skips) when the venv
+// is missing, since CI's test command is the only thing that runs these.
+import { assertEquals } from "@std/assert";
+
+const HOME = Deno.env.get("HOME") ?? "/root";
+/** The venv's directory. */
+export const VENV = Deno.env.get("WEBSERV_VENV") ?? `${HOME}/.cache/webserv-venv`;
+const HERE = new URL(".", import.meta.url).pathname;
+
+/**
+ * The venv's Python.
+ *
+ * @returns its path
+ * @throws {Error} when the venv is missing, saying how to make it
+ */
+export function venvPython(): string {
+  const python = `${VENV}/bin/python`;
+  try {
+    Deno.statSync(python);
+  } catch {
+    throw new Error(
+      `No Python test venv at ${VENV}: run "bash .ci/python.sh" (or set WEBSERV_VENV)`,
+    );
+  }
+  return python;
+}
+
+/**
+ * Runs pytest files of this directory in the venv; fails with pytest's output.
+ *
+ * @param files the test files, relative to this directory
+ * @param env what the tests read (WEBSERV_URL, …)
+ * @param args pytest's extra arguments
+ */
+export async function pytest(
+  files: string[],
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<string> {
+  const output = await new Deno.Command(venvPython(), {
+    args: ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", ...args, ...files],
+    cwd: HERE,
+    env: { ...env, PYTHONPATH: new URL("../../../adapters/python/", import.meta.url).pathname },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  assertEquals(output.code, 0, text);
+  return text;
+}

@@ -1,0 +1,34 @@
+// The README's trainer section runs as written: every python block under
+// "### Trainers", in the venv .ci/python.sh makes, against a real server.
+import { assert } from "@std/assert";
+import { startServer } from "../../../adapters/http/server.ts";
+import { venvPython } from "./_venv.ts";
+
+const README = new URL("../../../README.md", import.meta.url);
+const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
+
+function trainerBlocks(text: string): string[] {
+  const start = text.indexOf("### Trainers");
+  const end = text.indexOf("\n## ", start);
+  const section = text.slice(start, end === -1 ? undefined : end);
+  return [...section.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+Deno.test("the README's trainer snippets run as written", async () => {
+  const python = venvPython();
+  const blocks = trainerBlocks(await Deno.readTextFile(README));
+  assert(blocks.length >= 3, `Found ${blocks.length} python blocks under "### Trainers"`);
+  await using server = await startServer({ port: 0, maxSessions: 4 });
+  for (const [index, code] of blocks.entries()) {
+    const output = await new Deno.Command(python, {
+      args: ["-c", code],
+      cwd: PYTHON_DIR,
+      env: { WEBSERV_URL: server.url, PYTHONPATH: PYTHON_DIR },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert(output.code === 0, `Block ${index + 1} failed:\n${code}\n${stderr}`);
+  }
+  assert(server.sessions.live === 0, "a snippet left a session open");
+});

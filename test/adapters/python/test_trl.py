@@ -1,0 +1,85 @@
+"""webserv_trl.WebServToolEnv in TRL's environment_factory shape.
+
+TRL itself needs torch (GRPOTrainer imports it), which is not installed here
+(see requirements-test.txt), so this runs what TRL runs on the class without
+a model: its tool discovery (the public methods, found as
+trl/trainer/grpo_trainer.py 1.16 finds them) turned into tool schemas by
+transformers' get_json_schema (what TRL uses), and its rollout loop
+(reset(**row), tool calls by name with arguments, get_reward()) driven by a
+scripted policy in place of a model.
+"""
+
+import inspect
+import json
+import os
+import urllib.request
+
+import pytest
+from transformers.utils import get_json_schema
+
+from webserv_trl import WebServToolEnv
+
+URL = os.environ["WEBSERV_URL"]
+
+
+def tools_of(environment):
+    """The tools TRL exposes for an environment instance (grpo_trainer.py's discovery)."""
+    methods = {}
+    for name, _ in inspect.getmembers(type(environment), predicate=inspect.isfunction):
+        if name not in ("reset", "get_reward") and not name.startswith("_"):
+            methods[name] = getattr(environment, name)
+    return methods
+
+
+def test_every_action_is_a_tool_whose_schema_transformers_builds():
+    environment = WebServToolEnv(URL)
+    tools = tools_of(environment)
+    with urllib.request.urlopen(URL + "/v1/tools?format=anthropic", timeout=60) as response:
+        actions = {tool["name"] for tool in json.load(response)["tools"]}
+    assert set(tools) == actions  # one tool per action, nothing else
+    schemas = {name: get_json_schema(method) for name, method in tools.items()}
+    typed = schemas["type"]["function"]
+    assert typed["parameters"]["required"] == ["id", "text"]
+    assert typed["parameters"]["properties"]["id"]["type"] == "integer"
+    assert "Type text into a field" in typed["description"]
+
+
+def rollout(environment, row, policy):
+    """TRL's loop for one rollout: reset with the row, the model's tool calls, the reward."""
+    prompt = environment.reset(**row)
+    tools = tools_of(environment)
+    for call in policy(prompt):
+        result = tools[call["name"]](**call["arguments"])
+        assert isinstance(result, str)
+    return environment.get_reward()
+
+
+def solve(prompt):
+    note = prompt.split('"')[1]
+    return [
+        {"name": "type", "arguments": {"id": 1, "text": note}},
+        {"name": "click", "arguments": {"id": 2}},
+        {"name": "stop", "arguments": {"answer": "added"}},
+    ]
+
+
+def test_a_scripted_policy_earns_the_verifiers_reward_and_the_instance_is_reused():
+    environment = WebServToolEnv(URL)
+    row = {"prompt": [{"role": "user", "content": "Do the task."}], "task": "demo/add-note/1"}
+    assert rollout(environment, row, solve) == 1.0
+    session = environment._session
+    assert rollout(environment, dict(row, task="demo/add-note/2"), lambda p: []) == 0.0
+    assert environment._session == session
+    assert rollout(environment, dict(row, task="demo/add-note/2"), solve) == 1.0
+    environment._close()
+
+
+def test_our_failures_never_yield_a_reward():
+    environment = WebServToolEnv(URL)
+    environment.reset(task="demo/add-note/1")
+    kill = urllib.request.Request(os.environ["WEBSERV_FAULTS"] + "/kill/" + environment._session, method="POST")
+    urllib.request.urlopen(kill, timeout=60).read()
+    with pytest.raises(RuntimeError, match="not your action"):
+        environment.click(id=2)
+    assert environment.get_reward() is None
+    environment._close()
