@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { ActionError } from "./errors.ts";
 
 /** A modifier key held during a pointer action or part of a chord. */
 export type Modifier = "Alt" | "Control" | "Meta" | "Shift";
@@ -151,7 +152,7 @@ export const ACTION_NAMES: readonly ActionName[] = Object.keys(FIELDS) as Action
 const MODIFIERS = new Set<string>(["Alt", "Control", "Meta", "Shift"]);
 
 function fail(name: string, message: string): never {
-  throw new TypeError(`Invalid "${name}" action: ${message}`);
+  throw new ActionError("invalid-action", `Invalid "${name}" action: ${message}`);
 }
 
 function show(value: unknown): string {
@@ -163,7 +164,8 @@ function show(value: unknown): string {
  *
  * @param input the candidate action
  * @returns the same object, typed
- * @throws {TypeError} when the input is not a valid action; the message says which field and why
+ * @throws {ActionError} `invalid-action` when the input is not a valid action; the message says
+ *   which field and why
  *
  * @example Validate an agent's click
  * ```ts
@@ -174,12 +176,16 @@ function show(value: unknown): string {
  */
 export function parseAction(input: unknown): Action {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new TypeError(`Invalid action: expected an object, got ${show(input)}`);
+    throw new ActionError(
+      "invalid-action",
+      `Invalid action: expected an object, got ${show(input)}`,
+    );
   }
   const record = input as Record<string, unknown>;
   const name = record.action;
   if (typeof name !== "string" || !Object.hasOwn(FIELDS, name)) {
-    throw new TypeError(
+    throw new ActionError(
+      "invalid-action",
       `Invalid action: "action" must be one of ${ACTION_NAMES.join(", ")}, got ${show(name)}`,
     );
   }

@@ -27,9 +27,10 @@
  *   inserted runs, or the value setter for dates and ranges), follows the
  *   focus when the field or a stand-in for it is replaced as it takes focus,
  *   and succeeds only when the field reads back holding the text;
- * - every failure is an {@linkcode ActionError} with a code (or a `TypeError`
- *   for invalid input); the actor keeps no half-done state, so the next
- *   action works;
+ * - every failure of the agent's is an {@linkcode ActionError} with a code
+ *   (`invalid-action` for input that is not an action); anything else that
+ *   escapes is our bug, which the env reports as `EnvError("internal")`; the
+ *   actor keeps no half-done state, so the next action works;
  * - a JavaScript dialog is answered by the policy at once, or, when the
  *   policy says `ask`, ends the action early with the dialog in the result;
  *   until the agent answers it with `dialog`, other actions fail with
@@ -228,8 +229,8 @@ export class Actor {
    *
    * @param input the action, as parsed JSON from the agent
    * @returns what the action did and how the page settled
-   * @throws {TypeError} when the input is not a valid action
-   * @throws {ActionError} when the action cannot be done; `code` says why
+   * @throws {ActionError} when the input is not a valid action (`invalid-action`) or the
+   *   action cannot be done; `code` says why
    */
   async act(input: unknown): Promise<ActResult> {
     const action = parseAction(input);

@@ -90,7 +90,12 @@ Deno.test("Env observes, steps, answers dialogs, follows tabs and resets", async
       ActionError,
     );
     assertEquals(error.code, "not-allowed");
-    await assertRejects(() => env.step({ action: "jump" }), TypeError, '"action"');
+    const invalid = await assertRejects(
+      () => env.step({ action: "jump" }),
+      ActionError,
+      '"action"',
+    );
+    assertEquals(invalid.code, "invalid-action");
     idOf(await env.observe(), "button", "Delete");
   });
 

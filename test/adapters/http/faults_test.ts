@@ -208,3 +208,28 @@ Deno.test("createSession() leaves no browser context behind when the env opens a
   await new Promise((r) => setTimeout(r, 500));
   assertEquals(server.browser!.contexts.length, 0);
 });
+
+Deno.test("step() reports an internal TypeError as env_error internal, never action_error", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const victim = await client.createSession({ task: "demo/add-note/1" });
+  const malformed = await client.step(victim.id, { action: "jump" });
+  assertEquals(malformed.status, "action_error");
+  assertEquals(malformed.info.error?.code, "invalid-action");
+  const pages = server.browser!.contexts.flatMap((c) => c.pages);
+  assertEquals(pages.length, 1);
+  const session = pages[0]!.session;
+  const send = session.send.bind(session);
+  // An internal check throwing a TypeError mid-step, injected at the reload command.
+  session.send = ((method: string, ...rest: unknown[]) => {
+    if (method === "Page.reload") throw new TypeError("Cannot reload: an injected internal check");
+    return (send as (method: string, ...rest: unknown[]) => Promise<unknown>)(method, ...rest);
+  }) as typeof session.send;
+  const failed = await client.step(victim.id, { action: "reload" });
+  assertEquals(failed.status, "env_error");
+  assertEquals(failed.info.error?.code, "internal");
+  assertEquals(failed.reward, undefined);
+  session.send = send;
+  assertEquals((await client.reset(victim.id)).observation.url, victim.observation.url);
+  assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
+});

@@ -1,4 +1,5 @@
 import { assertEquals, assertThrows } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
 import { ACTION_NAMES, ACTION_SCHEMA, parseAction } from "../../../engine/act/action.ts";
 
 Deno.test("parseAction() returns the action when the input is valid", () => {
@@ -11,26 +12,30 @@ Deno.test("parseAction() returns the action when the input is valid", () => {
   assertEquals(parseAction({ action: "stop", answer: "42" }).action, "stop");
 });
 
-Deno.test("parseAction() throws a TypeError naming the field when the input is invalid", () => {
-  assertThrows(() => parseAction("click"), TypeError, "expected an object");
-  assertThrows(() => parseAction({ action: "jump" }), TypeError, '"action" must be one of');
-  assertThrows(() => parseAction({ action: "click" }), TypeError, '"id" is required');
+Deno.test("parseAction() throws an ActionError naming the field when the input is invalid", () => {
+  assertThrows(() => parseAction("click"), ActionError, "expected an object");
+  assertThrows(() => parseAction({ action: "jump" }), ActionError, '"action" must be one of');
+  assertThrows(() => parseAction({ action: "click" }), ActionError, '"id" is required');
   assertThrows(
     () => parseAction({ action: "click", id: 0 }),
-    TypeError,
+    ActionError,
     '"id" must be a positive integer, got 0',
   );
-  assertThrows(() => parseAction({ action: "click", id: 1, x: 2 }), TypeError, 'unknown field "x"');
+  assertThrows(
+    () => parseAction({ action: "click", id: 1, x: 2 }),
+    ActionError,
+    'unknown field "x"',
+  );
   assertThrows(
     () => parseAction({ action: "type", id: 1, text: 5 }),
-    TypeError,
+    ActionError,
     '"text" must be a string',
   );
-  assertThrows(() => parseAction({ action: "scroll" }), TypeError, 'give "direction"');
-  assertThrows(() => parseAction({ action: "upload", id: 1, files: [] }), TypeError, '"files"');
+  assertThrows(() => parseAction({ action: "scroll" }), ActionError, 'give "direction"');
+  assertThrows(() => parseAction({ action: "upload", id: 1, files: [] }), ActionError, '"files"');
   assertThrows(
     () => parseAction({ action: "click", id: 1, modifiers: ["Hyper"] }),
-    TypeError,
+    ActionError,
     '"modifiers"',
   );
 });
