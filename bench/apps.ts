@@ -52,6 +52,7 @@ import {
 } from "../fixtures/apps/mod.ts";
 import { interleave, openPlaywright } from "./_harness.ts";
 import { appsMarkdown, type Miss, type PageRow, summarise, type TaskRow } from "./_apps_report.ts";
+import { logFailure } from "../engine/log.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const ONLY = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
@@ -244,7 +245,9 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     }
   }
   for (const session of sessions) {
-    await session.send("Runtime.releaseObjectGroup", { objectGroup: GROUP }).catch(() => {});
+    await session.send("Runtime.releaseObjectGroup", { objectGroup: GROUP }).catch((error) =>
+      logFailure("releasing the bench's object group", error)
+    );
   }
   const misses: Miss[] = [];
   const summarised: string[] = [];

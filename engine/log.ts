@@ -105,3 +105,14 @@ export function bestEffort(what: string, promise: Promise<unknown>): void {
 export function observed(promise: Promise<unknown>): void {
   promise.catch(() => undefined);
 }
+
+/**
+ * Waits for a promise to settle, for a queue's tail or a shutdown: what it
+ * rejects with was seen by whoever awaited it, so it is not seen again here.
+ *
+ * @param promise the promise
+ * @returns a promise that fulfils once `promise` settled
+ */
+export function settled(promise: Promise<unknown>): Promise<void> {
+  return promise.then(() => undefined, () => undefined);
+}

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { Browser, logFailure } from "../../mod.ts";
+import { Browser } from "../../mod.ts";
+import { logFailure, settled } from "../../engine/log.ts";
 import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
 import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
@@ -282,7 +283,7 @@ class BrowserHolder {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#starting?.catch(() => {});
+    if (this.#starting) await settled(this.#starting); // its failure was its callers'
     await this.#browser?.close().catch((error) => logFailure("close the browser", error));
   }
 

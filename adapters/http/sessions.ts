@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { type Browser, type EnvObservation, logFailure } from "../../mod.ts";
+import type { Browser, EnvObservation } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
 import type { Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";

@@ -19,6 +19,7 @@
  * @module
  */
 import { join } from "node:path";
+import { settled } from "../../engine/log.ts";
 
 /** The schema version of every line. */
 export const TRAJECTORY_VERSION = 1;
@@ -82,7 +83,7 @@ export class TrajectoryLog {
     const next = previous.then(() =>
       Deno.writeTextFile(this.path(session), line, { append: true })
     );
-    this.#queues.set(session, next.catch(() => {}));
+    this.#queues.set(session, settled(next)); // its failure is the caller's, through `next`
     return next;
   }
 

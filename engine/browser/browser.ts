@@ -5,7 +5,7 @@
  * @module
  */
 import { Emitter } from "../_emitter.ts";
-import { bestEffort, logFailure } from "../log.ts";
+import { bestEffort, logFailure, observed } from "../log.ts";
 import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
@@ -355,7 +355,7 @@ export class Browser implements AsyncDisposable {
       const loaded = page.session.waitForEvent("Page.loadEventFired");
       // Handled now: when `Page.navigate` fails or times out, nothing awaits
       // `loaded`, and its own timeout would reject it unhandled later.
-      loaded.catch(() => {});
+      observed(loaded);
       const { errorText } = await page.session.send("Page.navigate", { url });
       if (errorText) throw new Error(`Cannot open "${url}": ${errorText}`);
       await loaded;

@@ -1,7 +1,7 @@
 // The server under bad input and broken parts: thousands of malformed
 // requests never get a 5xx; a crashed renderer and a killed Chromium are
 // env_error for the sessions they hit, and everything else goes on.
-import { assert, assertEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 
@@ -229,6 +229,9 @@ Deno.test("step() reports an internal TypeError as env_error internal, never act
   assertEquals(failed.status, "env_error");
   assertEquals(failed.info.error?.code, "internal");
   assertEquals(failed.reward, undefined);
+  // Logged with its stack and counted: our bugs are never silent.
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  assertMatch(metrics, /^webserv_failures_total\{kind="internal"\} [1-9]/m);
   session.send = send;
   assertEquals((await client.reset(victim.id)).observation.url, victim.observation.url);
   assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
