@@ -128,6 +128,7 @@ export type {
   ActionToolsOptions,
   ActorOptions,
   ActResult,
+  PressOutcome,
   AnthropicTool,
   DialogAnswer,
   DialogInfo,

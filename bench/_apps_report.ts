@@ -53,6 +53,10 @@ export interface TaskRow {
   pattern: string;
   solved: number;
   seeds: number;
+  /** Click steps the env reported ok (absent in runs before the count). */
+  clicksOk?: number;
+  /** Of those, the ones the bench saw the target receive whole in the page (press, release, click). */
+  clicksVerified?: number;
   failures: { seed: number; instruction: string; reason: string }[];
 }
 
@@ -95,6 +99,10 @@ export interface AppsSummary {
   floorShare?: number;
   tasksSolved: number;
   tasksTotal: number;
+  /** Click steps reported ok, over all tasks. */
+  clicksOk?: number;
+  /** Of those, the ones the target received whole (press, release and click), read by the bench in the page. */
+  clicksVerified?: number;
   controls: number;
   controlsWithId: number;
   pagesContentBelowAria: string[];
@@ -155,6 +163,12 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
       : {}),
     tasksSolved: taskRows.reduce((n, r) => n + r.solved, 0),
     tasksTotal: taskRows.reduce((n, r) => n + r.seeds, 0),
+    ...(taskRows.some((r) => r.clicksOk !== undefined)
+      ? {
+        clicksOk: taskRows.reduce((n, r) => n + (r.clicksOk ?? 0), 0),
+        clicksVerified: taskRows.reduce((n, r) => n + (r.clicksVerified ?? 0), 0),
+      }
+      : {}),
     controls: totalControls,
     controlsWithId: totalMatched,
     pagesContentBelowAria: pageRows.filter((r) => r.contentKept < r.contentKeptAria).map((r) =>
@@ -280,6 +294,13 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAria)
     }; slower on ${summary.pagesSlowerThanAria.length} pages |`,
     `| scripted tasks solved | all | ${summary.tasksSolved}/${summary.tasksTotal} |`,
+    `| clicks verified (press, release and click on the target, read by the bench in the page) over clicks reported ok | 100% | ${
+      summary.clicksOk === undefined
+        ? "not measured"
+        : `${
+          pct(summary.clicksVerified! / Math.max(1, summary.clicksOk))
+        } (${summary.clicksVerified}/${summary.clicksOk})`
+    } |`,
     "",
     "Against Playwright's AI snapshot (references and iframes, as this observation has):",
     "",
@@ -312,9 +333,13 @@ export function appsMarkdown(report: AppsReport): string {
     "",
     "## Tasks",
     "",
-    "| task | page | pattern | solved |",
-    "| --- | --- | --- | --- |",
-    ...taskRows.map((r) => `| ${r.name} | ${r.page} | ${r.pattern} | ${r.solved}/${r.seeds} |`),
+    "| task | page | pattern | solved | clicks verified / reported ok |",
+    "| --- | --- | --- | --- | --- |",
+    ...taskRows.map((r) =>
+      `| ${r.name} | ${r.page} | ${r.pattern} | ${r.solved}/${r.seeds} | ${
+        r.clicksOk === undefined ? "n/a" : `${r.clicksVerified}/${r.clicksOk}`
+      } |`
+    ),
     "",
     "## Misses by page",
     "",

@@ -50,7 +50,7 @@ import { ActionError } from "./errors.ts";
 import { FOCUS } from "./_in_page.ts";
 import { parseChord } from "./_keys.ts";
 import { ElementCalls } from "./_calls.ts";
-import { Pointer } from "./_pointer.ts";
+import { Pointer, type PressOutcome } from "./_pointer.ts";
 import { Keyboard } from "./_keyboard.ts";
 import { typeInto, type TypeTools } from "./_type_into.ts";
 import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
@@ -123,6 +123,14 @@ export interface ActResult {
    * was at its end.
    */
   detail?: string;
+  /**
+   * For `click` and `dblclick`: how the page was seen to receive the press
+   * (see `PressOutcome`): `whole` (press, release and click on the target),
+   * `handled` (the page took the press on the target itself), `gone` (the
+   * target's document or the target went away with it). A press not seen
+   * received is an error, never a result.
+   */
+  press?: PressOutcome;
 }
 
 /** What the actions in their own modules act with: one object serves them all. */
@@ -156,6 +164,7 @@ export class Actor {
   #dialogs: Dialogs;
   #opened: Page[] = [];
   #windowOpens = 0;
+  #press: PressOutcome | undefined;
   #pageWaiters = new Set<() => void>();
   #stopped: string | undefined;
 
@@ -185,6 +194,7 @@ export class Actor {
         calls,
         this.#timeoutMs,
         (session) => this.#tabs.find((tab) => tab.session === session) ?? this.#activePage(),
+        (capMs) => this.#settleWithin(capMs),
       ),
       keyboard: new Keyboard(() => this.#activePage().session, this.#timeoutMs),
       settle: (capMs) => this.#settleWithin(capMs),
@@ -250,6 +260,7 @@ export class Actor {
       );
     }
     this.#dialogs.begin();
+    this.#press = undefined;
     this.#opened = [];
     this.#windowOpens = 0;
     const since = performance.now();
@@ -270,6 +281,7 @@ export class Actor {
     }
     const result: ActResult = this.#state(action);
     if (detail !== undefined) result.detail = detail;
+    if (this.#press !== undefined) result.press = this.#press;
     const settled = await this.#settle(since);
     if (settled) result.settle = settled;
     // A link or script that opens a window: wait for the tab, switch, settle it.
@@ -371,12 +383,17 @@ export class Actor {
     switch (action.action) {
       case "click": {
         const point = await pointer.aim(await calls.element(action.id), action.id);
-        await pointer.mouse(point, "click", action.button ?? "left", action.modifiers ?? []);
+        this.#press = await pointer.mouse(
+          point,
+          "click",
+          action.button ?? "left",
+          action.modifiers ?? [],
+        );
         return;
       }
       case "dblclick": {
         const point = await pointer.aim(await calls.element(action.id), action.id);
-        await pointer.mouse(point, "dblclick", "left", []);
+        this.#press = await pointer.mouse(point, "dblclick", "left", []);
         return;
       }
       case "hover": {

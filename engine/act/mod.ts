@@ -11,6 +11,7 @@ export { actionTools, parseToolCall } from "./tools.ts";
 export type { ActionToolsOptions, AnthropicTool, OpenAiTool, ToolSchema } from "./tools.ts";
 export { Actor } from "./actor.ts";
 export type { ActorOptions, ActResult, DialogAnswer, DialogInfo, DialogType } from "./actor.ts";
+export type { PressOutcome } from "./_pointer.ts";
 export type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
 export { ActionError } from "./errors.ts";
 export type { ActionErrorCode, ActionErrorOptions } from "./errors.ts";
