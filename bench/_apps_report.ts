@@ -57,6 +57,8 @@ export interface TaskRow {
   clicksOk?: number;
   /** Of those, the ones the bench saw the target receive whole in the page (press, release, click). */
   clicksVerified?: number;
+  /** Of the rest, presses the page took on mousedown (the engine's `press: "handled"`): no click follows, for a person either. */
+  clicksTakenOnPress?: number;
   failures: { seed: number; instruction: string; reason: string }[];
 }
 
@@ -103,6 +105,8 @@ export interface AppsSummary {
   clicksOk?: number;
   /** Of those, the ones the target received whole (press, release and click), read by the bench in the page. */
   clicksVerified?: number;
+  /** Of the rest, presses the page took on mousedown. */
+  clicksTakenOnPress?: number;
   controls: number;
   controlsWithId: number;
   pagesContentBelowAria: string[];
@@ -167,6 +171,7 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
       ? {
         clicksOk: taskRows.reduce((n, r) => n + (r.clicksOk ?? 0), 0),
         clicksVerified: taskRows.reduce((n, r) => n + (r.clicksVerified ?? 0), 0),
+        clicksTakenOnPress: taskRows.reduce((n, r) => n + (r.clicksTakenOnPress ?? 0), 0),
       }
       : {}),
     controls: totalControls,
@@ -299,7 +304,9 @@ export function appsMarkdown(report: AppsReport): string {
         ? "not measured"
         : `${
           pct(summary.clicksVerified! / Math.max(1, summary.clicksOk))
-        } (${summary.clicksVerified}/${summary.clicksOk})`
+        } (${summary.clicksVerified}/${summary.clicksOk}; ${
+          summary.clicksTakenOnPress ?? 0
+        } of the rest taken by the page on mousedown, where no click follows)`
     } |`,
     "",
     "Against Playwright's AI snapshot (references and iframes, as this observation has):",
@@ -337,7 +344,11 @@ export function appsMarkdown(report: AppsReport): string {
     "| --- | --- | --- | --- | --- |",
     ...taskRows.map((r) =>
       `| ${r.name} | ${r.page} | ${r.pattern} | ${r.solved}/${r.seeds} | ${
-        r.clicksOk === undefined ? "n/a" : `${r.clicksVerified}/${r.clicksOk}`
+        r.clicksOk === undefined
+          ? "n/a"
+          : `${r.clicksVerified}/${r.clicksOk}${
+            r.clicksTakenOnPress ? ` (${r.clicksTakenOnPress} taken on mousedown)` : ""
+          }`
       } |`
     ),
     "",

@@ -384,7 +384,7 @@ async function readProbe(handle: { session: CdpSession; objectId: string }): Pro
   }
 }
 
-const clicks = { ok: 0, verified: 0 };
+const clicks = { ok: 0, verified: 0, taken: 0 };
 const agent: TaskAgent = {
   observe: () => env.observe(),
   async act(action) {
@@ -399,6 +399,8 @@ const agent: TaskAgent = {
     if (probe) {
       clicks.ok++;
       if (await readProbe(probe)) clicks.verified++;
+      // A press the page took on mousedown (a menu that opens there) gets no click, from a person either.
+      else if (step.result.press === "handled") clicks.taken++;
     }
     return step.observation ?? await env.observe();
   },
@@ -416,7 +418,7 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
     clicksVerified: 0,
     failures: [],
   };
-  clicks.ok = clicks.verified = 0;
+  clicks.ok = clicks.verified = clicks.taken = 0;
   for (let seed = 0; seed < SEEDS; seed++) {
     let reason = "";
     try {
@@ -432,6 +434,7 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
   }
   row.clicksOk = clicks.ok;
   row.clicksVerified = clicks.verified;
+  row.clicksTakenOnPress = clicks.taken;
   console.log(`${task.name}\t${row.solved}/${row.seeds}\tclicks ${clicks.verified}/${clicks.ok}`);
   taskRows.push(row);
 }

@@ -1,6 +1,12 @@
 import { assertEquals, assertThrows } from "@std/assert";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { ACTION_NAMES, ACTION_SCHEMA, parseAction } from "../../../engine/act/action.ts";
+import {
+  ACTION_NAMES,
+  ACTION_SCHEMA,
+  ACTIONS,
+  parseAction,
+} from "../../../engine/act/action.ts";
+import { TYPE_MAX_LENGTH } from "../../../engine/act/_typing.ts";
 
 Deno.test("parseAction() returns the action when the input is valid", () => {
   assertEquals(parseAction({ action: "click", id: 3 }), { action: "click", id: 3 });
@@ -43,4 +49,27 @@ Deno.test("parseAction() throws an ActionError naming the field when the input i
 Deno.test("ACTION_SCHEMA has one variant per action when listed", () => {
   const variants = ACTION_SCHEMA.oneOf as { properties: { action: { const: string } } }[];
   assertEquals(variants.map((variant) => variant.properties.action.const), [...ACTION_NAMES]);
+});
+
+Deno.test("the action space is declared once: the schema's constraints are the parser's", () => {
+  // uniqueItems was in the schema and never enforced; the parser now reads it from the same place.
+  const variants = ACTION_SCHEMA.oneOf as { properties: Record<string, Record<string, unknown>> }[];
+  const click = variants[ACTION_NAMES.indexOf("click")]!;
+  assertEquals(click.properties.modifiers!.uniqueItems, true);
+  const error = assertThrows(
+    () => parseAction({ action: "click", id: 1, modifiers: ["Alt", "Alt"] }),
+    ActionError,
+    '"modifiers" must be a list of Alt, Control, Meta, Shift, each once',
+  );
+  assertEquals(error.code, "invalid-action");
+  // The cap in the description is the typing cap, not a literal.
+  const type = variants[ACTION_NAMES.indexOf("type")]!;
+  assertEquals(type.properties.text!.description, `At most ${TYPE_MAX_LENGTH} characters`);
+  assertEquals(click.properties.id, {
+    type: "integer",
+    minimum: 1,
+    description: "Element id from the observation",
+  });
+  // Every variant parses with the zod schema it came from.
+  for (const name of ACTION_NAMES) assertEquals(ACTIONS[name].shape.action.value, name);
 });
