@@ -4,6 +4,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import type { Action } from "../../../adapters/client/types.ts";
 
 function random(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -213,7 +214,7 @@ Deno.test("step() reports an internal TypeError as env_error internal, never act
   await using server = await startServer({ port: 0 });
   const client = new WebServClient(server.url);
   const victim = await client.createSession({ task: "demo/add-note/1" });
-  const malformed = await client.step(victim.id, { action: "jump" });
+  const malformed = await client.step(victim.id, { action: "jump" } as unknown as Action);
   assertEquals(malformed.status, "action_error");
   assertEquals(malformed.info.error?.code, "invalid-action");
   const pages = server.browser!.contexts.flatMap((c) => c.pages);
