@@ -87,7 +87,7 @@ export function failureCounts(): Record<string, number> {
  *
  * @example Fire and forget
  * ```ts
- * import { bestEffort } from "@webserv/webserv";
+ * import { bestEffort } from "@webserv/webserv/cdp";
  * bestEffort("an optional cleanup", Promise.resolve());
  * ```
  */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-export type { Action, ActionName } from "../../engine/act/action.ts";
+export type { Action, ActionName } from "../../mod.ts";
 
 /** An error as every endpoint returns it. */
 export interface ErrorBody {

@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { ACTION_SCHEMA } from "../../engine/act/action.ts";
+import { ACTION_SCHEMA } from "../../mod.ts";
 
 /** An error as every endpoint returns it. */
 export const ErrorBody = z.object({

@@ -73,7 +73,7 @@ export interface ServerOptions {
   /** Where trajectories go; none are written when absent. */
   runDir?: string;
   /**
-   * The sites and tasks.
+   * @internal The sites and tasks (tests and tools bring their own).
    *
    * @default {defaultCatalog()}
    */
@@ -99,11 +99,11 @@ export interface RolloutServer extends AsyncDisposable {
   readonly url: string;
   /** The port it listens on. */
   readonly port: number;
-  /** The sessions. */
+  /** @internal The sessions, for tests and tools. */
   readonly sessions: SessionManager;
-  /** The current browser (changes when a dead one is replaced). */
+  /** @internal The current browser (changes when a dead one is replaced), for tests. */
   readonly browser: Browser | undefined;
-  /** Where trajectories go, when a run directory was given. */
+  /** @internal Where trajectories go, when a run directory was given. */
   readonly trajectories: TrajectoryLog | undefined;
   /** Closes every session, context, sandbox instance, the browser and the listener. */
   close(): Promise<void>;
@@ -120,6 +120,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  *
  * @example Start on a free port and stop
  * ```ts ignore
+ * import { startServer } from "@webserv/webserv/server";
  * await using server = await startServer({ port: 0 });
  * console.log(server.url);
  * ```

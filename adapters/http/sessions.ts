@@ -115,7 +115,7 @@ export interface SessionManagerOptions {
  * Creates, steps, resets and reaps sessions.
  *
  * @example Create a session and step it
- * ```ts ignore
+ * ```text
  * const created = await manager.create({ task: "demo/add-note/1" });
  * const result = await manager.step(created.id, { action: { action: "click", id: 3 } });
  * ```

@@ -31,7 +31,7 @@ export type TrajectoryEvent = Record<string, unknown> & { type: "start" | "step"
  * Writes the trajectories of one run.
  *
  * @example Append an event
- * ```ts ignore
+ * ```text
  * const run = await TrajectoryLog.open("runs/today");
  * await run.append("s-1", { type: "end", reason: "closed" });
  * ```

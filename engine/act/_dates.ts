@@ -143,9 +143,13 @@ function readDateTime(text: string, locale: string): string | undefined {
 function readMonth(text: string, locale: string): string | undefined {
   const t = text.trim().replace(/\s+/g, " ");
   let m = t.match(/^(\d{4})[-/.](\d{1,2})$/);
-  if (m) return Number(m[2]) >= 1 && Number(m[2]) <= 12 ? `${m[1]}-${pad(Number(m[2]))}` : undefined;
+  if (m) {
+    return Number(m[2]) >= 1 && Number(m[2]) <= 12 ? `${m[1]}-${pad(Number(m[2]))}` : undefined;
+  }
   m = t.match(/^(\d{1,2})[-/.](\d{4})$/);
-  if (m) return Number(m[1]) >= 1 && Number(m[1]) <= 12 ? `${m[2]}-${pad(Number(m[1]))}` : undefined;
+  if (m) {
+    return Number(m[1]) >= 1 && Number(m[1]) <= 12 ? `${m[2]}-${pad(Number(m[1]))}` : undefined;
+  }
   const date = readDate(`1 ${t}`, locale);
   return date?.slice(0, 7);
 }
@@ -163,7 +167,9 @@ function readWeek(text: string): string | undefined {
   const m = t.match(/^(\d{4})[- ,]*(?:w|week) ?(\d{1,2})$/) ??
     t.match(/^(?:w|week) ?(\d{1,2})[ ,/-]*(\d{4})$/);
   if (!m) return undefined;
-  const [year, week] = t.match(/^\d{4}/) ? [Number(m[1]), Number(m[2])] : [Number(m[2]), Number(m[1])];
+  const [year, week] = t.match(/^\d{4}/)
+    ? [Number(m[1]), Number(m[2])]
+    : [Number(m[2]), Number(m[1])];
   if (week < 1 || week > weeksIn(year)) return undefined;
   return `${pad(year, 4)}-W${pad(week)}`;
 }

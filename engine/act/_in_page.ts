@@ -455,7 +455,6 @@ export interface ClickRecord {
   handled: boolean;
 }
 
-
 /** Called after the release: what the armed press recorded; see {@linkcode ClickRecord}. */
 export const CLICK_RECORD = `function () {
   const record = globalThis.__webservClick;

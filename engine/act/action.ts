@@ -6,14 +6,55 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { ActionError } from "./errors.ts";
 import { TYPE_MAX_LENGTH } from "./_typing.ts";
 
-const MODIFIER_NAMES = ["Alt", "Control", "Meta", "Shift"] as const;
-
 /** A modifier key held during a pointer action or part of a chord. */
-export type Modifier = typeof MODIFIER_NAMES[number];
+export type Modifier = "Alt" | "Control" | "Meta" | "Shift";
+
+const MODIFIER_NAMES: readonly [Modifier, ...Modifier[]] = ["Alt", "Control", "Meta", "Shift"];
+
+/**
+ * Every action, told apart by `action`. Element targets are observation ids.
+ * Spelled out for readers and the docs; {@linkcode ACTIONS} is the
+ * declaration, and `deno check` fails when this type and the schemas'
+ * inferred type differ (see `SameAsDeclared` below).
+ */
+export type Action =
+  | { action: "click"; id: number; button?: "left" | "right" | "middle"; modifiers?: Modifier[] }
+  | { action: "dblclick"; id: number }
+  | { action: "hover"; id: number }
+  | { action: "type"; id: number; text: string; mode?: "replace" | "append"; enter?: boolean }
+  | { action: "press"; keys: string; id?: number }
+  | { action: "select"; id: number; option: string; by?: "label" | "value" }
+  | { action: "check"; id: number }
+  | { action: "uncheck"; id: number }
+  | {
+    action: "scroll";
+    id?: number;
+    direction?: "up" | "down" | "left" | "right";
+    amount?: number;
+  }
+  | { action: "goto"; url: string }
+  | { action: "back" }
+  | { action: "forward" }
+  | { action: "reload" }
+  | { action: "switch_tab"; tab: number }
+  | { action: "close_tab"; tab?: number }
+  | { action: "upload"; id: number; files: string[] }
+  | { action: "dialog"; accept: boolean; text?: string }
+  | { action: "stop"; answer: string };
+
+/** The name of an action, such as `"click"`. */
+export type ActionName = Action["action"];
+
+/**
+ * The schema of one action (what it parses to is `Extract<Action, { action: N }>`,
+ * as `deno check` verifies).
+ */
+// deno-lint-ignore no-unused-vars
+export type ActionSchemaOf<N extends ActionName> = z.ZodType;
 
 const id = z.int().min(1).describe("Element id from the observation");
 const tab = z.int().min(0);
@@ -27,11 +68,7 @@ function variant<N extends string, S extends z.ZodRawShape>(
   return z.strictObject({ action: z.literal(name), ...shape }).describe(description);
 }
 
-/**
- * Every action's schema, by name, in the order agents see them. The one
- * declaration of the action space.
- */
-export const ACTIONS = {
+const DECLARED = {
   click: variant("click", "Click an element", {
     id,
     button: z.enum(["left", "right", "middle"]).meta({ default: "left" }).optional(),
@@ -89,11 +126,20 @@ export const ACTIONS = {
   stop: variant("stop", "End the episode with an answer", { answer: z.string() }),
 } as const;
 
-/** The name of an action, such as `"click"`. */
-export type ActionName = keyof typeof ACTIONS;
+// Fails `deno check` when the spelled-out `Action` and the declaration differ.
+// (zod types an optional field `T | undefined`; `exactOptionalPropertyTypes` tells them apart.)
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Defined<T> = T extends unknown ? { [K in keyof T]: Exclude<T[K], undefined> } : never;
+type Inferred = { -readonly [N in keyof typeof DECLARED]: z.output<typeof DECLARED[N]> };
+type SameAsDeclared = Exact<Defined<Inferred[keyof Inferred]>, Defined<Action>>;
+const sameAsDeclared: SameAsDeclared = true;
+void sameAsDeclared;
 
-/** Every action, told apart by `action`. Element targets are observation ids. */
-export type Action = z.infer<typeof ACTIONS[ActionName]>;
+/**
+ * Every action's schema, by name, in the order agents see them: the one
+ * declaration of the action space.
+ */
+export const ACTIONS: { readonly [N in ActionName]: ActionSchemaOf<N> } = DECLARED;
 
 /** The names of every action, in schema order. */
 export const ACTION_NAMES: readonly ActionName[] = Object.keys(ACTIONS) as ActionName[];

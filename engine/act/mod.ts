@@ -5,8 +5,8 @@
  *
  * @module
  */
-export { ACTION_NAMES, ACTION_SCHEMA, parseAction } from "./action.ts";
-export type { Action, ActionName, Modifier } from "./action.ts";
+export { ACTION_NAMES, ACTION_SCHEMA, ACTIONS, parseAction } from "./action.ts";
+export type { Action, ActionName, ActionSchemaOf, Modifier } from "./action.ts";
 export { actionTools, parseToolCall } from "./tools.ts";
 export type { ActionToolsOptions, AnthropicTool, OpenAiTool, ToolSchema } from "./tools.ts";
 export { Actor } from "./actor.ts";

@@ -90,7 +90,7 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  *
  * @example Open a page in a fresh context
  * ```ts ignore
- * import { Browser } from "./browser.ts";
+ * import { Browser } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const page = await context.newPage("data:text/html,<h1>Hi</h1>");

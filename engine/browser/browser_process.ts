@@ -179,7 +179,7 @@ let exitHookInstalled = false;
  *
  * @example Launch and kill
  * ```ts ignore
- * import { BrowserProcess } from "./browser_process.ts";
+ * import { BrowserProcess } from "@webserv/webserv";
  * const browser = await BrowserProcess.launch();
  * console.log(browser.wsEndpoint);
  * await browser.kill();

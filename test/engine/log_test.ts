@@ -4,7 +4,9 @@ import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { bestEffort, failureCounts, logFailure } from "../../engine/log.ts";
 
 const SCRIPT = `
-import { bestEffort, failureCounts, logFailure } from ${JSON.stringify(import.meta.resolve("../../engine/log.ts"))};
+import { bestEffort, failureCounts, logFailure } from ${
+  JSON.stringify(import.meta.resolve("../../engine/log.ts"))
+};
 logFailure('removing the container "env-7"', new Error("busy"));
 bestEffort('removing the container "env-8"', Promise.reject(new TypeError("gone")));
 await new Promise((resolve) => setTimeout(resolve, 10));

@@ -30,7 +30,10 @@ Deno.test("toInputValue() reads dates and times as people write them, in the loc
   assertEquals(readDate("2/30/2012", "en-US"), undefined);
   assertEquals(readDate("next Tuesday", "en-US"), undefined);
   assertEquals(toInputValue("datetime-local", "09/10/2012 8:22 AM", "en-US"), "2012-09-10T08:22");
-  assertEquals(toInputValue("datetime-local", "Sep 10, 2012 at 20:22", "en-US"), "2012-09-10T20:22");
+  assertEquals(
+    toInputValue("datetime-local", "Sep 10, 2012 at 20:22", "en-US"),
+    "2012-09-10T20:22",
+  );
   assertEquals(toInputValue("datetime-local", "2012-09-10T08:22", "en-US"), "2012-09-10T08:22");
   assertEquals(toInputValue("month", "September 2012", "en-US"), "2012-09");
   assertEquals(toInputValue("month", "09/2012", "en-US"), "2012-09");

@@ -34,7 +34,10 @@ Deno.test("Actor.act() reports a click ok only when the target received press, r
         await using context = await browser.newContext();
         const settler = Settler.install(context);
         const page = await context.newPage(server.url("/hover-swap"));
-        const actor = new Actor(context, { resolver: new SelectorResolver(page, TARGETS), settler });
+        const actor = new Actor(context, {
+          resolver: new SelectorResolver(page, TARGETS),
+          settler,
+        });
         try {
           const result = await actor.act({ action: "click", id });
           assertEquals(
