@@ -31,7 +31,7 @@ import {
 } from "./_in_page.ts";
 import { modifierMask } from "./_keys.ts";
 import { type ElementCalls, readyFacts, type ReadyOptions, type Ref } from "./_calls.ts";
-import { ProtocolError } from "../cdp/errors.ts";
+import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
 
 /**
  * How a press was verified: `whole` when the press, the release and the
@@ -375,7 +375,10 @@ export class Pointer {
       return record ?? "gone";
     } catch (error) {
       if (error instanceof ActionError && error.code === "stale-id") return "gone";
-      if (error instanceof ProtocolError) return "gone";
+      // The document or the tab went with the press; a dead browser is ours to report.
+      if (error instanceof ProtocolError && !(error instanceof ConnectionClosedError)) {
+        return "gone";
+      }
       throw error;
     }
   }
