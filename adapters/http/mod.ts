@@ -14,5 +14,28 @@
  *
  * @module
  */
-export { startServer } from "./server.ts";
-export type { Backend, RolloutServer, ServerOptions } from "./server.ts";
+import { startServer as start } from "./server.ts";
+import type { Backend, ListenOptions } from "./server.ts";
+
+export type { Backend, ListenOptions };
+
+/** A running rollout server, as embedders see it. */
+export interface RunningServer extends AsyncDisposable {
+  /** The base URL, such as `http://127.0.0.1:8800`. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** Closes every session, context, sandbox instance, the browser and the listener. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the rollout server with the shipped sites and tasks.
+ *
+ * @param options where to listen, the backend, the limits
+ * @returns the running server
+ * @throws {RangeError} when binding off loopback without a token
+ */
+export function startServer(options: ListenOptions = {}): Promise<RunningServer> {
+  return start(options);
+}

@@ -23,7 +23,17 @@ import { mountWebSocket } from "./websocket.ts";
 export type Backend = "fixture" | "incus" | "docker";
 
 /** Options of {@linkcode startServer}. */
-export interface ServerOptions {
+export interface ServerOptions extends ListenOptions {
+  /**
+   * @internal The sites and tasks (tests and tools bring their own).
+   *
+   * @default {defaultCatalog()}
+   */
+  catalog?: Catalog;
+}
+
+/** What an embedder sets of {@linkcode startServer}: where to listen, the backend and the limits. */
+export interface ListenOptions {
   /**
    * The port; `0` picks any free one.
    *
@@ -72,12 +82,6 @@ export interface ServerOptions {
   stepTimeoutMs?: number;
   /** Where trajectories go; none are written when absent. */
   runDir?: string;
-  /**
-   * @internal The sites and tasks (tests and tools bring their own).
-   *
-   * @default {defaultCatalog()}
-   */
-  catalog?: Catalog;
   /**
    * The Incus storage pool, for the incus backend.
    *

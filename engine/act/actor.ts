@@ -40,6 +40,7 @@
  *
  * @module
  */
+import { observed } from "../log.ts";
 import { currentSignal } from "../cdp/abort_scope.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
@@ -308,7 +309,8 @@ export class Actor {
     if (!this.#settler || !page || page.closed || this.#dialogs.open) return undefined;
     const dialog = this.#dialogs.next();
     const abort = new AbortController();
-    dialog.promise.then(() => abort.abort(), () => {});
+    // It never rejects; marked so that nothing could leave it unhandled.
+    observed(dialog.promise.then(() => abort.abort()));
     // An abandoned operation (its abort scope aborted) stops waiting too.
     const scope = currentSignal();
     try {
