@@ -1,18 +1,29 @@
 /**
  * WebServ: a web environment for training and evaluating LLM web agents.
  *
- * The engine talks raw Chrome DevTools Protocol to Chromium: launch or
- * connect to a browser, open isolated contexts and pages, and send typed CDP
- * commands.
+ * The entry point leads with what an agent loop uses: an {@linkcode Env} on
+ * a site, the actions it takes ({@linkcode Action}, {@linkcode parseAction},
+ * tool schemas for LLM function calling) and the observations it gets, the
+ * two error families ({@linkcode ActionError}, the agent's; {@linkcode EnvError},
+ * ours), then the browser, observer, actor and settler beneath. The raw
+ * Chrome DevTools Protocol layer is `@webserv/webserv/cdp`; the rollout
+ * server is `@webserv/webserv/server`.
  *
- * @example Launch a browser and evaluate in a page
+ * @example Validate an agent's action and derive its tools
+ * ```ts
+ * import { actionTools, parseAction } from "@webserv/webserv";
+ * const action = parseAction({ action: "click", id: 3 });
+ * const tools = actionTools("openai");
+ * console.assert(action.action === "click" && tools.length > 0);
+ * ```
+ *
+ * @example Open an env on a page, look, act
  * ```ts ignore
- * import { Browser } from "@webserv/webserv";
+ * import { Browser, Env } from "@webserv/webserv";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
- * const page = await context.newPage("data:text/html,<title>Hi</title>");
- * const { result } = await page.session.send("Runtime.evaluate", { expression: "document.title" });
- * console.log(result.value); // "Hi"
+ * await using env = await Env.create(browser, { startUrl: "data:text/html,<button>Go</button>" });
+ * const { text } = await env.observe(); // [1] button "Go"
+ * await env.step({ action: "click", id: 1 });
  * ```
  *
  * @module
@@ -20,41 +31,76 @@
 // The public surface, named one by one: what is not listed here is internal.
 // Each engine folder's mod.ts lists its own public names.
 
-// CDP client
-export {
-  CdpSession,
-  CdpTimeoutError,
-  Connection,
-  ConnectionClosedError,
-  ProtocolError,
-  TargetClosedError,
-  TcpTransport,
-  WebSocketTransport,
-} from "./engine/cdp/mod.ts";
+// Env
+export { Env } from "./engine/env.ts";
 export type {
-  CdpClient,
-  CdpCommandMap,
-  CdpErrorOptions,
-  CdpEventMap,
-  CommandName,
-  CommandParams,
-  CommandParamsTuple,
-  CommandResult,
-  ConnectionOptions,
-  EventListener,
-  EventName,
-  EventParams,
-  OutgoingMessage,
-  SendArgs,
-  SendOptions,
-  TcpConn,
-  TcpConnect,
-  TcpTransportOptions,
-  Transport,
-} from "./engine/cdp/mod.ts";
+  EnvCallOptions,
+  EnvObservation,
+  EnvObserveOptions,
+  EnvOptions,
+  EnvSettleOptions,
+  EnvSite,
+  EnvTab,
+  ResetOptions,
+  StepResult,
+} from "./engine/env_types.ts";
 
-// Best-effort calls (for transports and other code built on the engine)
-export { bestEffort, logFailure } from "./engine/log.ts";
+// Contracts: infrastructure errors and tasks
+export * from "./engine/env_error.ts";
+export type * from "./engine/task.ts";
+
+// Actions and tools for LLM function calling
+export {
+  ACTION_NAMES,
+  ACTION_SCHEMA,
+  ActionError,
+  ACTIONS,
+  actionTools,
+  Actor,
+  parseAction,
+  parseToolCall,
+} from "./engine/act/mod.ts";
+export type {
+  Action,
+  ActionErrorCode,
+  ActionErrorOptions,
+  ActionName,
+  ActionSchemaOf,
+  ActionToolsOptions,
+  ActorOptions,
+  ActResult,
+  AnthropicTool,
+  DialogAnswer,
+  DialogInfo,
+  DialogType,
+  ElementLocation,
+  ElementRef,
+  ElementResolver,
+  Modifier,
+  OpenAiTool,
+  PressOutcome,
+  ToolSchema,
+} from "./engine/act/mod.ts";
+
+// Observation
+export { findElement, findElements, Observer } from "./engine/observe/mod.ts";
+export type {
+  Box,
+  ElementHandle,
+  ElementQuery,
+  FrameVeto,
+  Observation,
+  ObservationDiff,
+  ObservedElement,
+  ObserveOptions,
+  ScrollState,
+  SetOfMarks,
+  TreeElement,
+  TreeFrame,
+  TreeMore,
+  TreeNode,
+  TreeText,
+} from "./engine/observe/mod.ts";
 
 // Browser
 export {
@@ -91,70 +137,23 @@ export type {
   SettleSignal,
 } from "./engine/settle/mod.ts";
 
-// Observation
-export { findElement, findElements, Observer } from "./engine/observe/mod.ts";
+// The CDP types the browser's pages and sessions show (the layer itself: `./cdp`)
 export type {
-  Box,
-  ElementHandle,
-  ElementQuery,
-  FrameVeto,
-  Observation,
-  ObservationDiff,
-  ObservedElement,
-  ObserveOptions,
-  ScrollState,
-  SetOfMarks,
-  TreeElement,
-  TreeFrame,
-  TreeMore,
-  TreeNode,
-  TreeText,
-} from "./engine/observe/mod.ts";
-
-// Actions and tools for LLM function calling
-export {
-  ACTION_NAMES,
-  ACTION_SCHEMA,
-  ActionError,
-  actionTools,
-  Actor,
-  parseAction,
-  parseToolCall,
-} from "./engine/act/mod.ts";
-export type {
-  Action,
-  ActionErrorCode,
-  ActionErrorOptions,
-  ActionName,
-  ActionToolsOptions,
-  ActorOptions,
-  ActResult,
-  AnthropicTool,
-  DialogAnswer,
-  DialogInfo,
-  DialogType,
-  ElementLocation,
-  ElementRef,
-  ElementResolver,
-  Modifier,
-  OpenAiTool,
-  ToolSchema,
-} from "./engine/act/mod.ts";
-
-// Env
-export { Env } from "./engine/env.ts";
-export type {
-  EnvCallOptions,
-  EnvObservation,
-  EnvObserveOptions,
-  EnvOptions,
-  EnvSettleOptions,
-  EnvSite,
-  EnvTab,
-  ResetOptions,
-  StepResult,
-} from "./engine/env_types.ts";
-
-// Contracts: infrastructure errors and tasks
-export * from "./engine/env_error.ts";
-export type * from "./engine/task.ts";
+  CdpClient,
+  CdpCommandMap,
+  CdpEventMap,
+  CdpSession,
+  CommandName,
+  CommandParams,
+  CommandParamsTuple,
+  CommandResult,
+  Connection,
+  ConnectionOptions,
+  EventListener,
+  EventName,
+  EventParams,
+  OutgoingMessage,
+  SendArgs,
+  SendOptions,
+  Transport,
+} from "./engine/cdp/mod.ts";

@@ -15,8 +15,8 @@
  * @module
  */
 import CDP from "chrome-remote-interface";
-import type { OutgoingMessage, Transport } from "../mod.ts";
-import { bestEffort } from "../mod.ts";
+import type { OutgoingMessage, Transport } from "../engine/cdp/mod.ts";
+import { bestEffort } from "../engine/log.ts";
 
 /**
  * The part of a chrome-remote-interface client (`CDP.Client`) this transport

@@ -22,8 +22,8 @@ import {
   CDPSessionEvent,
   type Page as PuppeteerPage,
 } from "puppeteer-core";
-import type { OutgoingMessage, Transport } from "../mod.ts";
-import { bestEffort } from "../mod.ts";
+import type { OutgoingMessage, Transport } from "../engine/cdp/mod.ts";
+import { bestEffort } from "../engine/log.ts";
 
 /** How this transport calls a puppeteer session: by method name, untyped. */
 interface RawSession {
@@ -95,7 +95,9 @@ const SESSION_NOT_FOUND = -32001;
  * @example Wrap a browser-level session
  * ```ts ignore
  * import { Browser } from "@webserv/webserv";
+ * import type { Browser as PuppeteerBrowser } from "puppeteer-core";
  * import { PuppeteerTransport } from "@webserv/webserv/adapters/puppeteer";
+ * declare const pptrBrowser: PuppeteerBrowser;
  * const session = await pptrBrowser.target().createCDPSession();
  * const browser = await Browser.connect(new PuppeteerTransport(session));
  * ```
@@ -123,7 +125,9 @@ export class PuppeteerTransport implements Transport {
    *
    * @example From a puppeteer page
    * ```ts ignore
+   * import type { Page } from "puppeteer-core";
    * import { PuppeteerTransport } from "@webserv/webserv/adapters/puppeteer";
+   * declare const pptrPage: Page;
    * const transport = await PuppeteerTransport.create(pptrPage);
    * transport.close();
    * ```

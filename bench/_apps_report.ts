@@ -53,6 +53,12 @@ export interface TaskRow {
   pattern: string;
   solved: number;
   seeds: number;
+  /** Click steps the env reported ok (absent in runs before the count). */
+  clicksOk?: number;
+  /** Of those, the ones the bench saw the target receive whole in the page (press, release, click). */
+  clicksVerified?: number;
+  /** Of the rest, presses the page took on mousedown (the engine's `press: "handled"`): no click follows, for a person either. */
+  clicksTakenOnPress?: number;
   failures: { seed: number; instruction: string; reason: string }[];
 }
 
@@ -95,6 +101,12 @@ export interface AppsSummary {
   floorShare?: number;
   tasksSolved: number;
   tasksTotal: number;
+  /** Click steps reported ok, over all tasks. */
+  clicksOk?: number;
+  /** Of those, the ones the target received whole (press, release and click), read by the bench in the page. */
+  clicksVerified?: number;
+  /** Of the rest, presses the page took on mousedown. */
+  clicksTakenOnPress?: number;
   controls: number;
   controlsWithId: number;
   pagesContentBelowAria: string[];
@@ -155,6 +167,13 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
       : {}),
     tasksSolved: taskRows.reduce((n, r) => n + r.solved, 0),
     tasksTotal: taskRows.reduce((n, r) => n + r.seeds, 0),
+    ...(taskRows.some((r) => r.clicksOk !== undefined)
+      ? {
+        clicksOk: taskRows.reduce((n, r) => n + (r.clicksOk ?? 0), 0),
+        clicksVerified: taskRows.reduce((n, r) => n + (r.clicksVerified ?? 0), 0),
+        clicksTakenOnPress: taskRows.reduce((n, r) => n + (r.clicksTakenOnPress ?? 0), 0),
+      }
+      : {}),
     controls: totalControls,
     controlsWithId: totalMatched,
     pagesContentBelowAria: pageRows.filter((r) => r.contentKept < r.contentKeptAria).map((r) =>
@@ -280,6 +299,15 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAria)
     }; slower on ${summary.pagesSlowerThanAria.length} pages |`,
     `| scripted tasks solved | all | ${summary.tasksSolved}/${summary.tasksTotal} |`,
+    `| clicks verified (press, release and click on the target, read by the bench in the page) over clicks reported ok | 100% | ${
+      summary.clicksOk === undefined
+        ? "not measured"
+        : `${
+          pct(summary.clicksVerified! / Math.max(1, summary.clicksOk))
+        } (${summary.clicksVerified}/${summary.clicksOk}; ${
+          summary.clicksTakenOnPress ?? 0
+        } of the rest taken by the page on mousedown, where no click follows)`
+    } |`,
     "",
     "Against Playwright's AI snapshot (references and iframes, as this observation has):",
     "",
@@ -312,9 +340,17 @@ export function appsMarkdown(report: AppsReport): string {
     "",
     "## Tasks",
     "",
-    "| task | page | pattern | solved |",
-    "| --- | --- | --- | --- |",
-    ...taskRows.map((r) => `| ${r.name} | ${r.page} | ${r.pattern} | ${r.solved}/${r.seeds} |`),
+    "| task | page | pattern | solved | clicks verified / reported ok |",
+    "| --- | --- | --- | --- | --- |",
+    ...taskRows.map((r) =>
+      `| ${r.name} | ${r.page} | ${r.pattern} | ${r.solved}/${r.seeds} | ${
+        r.clicksOk === undefined
+          ? "n/a"
+          : `${r.clicksVerified}/${r.clicksOk}${
+            r.clicksTakenOnPress ? ` (${r.clicksTakenOnPress} taken on mousedown)` : ""
+          }`
+      } |`
+    ),
     "",
     "## Misses by page",
     "",

@@ -52,6 +52,7 @@ import {
 } from "../fixtures/apps/mod.ts";
 import { interleave, openPlaywright } from "./_harness.ts";
 import { appsMarkdown, type Miss, type PageRow, summarise, type TaskRow } from "./_apps_report.ts";
+import { logFailure } from "../engine/log.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const ONLY = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
@@ -244,7 +245,9 @@ async function measurePage(page: AppPage): Promise<PageRow> {
     }
   }
   for (const session of sessions) {
-    await session.send("Runtime.releaseObjectGroup", { objectGroup: GROUP }).catch(() => {});
+    await session.send("Runtime.releaseObjectGroup", { objectGroup: GROUP }).catch((error) =>
+      logFailure("releasing the bench's object group", error)
+    );
   }
   const misses: Miss[] = [];
   const summarised: string[] = [];
@@ -330,10 +333,75 @@ await playwright.close();
 
 // ---------------------------------------------------------------- tasks
 
+// Clicks verified by the bench itself, in the page: listeners on the target
+// (and its labels, and a hidden toggle's siblings, which the engine may aim
+// at instead) record whether the press, the release and the click reached it.
+const PROBE = `function () {
+  const el = this;
+  const aims = [el, ...(el.labels || [])];
+  if (el.localName === "input" && /^(checkbox|radio)$/.test(el.type)) {
+    for (const s of [el.previousElementSibling, el.nextElementSibling]) if (s) aims.push(s);
+  }
+  const record = { down: false, up: false, click: false };
+  for (const node of aims) {
+    node.addEventListener("mousedown", () => record.down = true, true);
+    node.addEventListener("pointerdown", () => record.down = true, true);
+    node.addEventListener("mouseup", () => record.up = true, true);
+    node.addEventListener("pointerup", () => record.up = true, true);
+    node.addEventListener("click", () => record.click = true, true);
+  }
+  el.ownerDocument.defaultView.__benchClick = record;
+}`;
+const READ_PROBE = `function () {
+  const r = this.ownerDocument.defaultView.__benchClick;
+  return !!r && r.down && r.up && r.click;
+}`;
+
+/** Arms the probe on the click's target; the handle to read it with, or undefined. */
+async function armProbe(
+  id: number,
+): Promise<{ session: CdpSession; objectId: string } | undefined> {
+  const handle = await env.observer.resolve(id);
+  if (!handle) return undefined;
+  await handle.session.send("Runtime.callFunctionOn", {
+    objectId: handle.objectId,
+    functionDeclaration: PROBE,
+  });
+  return handle;
+}
+
+/** Whether the probe saw a whole click; a document gone with the click (a navigation) counts. */
+async function readProbe(handle: { session: CdpSession; objectId: string }): Promise<boolean> {
+  try {
+    const { result } = await handle.session.send("Runtime.callFunctionOn", {
+      objectId: handle.objectId,
+      functionDeclaration: READ_PROBE,
+      returnByValue: true,
+    });
+    return result.value === true;
+  } catch {
+    return true;
+  }
+}
+
+const clicks = { ok: 0, verified: 0, taken: 0 };
 const agent: TaskAgent = {
   observe: () => env.observe(),
   async act(action) {
+    const probe = typeof action === "object" && action !== null &&
+        (action as { action?: unknown }).action === "click"
+      ? await armProbe((action as { id: number }).id).catch((error) => {
+        logFailure("arming the bench's click probe", error);
+        return undefined;
+      })
+      : undefined;
     const step = await env.step(action);
+    if (probe) {
+      clicks.ok++;
+      if (await readProbe(probe)) clicks.verified++;
+      // A press the page took on mousedown (a menu that opens there) gets no click, from a person either.
+      else if (step.result.press === "handled") clicks.taken++;
+    }
     return step.observation ?? await env.observe();
   },
 };
@@ -346,8 +414,11 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
     pattern: task.pattern,
     solved: 0,
     seeds: SEEDS,
+    clicksOk: 0,
+    clicksVerified: 0,
     failures: [],
   };
+  clicks.ok = clicks.verified = clicks.taken = 0;
   for (let seed = 0; seed < SEEDS; seed++) {
     let reason = "";
     try {
@@ -361,7 +432,10 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
     if (reason) row.failures.push({ seed, instruction: task.instruction(seed), reason });
     else row.solved++;
   }
-  console.log(`${task.name}\t${row.solved}/${row.seeds}`);
+  row.clicksOk = clicks.ok;
+  row.clicksVerified = clicks.verified;
+  row.clicksTakenOnPress = clicks.taken;
+  console.log(`${task.name}\t${row.solved}/${row.seeds}\tclicks ${clicks.verified}/${clicks.ok}`);
   taskRows.push(row);
 }
 await env.close();

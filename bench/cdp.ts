@@ -25,14 +25,14 @@
 import puppeteer from "puppeteer-core";
 import { CriTransport } from "../adapters/cri_transport.ts";
 import { PuppeteerTransport } from "../adapters/puppeteer_transport.ts";
+import { BrowserProcess } from "../mod.ts";
 import {
-  BrowserProcess,
   type CdpSession,
   Connection,
   TcpTransport,
   type Transport,
   WebSocketTransport,
-} from "../mod.ts";
+} from "../engine/cdp/mod.ts";
 
 const ROUNDS = 12;
 const THROUGHPUT_MS = 400;

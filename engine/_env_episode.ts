@@ -13,7 +13,7 @@ import type { Page } from "./browser/page.ts";
 import { withSignal } from "./cdp/abort_scope.ts";
 import type { Connection } from "./cdp/connection.ts";
 import { EnvError } from "./env_error.ts";
-import { logFailure } from "./log.ts";
+import { logFailure, observed } from "./log.ts";
 import { Observer } from "./observe/observer.ts";
 import type { Observation } from "./observe/observation.ts";
 import { Settler } from "./settle/settler.ts";
@@ -129,7 +129,7 @@ async function open(page: Page, url: string, timeoutMs: number): Promise<void> {
   if (url === "about:blank") return;
   const loaded = page.session.waitForEvent("Page.loadEventFired", { timeoutMs });
   // Handled now: when navigate fails, nothing awaits `loaded`.
-  loaded.catch(() => {});
+  observed(loaded);
   const { errorText } = await page.session.send("Page.navigate", { url });
   if (errorText) {
     throw new EnvError("site-unreachable", `Cannot open "${url}": ${errorText}`);

@@ -7,6 +7,7 @@
 import { ActionError } from "./act/errors.ts";
 import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
 import { EnvError } from "./env_error.ts";
+import { logFailure } from "./log.ts";
 
 /** The message of an error, or the thrown value as text. */
 export function message(error: unknown): string {
@@ -81,13 +82,15 @@ export interface EnvFacts {
 
 /**
  * The one place errors cross the env's boundary. The agent's (an
- * `ActionError` but a timeout, bad input) pass through; everything else
+ * `ActionError` but a timeout, `invalid-action` for bad input) and the
+ * caller's (`EvalError` from `evaluate`) pass through; everything else
  * becomes an {@linkcode EnvError}: an abandoned operation's reason, a dead
  * browser (`ConnectionClosedError`, whatever the actor made of it), a
  * crashed renderer, a browser command that timed out (`CdpTimeoutError`,
  * `ActionError("timeout")`), a page gone under us (`TargetClosedError`),
  * what the site or the task threw (`sandbox-lost`, `site-unreachable`:
- * see `siteError`), and anything unexpected (`internal`).
+ * see `siteError`), and anything unexpected (`internal`, a `TypeError`
+ * included, logged with its stack).
  */
 export function envFailure(
   error: unknown,
@@ -116,10 +119,8 @@ export function envFailure(
     if (error.code !== "timeout") return error;
     return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
   }
-  if (
-    error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError ||
-    error instanceof EvalError
-  ) return error;
+  // `evaluate` throws an EvalError for the caller's expression, on purpose.
+  if (error instanceof EvalError) return error;
   if (error instanceof CdpTimeoutError) {
     return new EnvError("timeout", `Cannot ${what}: ${error.message}`, options);
   }
@@ -130,5 +131,7 @@ export function envFailure(
       options,
     );
   }
+  // Our bug (a TypeError from an internal check included): never the agent's.
+  logFailure(`${what}: unexpected error`, error, "internal");
   return new EnvError("internal", `Cannot ${what}: ${message(error)}`, options);
 }

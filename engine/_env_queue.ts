@@ -10,6 +10,7 @@
  */
 import { withSignal } from "./cdp/abort_scope.ts";
 import { EnvError } from "./env_error.ts";
+import { observed } from "./log.ts";
 
 /** The longest delay `setTimeout` takes; longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -75,7 +76,7 @@ export class OperationQueue {
       if (signal.aborted) reject(signal.reason);
       else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
     });
-    aborted.catch(() => {});
+    observed(aborted);
     const previous = this.#tail;
     let release!: () => void;
     this.#tail = new Promise((resolve) => release = resolve);
@@ -86,7 +87,7 @@ export class OperationQueue {
       await Promise.race([previous, aborted]);
       unwatch = this.#hooks.watch(what, abort, watchCrash);
       running = withSignal(signal, () => work(signal));
-      running.catch(() => {}); // awaited below; when the deadline wins, nothing else would
+      observed(running); // awaited below; when the deadline wins, nothing else would
       return await Promise.race([running, aborted]);
     } catch (error) {
       throw this.#hooks.map(error, what, signal);

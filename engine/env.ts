@@ -12,7 +12,11 @@
  *   unreachable, sandbox lost, deadline passed or aborted, env closed): the
  *   step earns no reward, and `reset()` (or, for `browser-gone`, a
  *   `browser.relaunch()` then `reset()`) recovers.
- * A malformed action or option is a `TypeError` or `RangeError`.
+ * A malformed action is the agent's too: `ActionError("invalid-action")`.
+ * A malformed option is the caller's, thrown before the operation starts: a
+ * `TypeError` or `RangeError`. Any other error inside an operation (a
+ * `TypeError` from an internal check included) is our bug:
+ * `EnvError("internal")`, logged with its stack.
  *
  * Invariants:
  * - operations on one env (create, observe, step, reset, verify, settle,
@@ -35,6 +39,7 @@
 import type { Actor, ActResult } from "./act/actor.ts";
 import { ActionError } from "./act/errors.ts";
 import type { Browser } from "./browser/browser.ts";
+import { checkViewport, networkPolicy } from "./browser/_context_options.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
 import { EnvError } from "./env_error.ts";
@@ -119,12 +124,16 @@ export class Env implements AsyncDisposable {
    * @param browser the browser the env's context lives in
    * @param options the site, task, start URL, deadline and policies
    * @returns the env, its start page loaded and settled
-   * @throws {TypeError} when the start URL is not a valid URL
-   * @throws {RangeError} when `timeoutMs`, `maxSteps` or `maxEpisodeMs` is not positive
+   * @throws {TypeError} when the start URL is not a valid URL or `onlyOrigins` holds a non-origin
+   * @throws {RangeError} when `timeoutMs`, `maxSteps` or `maxEpisodeMs` is not positive, or the
+   *   viewport is out of range
    * @throws {EnvError} when the browser, the site or the deadline fails it
    */
   static async create(browser: Browser, options: EnvOptions = {}): Promise<Env> {
+    // The caller's mistakes are thrown here, before the operation: inside it they would be ours.
     startUrlOf(options, options.task);
+    if (options.viewport) checkViewport(options.viewport);
+    if (options.onlyOrigins) networkPolicy({ onlyOrigins: options.onlyOrigins });
     positive("timeoutMs", options.timeoutMs);
     positive("maxSteps", options.maxSteps);
     positive("maxEpisodeMs", options.maxEpisodeMs);
@@ -197,8 +206,8 @@ export class Env implements AsyncDisposable {
    * @param action the action as the agent sent it (validated here)
    * @param options the deadline and signal of the whole step
    * @returns what it did, the observation after it, and whether the episode is done or truncated
-   * @throws {TypeError} when the action is malformed
-   * @throws {ActionError} when it cannot be done (see `engine/act/errors.ts`); the env stays usable
+   * @throws {ActionError} when it is malformed (`invalid-action`) or cannot be done (see
+   *   `engine/act/errors.ts`); the env stays usable
    * @throws {EnvError} when the env fails the step; it earns no reward
    */
   step(action: unknown, options: EnvCallOptions = {}): Promise<StepResult> {
@@ -239,15 +248,15 @@ export class Env implements AsyncDisposable {
    *
    * @param options the seed, a new task, the deadline and signal
    * @returns the first observation of the new episode
+   * @throws {TypeError} when the new task's start URL is not a valid URL
    * @throws {EnvError} when the site, the browser or the deadline fails it
    */
-  reset(options: ResetOptions = {}): Promise<EnvObservation> {
+  async reset(options: ResetOptions = {}): Promise<EnvObservation> {
     const { seed, task, ...rest } = options;
-    return this.#run("reset the env", rest, async (signal) => {
-      if (task) {
-        startUrlOf(this.#options, task);
-        this.#task = task;
-      }
+    // The caller's mistake, thrown before the operation (inside, it would be ours).
+    if (task) startUrlOf(this.#options, task);
+    return await this.#run("reset the env", rest, async (signal) => {
+      if (task) this.#task = task;
       const old = this.#episode;
       this.#episode = undefined;
       this.#failure = undefined;
@@ -352,8 +361,9 @@ export class Env implements AsyncDisposable {
    * @param options the deadline and signal
    * @returns what `fn` returns
    * @throws {EnvError} when the env fails it or the deadline passes; what
-   *   `fn` throws goes through the same mapping as the env's own errors (a
-   *   `TypeError` passes, an unknown error becomes `EnvError("internal")`)
+   *   `fn` throws goes through the same mapping as the env's own errors (an
+   *   `ActionError` passes, an unknown error, a `TypeError` included, becomes
+   *   `EnvError("internal")`)
    */
   withPage<T>(fn: (page: Page) => Promise<T>, options: EnvCallOptions = {}): Promise<T> {
     return this.#run("use the page", options, () => fn(activePage(this.#live())));

@@ -1,55 +1,118 @@
 /**
- * The one place best-effort failures go: calls whose failure the caller
- * chose not to propagate (cleanup, resuming a target that may be gone).
- * Set `WEBSERV_DEBUG=1` to see them on the console.
+ * The one place failures that are not thrown go: best-effort calls whose
+ * failure the caller chose not to propagate (cleanup, resuming a target that
+ * may be gone, restarting a dead browser), and our own bugs reported as
+ * `EnvError("internal")`.
+ *
+ * Each one is counted by kind (see {@linkcode failureCounts}; the server
+ * exposes the counts in `/metrics`) and written to stderr as one JSON line:
+ * `{"level":"warn","kind":…,"what":…,"error":…,"stack":…}`. Set
+ * `WEBSERV_LOG=quiet` to stop the lines (the counts go on), `WEBSERV_LOG=debug`
+ * (or `WEBSERV_DEBUG=1`) to print the error objects whole as well.
  *
  * @module
  */
 import { envVar } from "./_runtime.ts";
 
-let enabled: boolean | undefined;
+type Level = "quiet" | "warn" | "debug";
 
-function debugEnabled(): boolean {
-  // Without --allow-env the variable reads as unset: stay quiet.
-  enabled ??= Boolean(envVar("WEBSERV_DEBUG"));
-  return enabled;
+let level: Level | undefined;
+
+function logLevel(): Level {
+  // Without --allow-env the variables read as unset: warn, the default.
+  level ??= envVar("WEBSERV_LOG") === "quiet"
+    ? "quiet"
+    : envVar("WEBSERV_LOG") === "debug" || envVar("WEBSERV_DEBUG")
+    ? "debug"
+    : "warn";
+  return level;
+}
+
+const counts = new Map<string, number>();
+
+/**
+ * The kind of a failure from what was attempted: quoted parts (URLs, names,
+ * ids) stand as `*`, so that kinds stay few.
+ */
+function kindOf(what: string): string {
+  return what.replace(/"[^"]*"/g, "*");
 }
 
 /**
- * Logs a failure that the caller chose not to propagate; silent unless
- * `WEBSERV_DEBUG` is set.
+ * Counts and writes one failure as a warning.
  *
  * @param what what was attempted, such as `"detaching a session"`
  * @param error what it failed with
- *
- * @example Log a failed cleanup
- * ```ts
- * import { logFailure } from "@webserv/webserv";
- * try {
- *   await Deno.remove("/nonexistent/webserv-example");
- * } catch (error) {
- *   logFailure("removing a scratch file", error);
- * }
- * ```
+ * @param kind how it is counted; by default `what` with its quoted parts as `*`
  */
-export function logFailure(what: string, error: unknown): void {
+export function logFailure(what: string, error: unknown, kind: string = kindOf(what)): void {
+  counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  const current = logLevel();
+  if (current === "quiet") return;
+  const line = {
+    level: "warn",
+    kind,
+    what,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    ...(error instanceof Error && error.stack ? { stack: error.stack } : {}),
+  };
   // deno-lint-ignore no-console
-  if (debugEnabled()) console.debug(`[webserv] ${what} failed:`, error);
+  console.error(`[webserv] ${JSON.stringify(line)}`);
+  // deno-lint-ignore no-console
+  if (current === "debug") console.debug(error);
 }
 
 /**
- * Runs a best-effort call: a rejection is logged with {@linkcode logFailure},
- * never thrown or left unhandled.
+ * How many failures of each kind were logged since the process started.
+ *
+ * @returns the counts by kind
+ *
+ * @example Read the counts
+ * ```ts
+ * import { failureCounts } from "./log.ts";
+ * const counts = failureCounts();
+ * console.assert(typeof counts === "object");
+ * ```
+ */
+export function failureCounts(): Record<string, number> {
+  return Object.fromEntries(counts);
+}
+
+/**
+ * Runs a best-effort call: a rejection is logged and counted with
+ * {@linkcode logFailure}, never thrown or left unhandled.
  *
  * @param what what is attempted
  * @param promise the call
  *
  * @example Fire and forget
  * ```ts
- * import { bestEffort } from "@webserv/webserv";
- * bestEffort("an optional cleanup", Promise.reject(new Error("gone")));
+ * import { bestEffort } from "@webserv/webserv/cdp";
+ * bestEffort("an optional cleanup", Promise.resolve());
  * ```
  */
 export function bestEffort(what: string, promise: Promise<unknown>): void {
   promise.catch((error) => logFailure(what, error));
+}
+
+/**
+ * Marks a promise whose rejection is seen elsewhere (awaited later, or
+ * raced), so that it never counts as unhandled in the meantime. Not for
+ * swallowing: what it rejects with must reach someone.
+ *
+ * @param promise the promise
+ */
+export function observed(promise: Promise<unknown>): void {
+  promise.catch(() => undefined);
+}
+
+/**
+ * Waits for a promise to settle, for a queue's tail or a shutdown: what it
+ * rejects with was seen by whoever awaited it, so it is not seen again here.
+ *
+ * @param promise the promise
+ * @returns a promise that fulfils once `promise` settled
+ */
+export function settled(promise: Promise<unknown>): Promise<void> {
+  return promise.then(() => undefined, () => undefined);
 }

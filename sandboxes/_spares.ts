@@ -8,6 +8,7 @@
  * @module
  */
 import type { Container } from "./_container_instance.ts";
+import { logFailure } from "../engine/log.ts";
 
 /** What spares need of a backend. */
 export interface SpareBackend {
@@ -71,7 +72,9 @@ export class Spares {
         await this.#backend.probe(spare);
         return spare;
       } catch {
-        await this.#backend.remove(spare).catch(() => {});
+        await this.#backend.remove(spare).catch((error) =>
+          logFailure("removing a dead spare", error)
+        );
       }
     }
   }

@@ -7,6 +7,8 @@
  * @example Serve a site in-process
  * ```ts ignore
  * import { FixtureSandbox, Gateway } from "@webserv/webserv/sandboxes";
+ * import { siteByName } from "@webserv/webserv/sites";
+ * const site = siteByName("shop");
  * await using gateway = new Gateway();
  * await using sandbox = new FixtureSandbox(site, { gateway });
  * await using instance = await sandbox.create({ seed: 7 });

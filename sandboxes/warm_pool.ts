@@ -45,7 +45,8 @@ export interface InstanceFactory<I extends Instance> {
  *
  * @example Keep two envs ready
  * ```ts ignore
- * import { WarmPool } from "@webserv/webserv/sandboxes";
+ * import { type Sandbox, WarmPool } from "@webserv/webserv/sandboxes";
+ * declare const sandbox: Sandbox;
  * await using pool = new WarmPool(sandbox, { size: 2, spec: { seed: 1 } });
  * await pool.filled();
  * const env = await pool.acquire(); // already answering

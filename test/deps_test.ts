@@ -13,6 +13,8 @@ interface Rule {
   allowed?: string[];
   /** When set, `allowed` applies only to files under this folder. */
   only?: string;
+  /** Files allowed despite `forbidden` for every file under `folder`. */
+  shared?: string[];
 }
 
 const RULES: Rule[] = [
@@ -33,6 +35,9 @@ const RULES: Rule[] = [
       "fixtures/sites/demo/mod.ts",
     ],
     only: "adapters/http/",
+    // The CDP layer is a public entry point of its own (`./cdp`); the failure log
+    // (`logFailure`, counted in /metrics) is internal, shared by the package's parts.
+    shared: ["engine/cdp/mod.ts", "engine/log.ts"],
   },
   { folder: "fixtures/", forbidden: ["adapters/", "bench/", "test/"] },
   { folder: "mod.ts", forbidden: ["fixtures/", "bench/", "test/"] },
@@ -69,6 +74,7 @@ Deno.test("imports respect the folder boundaries of DESIGN.md", () => {
       for (const rule of rules) {
         const exempt = rule.only === undefined || from.startsWith(rule.only);
         if (exempt && rule.allowed?.includes(target)) continue;
+        if (rule.shared?.includes(target)) continue;
         const hit = rule.forbidden.find((folder) => target.startsWith(folder));
         if (hit) {
           violations.push(`${from} imports ${target} (${rule.folder} may not import ${hit})`);

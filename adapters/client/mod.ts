@@ -16,6 +16,7 @@
  * @module
  */
 import type {
+  Action,
   BatchResponse,
   GroupCreated,
   HealthBody,
@@ -161,12 +162,13 @@ export class WebServClient {
    * Takes one action.
    *
    * @param id the session
-   * @param action the action, such as `{ action: "click", id: 3 }`
+   * @param action the action, such as `{ action: "click", id: 3 }` (the engine's
+   *   `Action`; the server validates it: a malformed one is `action_error` `invalid-action`)
    * @param requestId makes a retried step idempotent
    * @returns the result, with its status (`expired` included)
    * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached (unknown session, episode over)
    */
-  step(id: string, action: Record<string, unknown>, requestId?: string): Promise<StepResponse> {
+  step(id: string, action: Action, requestId?: string): Promise<StepResponse> {
     return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/step`, {
       action,
       ...(requestId !== undefined ? { request_id: requestId } : {}),
@@ -181,7 +183,7 @@ export class WebServClient {
    * @throws {WebServError} when the request itself is refused
    */
   batchStep(
-    steps: { session_id: string; action: Record<string, unknown>; request_id?: string }[],
+    steps: { session_id: string; action: Action; request_id?: string }[],
   ): Promise<BatchResponse> {
     return this.#json("POST", "/v1/batch/step", { steps });
   }

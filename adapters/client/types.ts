@@ -2,10 +2,12 @@
  * The rollout server's messages as plain types, for clients. They mirror the
  * zod schemas of `adapters/http/protocol.ts` (the one definition the server
  * validates with); `test/adapters/client/types_test.ts` fails when the two
- * drift apart.
+ * drift apart. The action is the engine's `Action`, derived from the one
+ * declaration of the action space (`engine/act/action.ts`).
  *
  * @module
  */
+export type { Action, ActionName } from "../../mod.ts";
 
 /** An error as every endpoint returns it. */
 export interface ErrorBody {

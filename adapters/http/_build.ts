@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Browser, Env, EnvError, logFailure } from "../../mod.ts";
+import { type Browser, Env, EnvError } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
 import type { Catalog, Placement } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";

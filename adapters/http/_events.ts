@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { logFailure } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { SessionState } from "./protocol.ts";
 
 /** What happened to a session, for the dashboard. */

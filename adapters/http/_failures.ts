@@ -1,27 +1,30 @@
 /**
  * How failures under a session become answers: the caller's mistakes are
- * 400s, infrastructure failures 503s (to retry) or, inside a step, an
- * `EnvError` the step reports as `env_error` or `timeout`.
+ * 400s, infrastructure failures 503s (to retry), our own bugs 500s or,
+ * inside a step, an `EnvError` the step reports as `env_error` or `timeout`.
  *
  * @module
  */
 import { ActionError, EnvError } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import { HttpError } from "./http_error.ts";
 
 /**
- * The refusal for a failed env call: an `HttpError` as it is, a bad action
- * as 400, anything else as a 503 to retry.
+ * The refusal for a failed env call: an `HttpError` as it is, an
+ * `ActionError` as 400, an `EnvError` as a 503 to retry, anything else (our
+ * bug, a `TypeError` included) as a 500, logged with its stack.
  *
  * @param error what was thrown
  * @returns the error to throw
  */
 export function refusal(error: unknown): Error {
   if (error instanceof HttpError) return error;
-  if (error instanceof TypeError || error instanceof ActionError) {
-    return new HttpError(400, "bad-request", error.message);
+  if (error instanceof ActionError) return new HttpError(400, "bad-request", error.message);
+  if (!(error instanceof EnvError)) {
+    const internal = asEnvError(error);
+    return new HttpError(500, internal.code, internal.message);
   }
-  const envError = asEnvError(error);
-  return new HttpError(503, envError.code, envError.message, { "Retry-After": "1" });
+  return new HttpError(503, error.code, error.message, { "Retry-After": "1" });
 }
 
 /**
@@ -41,13 +44,15 @@ export async function envCall<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * The infrastructure error behind a failure that is not the agent's: the
- * env's own `EnvError`, or anything else as `internal`.
+ * env's own `EnvError`, or anything else as `internal`, logged with its
+ * stack (it is our bug).
  *
  * @param error what was thrown
  * @returns the env error
  */
 export function asEnvError(error: unknown): EnvError {
   if (error instanceof EnvError) return error;
+  logFailure("serving a session: unexpected error", error, "internal");
   return new EnvError("internal", messageOf(error), { cause: error });
 }
 

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { type EnvObservation, logFailure } from "../../mod.ts";
+import type { EnvObservation } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { StepResponse } from "./protocol.ts";
 import type { TrajectoryEvent, TrajectoryLog } from "./trajectory.ts";
 import { shoot } from "./_bodies.ts";
@@ -62,12 +63,18 @@ export class Recorder {
     if (!log) return;
     let screenshot: string | undefined;
     if (session.spec.record_screenshots && response.status !== "env_error" && !session.done) {
-      const png = await shoot(session.env, false).catch(() => undefined);
+      // A missing screenshot leaves the step recorded without one, counted.
+      const png = await shoot(session.env, false).catch((error) =>
+        logFailure("screenshot for the trajectory", error)
+      );
       if (png) {
         screenshot = await log.screenshot(
           `${session.id}-${session.episode}-${response.info.step}.png`,
           png,
-        ).catch(() => undefined);
+        ).catch((error) => {
+          logFailure("write a trajectory screenshot", error);
+          return undefined;
+        });
       }
     }
     await this.#append(session.id, {

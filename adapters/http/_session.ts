@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Browser, type Env, logFailure } from "../../mod.ts";
+import type { Browser, Env } from "../../mod.ts";
+import { logFailure, settled } from "../../engine/log.ts";
 import type { Instance } from "../../sandboxes/mod.ts";
 import type { Placement, ServedTask } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
@@ -131,7 +132,8 @@ export function enqueue<T>(
     }
     return run();
   });
-  session.queue = result.catch(() => {}).finally(() => {
+  // The tail: what `run` throws is the caller's, through `result`.
+  session.queue = settled(result).finally(() => {
     session.busy--;
     session.lastUsed = Date.now();
   });

@@ -92,11 +92,11 @@ async function failedStep(
   elapsed: () => number,
 ): Promise<StepResponse> {
   if (error instanceof HttpError) throw error;
-  if (error instanceof ActionError || error instanceof TypeError) {
-    // The agent's failure: the episode goes on, and the agent sees the page.
+  if (error instanceof ActionError) {
+    // The agent's failure (a malformed action included): the episode goes on,
+    // and the agent sees the page. Anything else, a TypeError included, is ours.
     session.steps = stepIndex;
-    const code = error instanceof ActionError ? error.code : "invalid-action";
-    const message = error.message;
+    const { code, message } = error;
     const truncated = session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps;
     try {
       const observation = await session.env.observe();

@@ -11,6 +11,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { actionTools } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Catalog } from "./catalog.ts";
 import { docsPage } from "./docs.ts";
 import { HttpError } from "./http_error.ts";
@@ -72,6 +73,7 @@ const ERRORS = {
   422: json(ErrorBody, "A bare start URL did not load"),
   405: json(ErrorBody, "The path is served under other methods; see Allow"),
   429: json(ErrorBody, "Too many live sessions; see Retry-After"),
+  500: json(ErrorBody, "Our bug (logged with its stack); retrying will not help"),
   503: json(ErrorBody, "Our side failed (browser, site, sandbox); see Retry-After"),
 } as const;
 
@@ -136,12 +138,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
       metrics.error("bad-request");
       return c.json({ code: "bad-request", message: error.message || "Bad request" }, status);
     }
-    if (error instanceof SyntaxError || error instanceof TypeError) {
+    // A body that is not JSON is the caller's; any other error (a TypeError
+    // included) is our bug, logged with its stack.
+    if (error instanceof SyntaxError) {
       metrics.error("bad-request");
       return c.json({ code: "bad-request", message: error.message }, 400);
     }
     metrics.error("internal");
-    console.error(error);
+    logFailure(`${c.req.method} ${c.req.path}: unexpected error`, error, "internal");
     return c.json({ code: "internal", message: "The server failed to handle the request" }, 500);
   });
   app.notFound((c) =>

@@ -1,9 +1,16 @@
 /**
  * The server's counters in Prometheus text format (exposition format 0.0.4):
- * live sessions, steps by status, a step latency histogram, errors by code.
+ * live sessions, steps by status, a step latency histogram, errors by code,
+ * and the failures nobody threw (best-effort calls, our own bugs) by kind.
  *
  * @module
  */
+import { failureCounts } from "../../engine/log.ts";
+
+/** A label value with its backslashes, quotes and newlines escaped. */
+function label(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
 
 const BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -59,9 +66,10 @@ export class Metrics {
    * Renders the metrics.
    *
    * @param live the number of live sessions
+   * @param failures the logged failures by kind (by default the process's, from `engine/log.ts`)
    * @returns Prometheus text
    */
-  render(live: number): string {
+  render(live: number, failures: Record<string, number> = failureCounts()): string {
     const lines = [
       "# HELP webserv_live_sessions Sessions open now.",
       "# TYPE webserv_live_sessions gauge",
@@ -83,6 +91,11 @@ export class Metrics {
       "# HELP webserv_errors_total Errors by code.",
       "# TYPE webserv_errors_total counter",
       ...[...this.#errors].map(([code, n]) => `webserv_errors_total{code="${code}"} ${n}`),
+      "# HELP webserv_failures_total Failures logged, not thrown (best-effort calls, our bugs), by kind.",
+      "# TYPE webserv_failures_total counter",
+      ...Object.entries(failures).map(([kind, n]) =>
+        `webserv_failures_total{kind="${label(kind)}"} ${n}`
+      ),
     ];
     return lines.join("\n") + "\n";
   }

@@ -7,6 +7,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
+import { ACTION_SCHEMA } from "../../mod.ts";
 import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
@@ -177,12 +178,23 @@ export const GroupCreated = z.object({
 /** A group of sessions. */
 export type GroupCreated = z.infer<typeof GroupCreated>;
 
+/**
+ * An action, documented with the engine's schema (`ACTION_SCHEMA`, from the
+ * one declaration in `engine/act/action.ts`). Any object passes here: the
+ * step validates it with the same declaration, so that a malformed action is
+ * the agent's `action_error` (`invalid-action`, the field and why), not a 400.
+ */
+export const ActionBody = z.record(z.string(), z.unknown()).openapi("Action", {
+  description:
+    'An action such as {"action": "click", "id": 12}, one of the variants; validated by the step: ' +
+    "a malformed one is action_error with code invalid-action. As tools: GET /v1/tools",
+  oneOf: ACTION_SCHEMA.oneOf as Record<string, never>[],
+  example: { action: "click", id: 12 },
+});
+
 /** One action for one session. */
 export const StepRequest = z.object({
-  action: z.record(z.string(), z.unknown()).openapi({
-    description: 'An action such as {"action": "click", "id": 12}; see GET /v1/tools',
-    example: { action: "click", id: 12 },
-  }),
+  action: ActionBody,
   request_id: z.string().min(1).max(200).optional().openapi({
     description: "A retried step with the same id returns the first result",
   }),
@@ -265,7 +277,7 @@ export type SessionState = z.infer<typeof SessionState>;
 export const BatchRequest = z.object({
   steps: z.array(z.object({
     session_id: z.string().min(1).max(100),
-    action: z.record(z.string(), z.unknown()),
+    action: ActionBody,
     request_id: z.string().min(1).max(200).optional(),
   })).min(1).max(256),
 }).openapi("BatchRequest");

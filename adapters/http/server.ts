@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { Browser, logFailure } from "../../mod.ts";
+import { Browser } from "../../mod.ts";
+import { logFailure, settled } from "../../engine/log.ts";
 import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
 import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
@@ -22,7 +23,17 @@ import { mountWebSocket } from "./websocket.ts";
 export type Backend = "fixture" | "incus" | "docker";
 
 /** Options of {@linkcode startServer}. */
-export interface ServerOptions {
+export interface ServerOptions extends ListenOptions {
+  /**
+   * @internal The sites and tasks (tests and tools bring their own).
+   *
+   * @default {defaultCatalog()}
+   */
+  catalog?: Catalog;
+}
+
+/** What an embedder sets of {@linkcode startServer}: where to listen, the backend and the limits. */
+export interface ListenOptions {
   /**
    * The port; `0` picks any free one.
    *
@@ -72,12 +83,6 @@ export interface ServerOptions {
   /** Where trajectories go; none are written when absent. */
   runDir?: string;
   /**
-   * The sites and tasks.
-   *
-   * @default {defaultCatalog()}
-   */
-  catalog?: Catalog;
-  /**
    * The Incus storage pool, for the incus backend.
    *
    * @default {"default"}
@@ -98,11 +103,11 @@ export interface RolloutServer extends AsyncDisposable {
   readonly url: string;
   /** The port it listens on. */
   readonly port: number;
-  /** The sessions. */
+  /** @internal The sessions, for tests and tools. */
   readonly sessions: SessionManager;
-  /** The current browser (changes when a dead one is replaced). */
+  /** @internal The current browser (changes when a dead one is replaced), for tests. */
   readonly browser: Browser | undefined;
-  /** Where trajectories go, when a run directory was given. */
+  /** @internal Where trajectories go, when a run directory was given. */
   readonly trajectories: TrajectoryLog | undefined;
   /** Closes every session, context, sandbox instance, the browser and the listener. */
   close(): Promise<void>;
@@ -119,6 +124,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  *
  * @example Start on a free port and stop
  * ```ts ignore
+ * import { startServer } from "@webserv/webserv/server";
  * await using server = await startServer({ port: 0 });
  * console.log(server.url);
  * ```
@@ -282,7 +288,7 @@ class BrowserHolder {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#starting?.catch(() => {});
+    if (this.#starting) await settled(this.#starting); // its failure was its callers'
     await this.#browser?.close().catch((error) => logFailure("close the browser", error));
   }
 

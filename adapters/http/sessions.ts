@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { type Browser, type EnvObservation, logFailure } from "../../mod.ts";
+import type { Browser, EnvObservation } from "../../mod.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
 import type { Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
@@ -114,7 +115,7 @@ export interface SessionManagerOptions {
  * Creates, steps, resets and reaps sessions.
  *
  * @example Create a session and step it
- * ```ts ignore
+ * ```text
  * const created = await manager.create({ task: "demo/add-note/1" });
  * const result = await manager.step(created.id, { action: { action: "click", id: 3 } });
  * ```

@@ -19,6 +19,7 @@
  * @module
  */
 import { join } from "node:path";
+import { settled } from "../../engine/log.ts";
 
 /** The schema version of every line. */
 export const TRAJECTORY_VERSION = 1;
@@ -30,7 +31,7 @@ export type TrajectoryEvent = Record<string, unknown> & { type: "start" | "step"
  * Writes the trajectories of one run.
  *
  * @example Append an event
- * ```ts ignore
+ * ```text
  * const run = await TrajectoryLog.open("runs/today");
  * await run.append("s-1", { type: "end", reason: "closed" });
  * ```
@@ -82,7 +83,7 @@ export class TrajectoryLog {
     const next = previous.then(() =>
       Deno.writeTextFile(this.path(session), line, { append: true })
     );
-    this.#queues.set(session, next.catch(() => {}));
+    this.#queues.set(session, settled(next)); // its failure is the caller's, through `next`
     return next;
   }
 

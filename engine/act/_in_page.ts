@@ -346,6 +346,71 @@ export const HOVERED = `function (x, y) {
 }`;
 
 /**
+ * The body that arms a press on \`target\` (in {@linkcode CHECK_POINT}, just
+ * before the press): records what of the press reaches it, in listeners on
+ * the window (capturing, first) and on the target and its stand-ins (for a
+ * target inside a closed shadow root), for {@linkcode CLICK_RECORD} to read.
+ * Needs \`HELPERS\` and \`target\` in scope.
+ */
+const ARM = `
+  const doc = target.ownerDocument;
+  const win = doc.defaultView;
+  if (globalThis.__webservClick) globalThis.__webservClick.stop();
+  const aims = aimsOf(target);
+  const record = { down: false, up: false, click: false, handled: false, press: [] };
+  const hits = (e) => {
+    const hit = (e.composedPath && e.composedPath()[0]) || e.target;
+    return !!hit && hit.nodeType === 1 && aims.some((el) => accepts(hit, target, el));
+  };
+  // A change made while the press is dispatched (the page's pointerdown and
+  // mousedown listeners, the focus it moves) is the page's answer to it: the
+  // window's capturing listener opens that window and its bubbling one
+  // closes it (the records come in the microtasks between listeners). Later
+  // changes (a layout shift that puts another element under the pointer, a
+  // timer) are not. A listener that stops the event leaves it open until the
+  // release.
+  let pressing = false;
+  const changes = new MutationObserver(() => { if (pressing) record.handled = true; });
+  const mark = (kind) => (e) => {
+    if (kind === "down") {
+      record.press.push(e);
+      if (record.press.length === 1) {
+        changes.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
+      }
+      if (e.currentTarget === win) pressing = true;
+    }
+    if (kind === "up") closes();
+    if (e.currentTarget === win ? hits(e) : true) record[kind] = true;
+  };
+  const opens = () => { if (record.press.length > 0 && !record.up) pressing = true; };
+  // Records not delivered yet (a nested dispatch, such as a focus() in a
+  // focus listener, closes the window before the microtasks run) count too.
+  const closes = () => {
+    if (pressing && changes.takeRecords().length > 0) record.handled = true;
+    pressing = false;
+  };
+  const types = { pointerdown: "down", mousedown: "down", pointerup: "up", mouseup: "up", click: "click", auxclick: "click" };
+  const added = [];
+  const listen = (node, type, listener, capture) => {
+    node.addEventListener(type, listener, capture);
+    added.push([node, type, listener, capture]);
+  };
+  for (const node of [win, ...aims]) {
+    for (const [type, kind] of Object.entries(types)) listen(node, type, mark(kind), true);
+  }
+  // The focus moves after mousedown: \`focus\` (which only the capture phase
+  // sees at the window) comes first, then \`focusin\`.
+  listen(win, "focus", opens, true);
+  listen(win, "focusin", opens, true);
+  for (const type of ["pointerdown", "mousedown", "focusin"]) listen(win, type, closes, false);
+  record.stop = () => {
+    for (const [node, type, listener, capture] of added) node.removeEventListener(type, listener, capture);
+    changes.disconnect();
+  };
+  globalThis.__webservClick = record;
+`;
+
+/**
  * Whether a point aimed at still lands on the target, and whether the mouse
  * move reached its frame there; see {@linkcode CHECK_POINT}.
  */
@@ -354,17 +419,56 @@ export type CheckResult = { ok: true; reached: boolean } | { ok: false; gone: bo
 /**
  * Called with a point (in the element's frame viewport) after the pointer
  * moved there: whether the hit test still lands on the element, a
- * descendant or its label, and whether the move reached the frame. Hover
+ * descendant or its label, and whether the move reached the frame. With
+ * `arm`, when it lands, the press that follows is recorded (see
+ * {@linkcode CLICK_RECORD}). Hover
  * effects (a menu opening, an icon swapping, content pushed down) can move
  * the target between aiming and pressing.
  */
-export const CHECK_POINT = `function (x, y) {
+export const CHECK_POINT = `function (x, y, arm) {
   ${HELPERS}
   const target = this;
   if (!target.isConnected) return { ok: false, gone: true };
   const hit = deepHit(target.ownerDocument, x, y);
   if (!aimsOf(target).some((el) => accepts(hit, target, el))) return { ok: false, gone: false };
+  if (arm) { ${ARM} }
   return { ok: true, reached: (${REACHED})(x, y, target.ownerDocument) };
+}`;
+
+/**
+ * What the page received of one press of the pointer on a target (see
+ * {@linkcode ARM_CLICK}): whether the press (`pointerdown` or `mousedown`),
+ * the release (`pointerup` or `mouseup`) and the `click` (`auxclick` for
+ * other buttons) reached the target, a descendant, its stand-in or a label
+ * of it; and whether the page took the press itself: it prevented the
+ * press's default, or changed the DOM while handling the press (a menu that
+ * opens on `mousedown`, a field replaced as it takes focus).
+ */
+export interface ClickRecord {
+  /** The press reached the target. */
+  down: boolean;
+  /** The release reached the target. */
+  up: boolean;
+  /** The click reached the target. */
+  click: boolean;
+  /** The page took the press itself. */
+  handled: boolean;
+}
+
+/** Called after the release: what the armed press recorded; see {@linkcode ClickRecord}. */
+export const CLICK_RECORD = `function () {
+  const record = globalThis.__webservClick;
+  if (!record) return null;
+  record.stop();
+  globalThis.__webservClick = null;
+  const prevented = record.press.some((e) => e.defaultPrevented);
+  return { down: record.down, up: record.up, click: record.click, handled: record.handled || prevented };
+}`;
+
+/** The page's locale: the document's `lang`, else the browser's language. */
+export const PAGE_LOCALE = `function () {
+  const doc = this.ownerDocument;
+  return doc.documentElement.lang || doc.defaultView.navigator.language || "en-US";
 }`;
 
 /** What scrolling a container did; see {@linkcode SCROLL_BY}. */

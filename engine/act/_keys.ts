@@ -5,6 +5,7 @@
  * @module
  */
 import type { Modifier } from "./action.ts";
+import { ActionError } from "./errors.ts";
 
 /** What `Input.dispatchKeyEvent` needs to know about one key. */
 export interface KeyDefinition {
@@ -133,7 +134,7 @@ const MODIFIER_NAMES = new Set(["Alt", "Control", "Meta", "Shift"]);
  *
  * @param keys the chord
  * @returns the modifiers and the key
- * @throws {TypeError} when a key name is unknown or a chord has no key
+ * @throws {ActionError} `invalid-action` when a key name is unknown or a chord has no key
  */
 export function parseChord(keys: string): Chord {
   const parts: string[] = [];
@@ -147,18 +148,28 @@ export function parseChord(keys: string): Chord {
     parts.push(rest.slice(0, plus));
     rest = rest.slice(plus + 1);
   }
-  if (parts.length === 0) throw new TypeError(`Invalid "press" action: no key in "${keys}"`);
+  if (parts.length === 0) {
+    throw new ActionError("invalid-action", `Invalid "press" action: no key in "${keys}"`);
+  }
   const modifiers: Modifier[] = [];
   const last = parts[parts.length - 1]!;
   for (const part of parts.slice(0, -1)) {
     const name = ALIASES[part.toLowerCase()] ?? part;
     if (!MODIFIER_NAMES.has(name)) {
-      throw new TypeError(`Invalid "press" action: "${part}" in "${keys}" is not a modifier`);
+      throw new ActionError(
+        "invalid-action",
+        `Invalid "press" action: "${part}" in "${keys}" is not a modifier`,
+      );
     }
     modifiers.push(name as Modifier);
   }
   const key = keyDefinition(last);
-  if (!key) throw new TypeError(`Invalid "press" action: unknown key "${last}" in "${keys}"`);
+  if (!key) {
+    throw new ActionError(
+      "invalid-action",
+      `Invalid "press" action: unknown key "${last}" in "${keys}"`,
+    );
+  }
   return { modifiers, key };
 }
 

@@ -17,6 +17,7 @@
 import {
   CARET_TO_END,
   CHECK_POINT,
+  CLICK_RECORD,
   DOCUMENT_ELEMENT,
   FACTS,
   FACTS_POINT,
@@ -44,6 +45,7 @@ export const LIBRARY_MISSING = "__webservAct:missing";
 const FUNCTIONS: Record<string, string> = {
   CARET_TO_END,
   CHECK_POINT,
+  CLICK_RECORD,
   DOCUMENT_ELEMENT,
   FACTS,
   FACTS_POINT,

@@ -19,7 +19,7 @@ export interface GotoOptions {
 /**
  * Opens `url`, resolved against the page's URL, in the page.
  *
- * @throws {TypeError} when `url` is not a URL
+ * @throws {ActionError} `invalid-action` when `url` is not a URL
  * @throws {ActionError} `not-allowed` when the policy refuses it, `navigation-failed` when it fails to load
  */
 export async function goto(page: Page, url: string, options: GotoOptions): Promise<void> {
@@ -30,7 +30,7 @@ export async function goto(page: Page, url: string, options: GotoOptions): Promi
     target = new URL(url, frameTree.frame.url);
   } catch (error) {
     if (error instanceof ProtocolError || error instanceof CdpTimeoutError) throw error;
-    throw new TypeError(`Invalid "goto" action: "${url}" is not a URL`);
+    throw new ActionError("invalid-action", `Invalid "goto" action: "${url}" is not a URL`);
   }
   if (!allowUrl(target)) {
     throw new ActionError("not-allowed", `Cannot open "${target.href}": the URL is not allowed`);

@@ -19,6 +19,8 @@ import { ActionError } from "./errors.ts";
 import {
   CHECK_POINT,
   type CheckResult,
+  CLICK_RECORD,
+  type ClickRecord,
   DOCUMENT_ELEMENT,
   type ElementFacts,
   FACTS_POINT,
@@ -29,6 +31,17 @@ import {
 } from "./_in_page.ts";
 import { modifierMask } from "./_keys.ts";
 import { type ElementCalls, readyFacts, type ReadyOptions, type Ref } from "./_calls.ts";
+import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
+
+/**
+ * How a press was verified: `whole` when the press, the release and the
+ * click all reached the target; `handled` when the press reached it and the
+ * page took it there (prevented its default, or changed the DOM while
+ * handling it: a menu opening on `mousedown`, a field replaced on focus); `gone` when the target's
+ * document or the target itself went away after the release (a navigation,
+ * a button that removes itself).
+ */
+export type PressOutcome = "whole" | "handled" | "gone";
 
 /** A point aimed at on an element: in the page, and in the element's own frame. */
 export interface Aim {
@@ -51,6 +64,7 @@ export class Pointer {
   #calls: ElementCalls;
   #timeoutMs: number;
   #pageOf: (session: CdpSession) => Page;
+  #settle: (capMs: number) => Promise<unknown>;
 
   /**
    * Creates the pointer of one actor.
@@ -58,11 +72,18 @@ export class Pointer {
    * @param calls runs the in-page hit tests
    * @param timeoutMs the timeout of every browser command
    * @param pageOf the tab whose top frame is `session` (the active tab when none is)
+   * @param settle waits (at most `capMs`) until the active tab is quiet: before a press is tried again
    */
-  constructor(calls: ElementCalls, timeoutMs: number, pageOf: (session: CdpSession) => Page) {
+  constructor(
+    calls: ElementCalls,
+    timeoutMs: number,
+    pageOf: (session: CdpSession) => Page,
+    settle: (capMs: number) => Promise<unknown> = () => Promise.resolve(),
+  ) {
     this.#calls = calls;
     this.#timeoutMs = timeoutMs;
     this.#pageOf = pageOf;
+    this.#settle = settle;
   }
 
   /** {@linkcode ElementCalls.ready} and {@linkcode Pointer.point} in one round trip. */
@@ -168,9 +189,11 @@ export class Pointer {
    */
   async #reaim(aim: Aim, mask: number): Promise<Aim & { reached: boolean }> {
     for (let tries = 0;; tries++) {
+      // Where it lands, the check arms the record of the press (see `CLICK_RECORD`).
       const check = await this.#calls.call<CheckResult>(aim.ref, CHECK_POINT, [
         aim.local.x,
         aim.local.y,
+        true,
       ]);
       if (check.ok) return { ...aim, reached: check.reached };
       if (check.gone) {
@@ -187,12 +210,30 @@ export class Pointer {
           { id: aim.id },
         );
       }
-      aim = await this.point(aim.ref, aim.id);
+      aim = await this.#pointAgain(aim);
       await aim.page.session.send(
         "Input.dispatchMouseEvent",
         { type: "mouseMoved", x: aim.x, y: aim.y, modifiers: mask },
         { timeoutMs: this.#timeoutMs },
       );
+    }
+  }
+
+  /**
+   * Aims again at a target that a hover or press effect changed. One that
+   * shows no area now (an icon swapped for an image still loading, a label
+   * drawn again) is waited for, 2 s at most, as a person waits for it.
+   */
+  async #pointAgain(aim: Aim): Promise<Aim> {
+    const deadline = performance.now() + 2_000;
+    for (;;) {
+      try {
+        return await this.point(aim.ref, aim.id);
+      } catch (error) {
+        const hidden = error instanceof ActionError && error.code === "not-visible";
+        if (!hidden || performance.now() > deadline) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
@@ -231,14 +272,22 @@ export class Pointer {
 
   /**
    * Moves the pointer to `point`; then, unless hovering, presses there (twice
-   * for a double click) once the hit test still lands on the target.
+   * for a double click) once the hit test still lands on the target, and
+   * verifies that the page received the press on the target (see
+   * {@linkcode PressOutcome}). A press the target did not receive whole (the
+   * release or the click landed elsewhere: a hover or `:active` effect
+   * shrank or swapped it between press and release) is aimed and pressed
+   * again once; then it is a typed error.
+   *
+   * @returns how the press was verified; `undefined` for a hover
+   * @throws {ActionError} `target-moved` when the target did not receive a whole press twice
    */
   async mouse(
     point: Aim,
     kind: "click" | "dblclick" | "hover",
     button: "left" | "right" | "middle",
     modifiers: Modifier[],
-  ): Promise<void> {
+  ): Promise<PressOutcome | undefined> {
     const options = { timeoutMs: this.#timeoutMs };
     const mask = modifierMask(modifiers);
     await point.page.session.send(
@@ -248,10 +297,47 @@ export class Pointer {
     );
     if (kind === "hover") {
       if (point.page.frameSessions.length > 0) await this.#routed(point, mask);
-      return;
+      return undefined;
     }
-    const aim = await this.#reaim(point, mask);
-    if (!aim.reached && aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
+    for (let attempt = 1;; attempt++) {
+      const aim = await this.#reaim(point, mask);
+      if (!aim.reached && aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
+      await this.#press(aim, kind, button, mask);
+      const got = await this.#received(aim.ref);
+      // Right and middle buttons fire no click where the page shows a menu.
+      const whole = got === "gone" || (got.down && got.up && (got.click || button !== "left"));
+      if (whole) return got === "gone" ? "gone" : "whole";
+      if (got.down && got.handled) return "handled";
+      const what = `the press ${got.down ? "reached" : "missed"} it, the release ${
+        got.up ? "reached" : "missed"
+      } it and the click ${got.click ? "reached" : "missed"} it`;
+      if (attempt >= 2) {
+        throw new ActionError(
+          "target-moved",
+          `Element ${point.id} did not receive a whole click, twice: ${what} (a hover or press effect moves, shrinks or swaps it)`,
+          { id: point.id },
+        );
+      }
+      // Let what the press started finish (an icon swapped in is loading),
+      // aim again where the target is now, and move there, as a person would.
+      await this.#settle(2_000);
+      point = await this.#pointAgain(aim);
+      await point.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: point.x, y: point.y, modifiers: mask },
+        options,
+      );
+    }
+  }
+
+  /** Presses and releases the button at `aim` (twice for a double click). */
+  async #press(
+    aim: Aim,
+    kind: "click" | "dblclick",
+    button: "left" | "right" | "middle",
+    mask: number,
+  ): Promise<void> {
+    const options = { timeoutMs: this.#timeoutMs };
     const { page, x, y } = aim;
     const session = page.session;
     const buttons = button === "left" ? 1 : button === "right" ? 2 : 4;
@@ -275,6 +361,25 @@ export class Pointer {
         throw error;
       }
       await release();
+    }
+  }
+
+  /**
+   * What the target's document recorded of the press; `gone` when the
+   * document (a navigation) or the element held by id went away with it.
+   */
+  async #received(ref: Ref): Promise<ClickRecord | "gone"> {
+    try {
+      const record = await this.#calls.call<ClickRecord | null>(ref, CLICK_RECORD);
+      // No record: the document the press was armed in was replaced.
+      return record ?? "gone";
+    } catch (error) {
+      if (error instanceof ActionError && error.code === "stale-id") return "gone";
+      // The document or the tab went with the press; a dead browser is ours to report.
+      if (error instanceof ProtocolError && !(error instanceof ConnectionClosedError)) {
+        return "gone";
+      }
+      throw error;
     }
   }
 }

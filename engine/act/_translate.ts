@@ -1,6 +1,7 @@
 /**
  * The mapping of browser errors to action errors, so that every failure of
- * an action is an `ActionError` with a code (or a `TypeError`).
+ * an action is an `ActionError` with a code; anything else is our bug, left
+ * for the env to report as `EnvError("internal")`.
  *
  * @module
  */
@@ -19,7 +20,7 @@ const GONE =
  * an element and `navigation-failed` otherwise; the rest passes unchanged.
  */
 export function translate(error: unknown, action: Action): unknown {
-  if (error instanceof ActionError || error instanceof TypeError) return error;
+  if (error instanceof ActionError) return error;
   const id = "id" in action && action.id !== undefined ? action.id : undefined;
   if (error instanceof CdpTimeoutError) {
     return new ActionError(

@@ -8,7 +8,8 @@
  */
 import { bestEffort } from "../log.ts";
 import { ActionError } from "./errors.ts";
-import { CARET_TO_END, FOCUS, HAS_TEXT } from "./_in_page.ts";
+import { CARET_TO_END, FOCUS, HAS_TEXT, PAGE_LOCALE } from "./_in_page.ts";
+import { EXAMPLES, isDateLike, toInputValue } from "./_dates.ts";
 import { keyDefinition } from "./_keys.ts";
 import {
   consumed,
@@ -120,9 +121,25 @@ export async function typeInto(
   let watcher: string | undefined;
   try {
     const settable = isSettable(field.type);
-    const expected = settable
+    let expected = settable
       ? text
       : expectedValue(field.value ?? field.text ?? "", text, mode, field.tag);
+    if (isDateLike(field.type)) {
+      // What a person types ("8:22 AM", "09/10/2012") read in the page's locale.
+      const locale = await calls.call<string>(target, PAGE_LOCALE);
+      const value = toInputValue(field.type, text, locale);
+      if (value === undefined) {
+        throw notSet(
+          `Element ${id} (${facts.name}) cannot read "${text}" as a ${field.type}: type it as ${
+            formatOf(field.type)
+          }, or as a person writes it in the page's locale (${locale}), such as ${
+            EXAMPLES[field.type]
+          }`,
+        );
+      }
+      expected = value;
+      if (value !== text) detail = `read "${text}" as ${value}`;
+    }
     if (settable) {
       await calls.call(target, SET_VALUE, [expected]);
     } else {

@@ -29,7 +29,7 @@ export interface UploadTools {
  * @param id the element the agent gave: the input, or a label of it
  * @param files paths relative to the upload directory
  * @throws {ActionError} `stale-id`, `not-editable` or `not-allowed`
- * @throws {TypeError} when a path is not a readable file
+ * @throws {ActionError} `invalid-action` when a path is not a readable file
  */
 export async function uploadFiles(
   tools: UploadTools,
@@ -88,7 +88,10 @@ async function uploadPaths(uploadDir: string | undefined, files: string[]): Prom
       real = await realpath(candidate);
       if (!(await stat(real)).isFile()) throw new Error("not a file");
     } catch {
-      throw new TypeError(`Invalid "upload" action: "${file}" is not a readable file`);
+      throw new ActionError(
+        "invalid-action",
+        `Invalid "upload" action: "${file}" is not a readable file`,
+      );
     }
     if (!inside(real)) {
       throw new ActionError(

@@ -1,15 +1,26 @@
 /**
- * The action space: the actions an agent can take, their JSON Schema (for
- * LLM function calling and the server), and the one function that validates
- * untrusted input into an {@linkcode Action}.
+ * The action space, declared once as zod schemas ({@linkcode ACTIONS}):
+ * the {@linkcode Action} type, the parser ({@linkcode parseAction}), the JSON
+ * Schema ({@linkcode ACTION_SCHEMA}), the LLM tool schemas (`tools.ts`), the
+ * server's OpenAPI entry and both clients' types are derived from it.
  *
  * @module
  */
+import { z } from "npm:zod@4.6.7";
+import { ActionError } from "./errors.ts";
+import { TYPE_MAX_LENGTH } from "./_typing.ts";
 
 /** A modifier key held during a pointer action or part of a chord. */
 export type Modifier = "Alt" | "Control" | "Meta" | "Shift";
 
-/** Every action, told apart by `action`. Element targets are observation ids. */
+const MODIFIER_NAMES: readonly [Modifier, ...Modifier[]] = ["Alt", "Control", "Meta", "Shift"];
+
+/**
+ * Every action, told apart by `action`. Element targets are observation ids.
+ * Spelled out for readers and the docs; {@linkcode ACTIONS} is the
+ * declaration, and `deno check` fails when this type and the schemas'
+ * inferred type differ (see `SameAsDeclared` below).
+ */
 export type Action =
   | { action: "click"; id: number; button?: "left" | "right" | "middle"; modifiers?: Modifier[] }
   | { action: "dblclick"; id: number }
@@ -38,132 +49,177 @@ export type Action =
 /** The name of an action, such as `"click"`. */
 export type ActionName = Action["action"];
 
-const id = { type: "integer", minimum: 1, description: "Element id from the observation" };
+/**
+ * The schema of one action (what it parses to is `Extract<Action, { action: N }>`,
+ * as `deno check` verifies).
+ */
+// deno-lint-ignore no-unused-vars
+export type ActionSchemaOf<N extends ActionName> = z.ZodType;
 
-function variant(
-  name: ActionName,
+const id = z.int().min(1).describe("Element id from the observation");
+const tab = z.int().min(0);
+
+/** One action's schema: `action` set to its name, no other fields than `shape`'s. */
+function variant<N extends string, S extends z.ZodRawShape>(
+  name: N,
   description: string,
-  properties: Record<string, unknown>,
-  required: string[],
-): Record<string, unknown> {
-  return {
-    type: "object",
-    description,
-    properties: { action: { const: name }, ...properties },
-    required: ["action", ...required],
-    additionalProperties: false,
-  };
+  shape: S,
+) {
+  return z.strictObject({ action: z.literal(name), ...shape }).describe(description);
+}
+
+const DECLARED = {
+  click: variant("click", "Click an element", {
+    id,
+    button: z.enum(["left", "right", "middle"]).meta({ default: "left" }).optional(),
+    modifiers: z.array(z.enum(MODIFIER_NAMES))
+      .refine((list) => new Set(list).size === list.length, "no modifier twice")
+      .meta({ uniqueItems: true })
+      .optional(),
+  }),
+  dblclick: variant("dblclick", "Double-click an element", { id }),
+  hover: variant("hover", "Move the mouse over an element", { id }),
+  type: variant("type", "Type text into a field", {
+    id,
+    text: z.string().describe(`At most ${TYPE_MAX_LENGTH} characters`),
+    mode: z.enum(["replace", "append"])
+      .meta({ default: "replace" })
+      .describe("Replace the field's text or add to its end")
+      .optional(),
+    enter: z.boolean().meta({ default: false }).describe("Press Enter afterwards").optional(),
+  }),
+  press: variant("press", "Press a key or chord, such as Enter or Control+A", {
+    keys: z.string().min(1),
+    id: id.describe("Element to focus first (optional)").optional(),
+  }),
+  select: variant("select", "Choose an option of a select, listbox or combobox", {
+    id,
+    option: z.string(),
+    by: z.enum(["label", "value"]).meta({ default: "label" }).optional(),
+  }),
+  check: variant("check", "Check a checkbox, radio or switch (no-op when checked)", { id }),
+  uncheck: variant("uncheck", "Uncheck a checkbox or switch (no-op when unchecked)", { id }),
+  scroll: variant("scroll", "Scroll the page or a container, or scroll an element into view", {
+    id: id.describe("Container to scroll, or element to bring into view").optional(),
+    direction: z.enum(["up", "down", "left", "right"]).optional(),
+    amount: z.number().gt(0).describe("Pixels; default most of a view").optional(),
+  }).refine(
+    (action) => action.id !== undefined || action.direction !== undefined,
+    'give "direction" to scroll the page, or "id" to scroll to an element',
+  ),
+  goto: variant("goto", "Open a URL in the current tab", { url: z.string().min(1) }),
+  back: variant("back", "Go back in history", {}),
+  forward: variant("forward", "Go forward in history", {}),
+  reload: variant("reload", "Reload the page", {}),
+  switch_tab: variant("switch_tab", "Switch to a tab", { tab }),
+  close_tab: variant("close_tab", "Close a tab (the current one by default)", {
+    tab: tab.optional(),
+  }),
+  upload: variant("upload", "Set the files of a file input", {
+    id,
+    files: z.array(z.string().min(1)).min(1),
+  }),
+  dialog: variant("dialog", "Answer the open JavaScript dialog", {
+    accept: z.boolean(),
+    text: z.string().describe("The answer to a prompt").optional(),
+  }),
+  stop: variant("stop", "End the episode with an answer", { answer: z.string() }),
+} as const;
+
+// Fails `deno check` when the spelled-out `Action` and the declaration differ.
+// (zod types an optional field `T | undefined`; `exactOptionalPropertyTypes` tells them apart.)
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Defined<T> = T extends unknown ? { [K in keyof T]: Exclude<T[K], undefined> } : never;
+type Inferred = { -readonly [N in keyof typeof DECLARED]: z.output<typeof DECLARED[N]> };
+type SameAsDeclared = Exact<Defined<Inferred[keyof Inferred]>, Defined<Action>>;
+const sameAsDeclared: SameAsDeclared = true;
+void sameAsDeclared;
+
+/**
+ * Every action's schema, by name, in the order agents see them: the one
+ * declaration of the action space.
+ */
+export const ACTIONS: { readonly [N in ActionName]: ActionSchemaOf<N> } = DECLARED;
+
+/** The names of every action, in schema order. */
+export const ACTION_NAMES: readonly ActionName[] = Object.keys(ACTIONS) as ActionName[];
+
+/** The whole action space as one zod schema: one object per action, told apart by `action`. */
+export const ACTION: z.ZodType<Action> = z.union(Object.values(ACTIONS)) as z.ZodType<Action>;
+
+/** Drops what zod adds that says nothing (the bounds of a safe integer). */
+function tidySchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidySchema);
+  if (typeof node !== "object" || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "maximum" || key === "minimum") && Math.abs(value as number) >= 2 ** 53 - 1) {
+      continue;
+    }
+    out[key] = tidySchema(value);
+  }
+  return out;
+}
+
+/** One action's JSON Schema. */
+function jsonSchemaOf(name: ActionName): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(ACTIONS[name], { io: "input" });
+  return tidySchema(schema) as Record<string, unknown>;
 }
 
 /**
  * The action space as a JSON Schema (draft 2020-12): one object per action,
- * told apart by the `action` property.
+ * told apart by the `action` property. Derived from {@linkcode ACTIONS}.
  */
 export const ACTION_SCHEMA: Readonly<Record<string, unknown>> = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   title: "WebServ action",
-  oneOf: [
-    variant("click", "Click an element", {
-      id,
-      button: { enum: ["left", "right", "middle"], default: "left" },
-      modifiers: {
-        type: "array",
-        items: { enum: ["Alt", "Control", "Meta", "Shift"] },
-        uniqueItems: true,
-      },
-    }, ["id"]),
-    variant("dblclick", "Double-click an element", { id }, ["id"]),
-    variant("hover", "Move the mouse over an element", { id }, ["id"]),
-    variant("type", "Type text into a field", {
-      id,
-      text: { type: "string", description: "At most 5000 characters" },
-      mode: {
-        enum: ["replace", "append"],
-        default: "replace",
-        description: "Replace the field's text or add to its end",
-      },
-      enter: { type: "boolean", default: false, description: "Press Enter afterwards" },
-    }, ["id", "text"]),
-    variant("press", "Press a key or chord, such as Enter or Control+A", {
-      keys: { type: "string", minLength: 1 },
-      id: { ...id, description: "Element to focus first (optional)" },
-    }, ["keys"]),
-    variant("select", "Choose an option of a select, listbox or combobox", {
-      id,
-      option: { type: "string" },
-      by: { enum: ["label", "value"], default: "label" },
-    }, ["id", "option"]),
-    variant("check", "Check a checkbox, radio or switch (no-op when checked)", { id }, ["id"]),
-    variant("uncheck", "Uncheck a checkbox or switch (no-op when unchecked)", { id }, ["id"]),
-    variant("scroll", "Scroll the page or a container, or scroll an element into view", {
-      id: { ...id, description: "Container to scroll, or element to bring into view" },
-      direction: { enum: ["up", "down", "left", "right"] },
-      amount: {
-        type: "number",
-        exclusiveMinimum: 0,
-        description: "Pixels; default most of a view",
-      },
-    }, []),
-    variant("goto", "Open a URL in the current tab", { url: { type: "string" } }, ["url"]),
-    variant("back", "Go back in history", {}, []),
-    variant("forward", "Go forward in history", {}, []),
-    variant("reload", "Reload the page", {}, []),
-    variant("switch_tab", "Switch to a tab", { tab: { type: "integer", minimum: 0 } }, ["tab"]),
-    variant("close_tab", "Close a tab (the current one by default)", {
-      tab: { type: "integer", minimum: 0 },
-    }, []),
-    variant("upload", "Set the files of a file input", {
-      id,
-      files: { type: "array", items: { type: "string" }, minItems: 1 },
-    }, ["id", "files"]),
-    variant("dialog", "Answer the open JavaScript dialog", {
-      accept: { type: "boolean" },
-      text: { type: "string", description: "The answer to a prompt" },
-    }, ["accept"]),
-    variant("stop", "End the episode with an answer", { answer: { type: "string" } }, ["answer"]),
-  ],
+  oneOf: ACTION_NAMES.map(jsonSchemaOf),
 };
-
-const FIELDS: Record<ActionName, { required: string[]; optional: string[] }> = {
-  click: { required: ["id"], optional: ["button", "modifiers"] },
-  dblclick: { required: ["id"], optional: [] },
-  hover: { required: ["id"], optional: [] },
-  type: { required: ["id", "text"], optional: ["mode", "enter"] },
-  press: { required: ["keys"], optional: ["id"] },
-  select: { required: ["id", "option"], optional: ["by"] },
-  check: { required: ["id"], optional: [] },
-  uncheck: { required: ["id"], optional: [] },
-  scroll: { required: [], optional: ["id", "direction", "amount"] },
-  goto: { required: ["url"], optional: [] },
-  back: { required: [], optional: [] },
-  forward: { required: [], optional: [] },
-  reload: { required: [], optional: [] },
-  switch_tab: { required: ["tab"], optional: [] },
-  close_tab: { required: [], optional: ["tab"] },
-  upload: { required: ["id", "files"], optional: [] },
-  dialog: { required: ["accept"], optional: ["text"] },
-  stop: { required: ["answer"], optional: [] },
-};
-
-/** The names of every action, in schema order. */
-export const ACTION_NAMES: readonly ActionName[] = Object.keys(FIELDS) as ActionName[];
-
-const MODIFIERS = new Set<string>(["Alt", "Control", "Meta", "Shift"]);
-
-function fail(name: string, message: string): never {
-  throw new TypeError(`Invalid "${name}" action: ${message}`);
-}
 
 function show(value: unknown): string {
   return typeof value === "string" ? `"${value}"` : JSON.stringify(value) ?? String(value);
 }
 
+/** What a field takes, in words, from its JSON Schema. */
+function expected(schema: Record<string, unknown>): string {
+  const values = schema.enum as unknown[] | undefined;
+  if (values) return `one of ${values.map(show).join(", ")}`;
+  switch (schema.type) {
+    case "integer":
+      return schema.minimum === 1
+        ? "a positive integer"
+        : `an integer >= ${schema.minimum ?? "any"}`;
+    case "number":
+      return schema.exclusiveMinimum === 0 ? "a positive number" : "a number";
+    case "string":
+      return schema.minLength === 1 ? "a non-empty string" : "a string";
+    case "boolean":
+      return "a boolean";
+    case "array": {
+      const items = schema.items as Record<string, unknown>;
+      const each = items.enum ? (items.enum as unknown[]).join(", ") : expected(items);
+      return `a ${schema.minItems === 1 ? "non-empty " : ""}list of ${each}${
+        schema.uniqueItems ? ", each once" : ""
+      }`;
+    }
+    default:
+      return "valid";
+  }
+}
+
+function fail(name: string, message: string): never {
+  throw new ActionError("invalid-action", `Invalid "${name}" action: ${message}`);
+}
+
 /**
- * Validates untrusted input (parsed JSON from an agent) into an action.
+ * Validates untrusted input (parsed JSON from an agent) into an action,
+ * against {@linkcode ACTIONS}.
  *
  * @param input the candidate action
- * @returns the same object, typed
- * @throws {TypeError} when the input is not a valid action; the message says which field and why
+ * @returns the action, typed
+ * @throws {ActionError} `invalid-action` when the input is not a valid action; the message says
+ *   which field and why
  *
  * @example Validate an agent's click
  * ```ts
@@ -174,66 +230,30 @@ function show(value: unknown): string {
  */
 export function parseAction(input: unknown): Action {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new TypeError(`Invalid action: expected an object, got ${show(input)}`);
+    throw new ActionError(
+      "invalid-action",
+      `Invalid action: expected an object, got ${show(input)}`,
+    );
   }
   const record = input as Record<string, unknown>;
   const name = record.action;
-  if (typeof name !== "string" || !Object.hasOwn(FIELDS, name)) {
-    throw new TypeError(
+  if (typeof name !== "string" || !Object.hasOwn(ACTIONS, name)) {
+    throw new ActionError(
+      "invalid-action",
       `Invalid action: "action" must be one of ${ACTION_NAMES.join(", ")}, got ${show(name)}`,
     );
   }
-  const fields = FIELDS[name as ActionName];
-  for (const key of Object.keys(record)) {
-    if (key !== "action" && !fields.required.includes(key) && !fields.optional.includes(key)) {
-      fail(name, `unknown field "${key}"`);
-    }
-  }
-  for (const key of fields.required) {
-    if (record[key] === undefined) fail(name, `"${key}" is required`);
-  }
-  const check = (key: string, ok: (value: unknown) => boolean, expected: string) => {
-    const value = record[key];
-    if (value !== undefined && !ok(value)) {
-      fail(name, `"${key}" must be ${expected}, got ${show(value)}`);
-    }
-  };
-  const positiveInt = (value: unknown) => Number.isInteger(value) && (value as number) >= 1;
-  const index = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
-  const string = (value: unknown) => typeof value === "string";
-  const oneOf = (...values: string[]) => (value: unknown) => values.includes(value as string);
-  check("id", positiveInt, "a positive integer");
-  check("text", string, "a string");
-  check("answer", string, "a string");
-  check("option", string, "a string");
-  check("url", (value) => typeof value === "string" && value.length > 0, "a non-empty string");
-  check("keys", (value) => typeof value === "string" && value.length > 0, "a non-empty string");
-  check("button", oneOf("left", "right", "middle"), `"left", "right" or "middle"`);
-  check(
-    "modifiers",
-    (value) => Array.isArray(value) && value.every((item) => MODIFIERS.has(item as string)),
-    "a list of Alt, Control, Meta, Shift",
+  const schema = ACTIONS[name as ActionName];
+  const parsed = schema.safeParse(record);
+  if (parsed.success) return parsed.data as Action;
+  const issue = parsed.error.issues[0]!;
+  if (issue.code === "unrecognized_keys") fail(name, `unknown field "${issue.keys[0]}"`);
+  const key = issue.path[0];
+  if (typeof key !== "string") fail(name, issue.message);
+  if (record[key] === undefined) fail(name, `"${key}" is required`);
+  const field = (jsonSchemaOf(name as ActionName).properties as Record<string, unknown>)[key];
+  fail(
+    name,
+    `"${key}" must be ${expected(field as Record<string, unknown>)}, got ${show(record[key])}`,
   );
-  check("mode", oneOf("replace", "append"), `"replace" or "append"`);
-  check("enter", (value) => typeof value === "boolean", "a boolean");
-  check("accept", (value) => typeof value === "boolean", "a boolean");
-  check("by", oneOf("label", "value"), `"label" or "value"`);
-  check("direction", oneOf("up", "down", "left", "right"), `"up", "down", "left" or "right"`);
-  check(
-    "amount",
-    (value) => typeof value === "number" && Number.isFinite(value) && value > 0,
-    "a positive number",
-  );
-  check("tab", index, "an integer >= 0");
-  check(
-    "files",
-    (value) =>
-      Array.isArray(value) && value.length > 0 &&
-      value.every((item) => typeof item === "string" && item.length > 0),
-    "a non-empty list of paths",
-  );
-  if (name === "scroll" && record.id === undefined && record.direction === undefined) {
-    fail(name, `give "direction" to scroll the page, or "id" to scroll to an element`);
-  }
-  return record as Action;
 }

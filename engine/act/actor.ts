@@ -27,9 +27,10 @@
  *   inserted runs, or the value setter for dates and ranges), follows the
  *   focus when the field or a stand-in for it is replaced as it takes focus,
  *   and succeeds only when the field reads back holding the text;
- * - every failure is an {@linkcode ActionError} with a code (or a `TypeError`
- *   for invalid input); the actor keeps no half-done state, so the next
- *   action works;
+ * - every failure of the agent's is an {@linkcode ActionError} with a code
+ *   (`invalid-action` for input that is not an action); anything else that
+ *   escapes is our bug, which the env reports as `EnvError("internal")`; the
+ *   actor keeps no half-done state, so the next action works;
  * - a JavaScript dialog is answered by the policy at once, or, when the
  *   policy says `ask`, ends the action early with the dialog in the result;
  *   until the agent answers it with `dialog`, other actions fail with
@@ -39,6 +40,7 @@
  *
  * @module
  */
+import { observed } from "../log.ts";
 import { currentSignal } from "../cdp/abort_scope.ts";
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
@@ -49,7 +51,7 @@ import { ActionError } from "./errors.ts";
 import { FOCUS } from "./_in_page.ts";
 import { parseChord } from "./_keys.ts";
 import { ElementCalls } from "./_calls.ts";
-import { Pointer } from "./_pointer.ts";
+import { Pointer, type PressOutcome } from "./_pointer.ts";
 import { Keyboard } from "./_keyboard.ts";
 import { typeInto, type TypeTools } from "./_type_into.ts";
 import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
@@ -122,6 +124,14 @@ export interface ActResult {
    * was at its end.
    */
   detail?: string;
+  /**
+   * For `click` and `dblclick`: how the page was seen to receive the press
+   * (see `PressOutcome`): `whole` (press, release and click on the target),
+   * `handled` (the page took the press on the target itself), `gone` (the
+   * target's document or the target went away with it). A press not seen
+   * received is an error, never a result.
+   */
+  press?: PressOutcome;
 }
 
 /** What the actions in their own modules act with: one object serves them all. */
@@ -155,6 +165,7 @@ export class Actor {
   #dialogs: Dialogs;
   #opened: Page[] = [];
   #windowOpens = 0;
+  #press: PressOutcome | undefined;
   #pageWaiters = new Set<() => void>();
   #stopped: string | undefined;
 
@@ -184,6 +195,7 @@ export class Actor {
         calls,
         this.#timeoutMs,
         (session) => this.#tabs.find((tab) => tab.session === session) ?? this.#activePage(),
+        (capMs) => this.#settleWithin(capMs),
       ),
       keyboard: new Keyboard(() => this.#activePage().session, this.#timeoutMs),
       settle: (capMs) => this.#settleWithin(capMs),
@@ -228,8 +240,8 @@ export class Actor {
    *
    * @param input the action, as parsed JSON from the agent
    * @returns what the action did and how the page settled
-   * @throws {TypeError} when the input is not a valid action
-   * @throws {ActionError} when the action cannot be done; `code` says why
+   * @throws {ActionError} when the input is not a valid action (`invalid-action`) or the
+   *   action cannot be done; `code` says why
    */
   async act(input: unknown): Promise<ActResult> {
     const action = parseAction(input);
@@ -249,6 +261,7 @@ export class Actor {
       );
     }
     this.#dialogs.begin();
+    this.#press = undefined;
     this.#opened = [];
     this.#windowOpens = 0;
     const since = performance.now();
@@ -269,6 +282,7 @@ export class Actor {
     }
     const result: ActResult = this.#state(action);
     if (detail !== undefined) result.detail = detail;
+    if (this.#press !== undefined) result.press = this.#press;
     const settled = await this.#settle(since);
     if (settled) result.settle = settled;
     // A link or script that opens a window: wait for the tab, switch, settle it.
@@ -295,7 +309,8 @@ export class Actor {
     if (!this.#settler || !page || page.closed || this.#dialogs.open) return undefined;
     const dialog = this.#dialogs.next();
     const abort = new AbortController();
-    dialog.promise.then(() => abort.abort(), () => {});
+    // It never rejects; marked so that nothing could leave it unhandled.
+    observed(dialog.promise.then(() => abort.abort()));
     // An abandoned operation (its abort scope aborted) stops waiting too.
     const scope = currentSignal();
     try {
@@ -370,12 +385,17 @@ export class Actor {
     switch (action.action) {
       case "click": {
         const point = await pointer.aim(await calls.element(action.id), action.id);
-        await pointer.mouse(point, "click", action.button ?? "left", action.modifiers ?? []);
+        this.#press = await pointer.mouse(
+          point,
+          "click",
+          action.button ?? "left",
+          action.modifiers ?? [],
+        );
         return;
       }
       case "dblclick": {
         const point = await pointer.aim(await calls.element(action.id), action.id);
-        await pointer.mouse(point, "dblclick", "left", []);
+        this.#press = await pointer.mouse(point, "dblclick", "left", []);
         return;
       }
       case "hover": {

@@ -32,8 +32,8 @@ export interface ElementLocation {
  * Turns element ids into CDP handles.
  *
  * @example A resolver over a fixed map (for tests)
- * ```ts ignore
- * import type { ElementRef, ElementResolver } from "./element_resolver.ts";
+ * ```ts
+ * import type { ElementRef, ElementResolver } from "@webserv/webserv";
  * const refs = new Map<number, ElementRef>();
  * const resolver: ElementResolver = {
  *   resolve: (id) => Promise.resolve(refs.get(id)),

@@ -8,6 +8,9 @@
 
 /**
  * Why an action failed:
+ * - `invalid-action`: the input is not a valid action (a missing or
+ *   ill-typed field, an unknown key name, a URL that does not parse, a file
+ *   that cannot be read); the message says which field and why;
  * - `unknown-id`: no element ever had this id;
  * - `stale-id`: the element is gone from the page;
  * - `not-visible`: the element has no visible box, even after scrolling;
@@ -29,6 +32,7 @@
  *   aiming and pressing (hover effects), and could not be aimed at again.
  */
 export type ActionErrorCode =
+  | "invalid-action"
   | "unknown-id"
   | "stale-id"
   | "not-visible"

@@ -5,12 +5,13 @@
  *
  * @module
  */
-export { ACTION_NAMES, ACTION_SCHEMA, parseAction } from "./action.ts";
-export type { Action, ActionName, Modifier } from "./action.ts";
+export { ACTION_NAMES, ACTION_SCHEMA, ACTIONS, parseAction } from "./action.ts";
+export type { Action, ActionName, ActionSchemaOf, Modifier } from "./action.ts";
 export { actionTools, parseToolCall } from "./tools.ts";
 export type { ActionToolsOptions, AnthropicTool, OpenAiTool, ToolSchema } from "./tools.ts";
 export { Actor } from "./actor.ts";
 export type { ActorOptions, ActResult, DialogAnswer, DialogInfo, DialogType } from "./actor.ts";
+export type { PressOutcome } from "./_pointer.ts";
 export type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
 export { ActionError } from "./errors.ts";
 export type { ActionErrorCode, ActionErrorOptions } from "./errors.ts";

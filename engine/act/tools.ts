@@ -18,6 +18,7 @@
  * @module
  */
 import { type Action, ACTION_SCHEMA, type ActionName, parseAction } from "./action.ts";
+import { ActionError } from "./errors.ts";
 
 /** A JSON Schema object, as the tool APIs take it. */
 export type ToolSchema = { [key: string]: unknown };
@@ -263,7 +264,8 @@ export function actionTools(
  * @param args the call's arguments, as an object or as the JSON text the API returns
  * @param options the style's single-tool name, when it is not the default
  * @returns the validated action
- * @throws {TypeError} when the name is not a tool, the arguments are not a JSON object, or the action is invalid
+ * @throws {ActionError} `invalid-action` when the name is not a tool, the arguments are not a
+ *   JSON object, or the action is invalid
  *
  * @example Parse an OpenAI tool call
  * ```ts
@@ -282,13 +284,20 @@ export function parseToolCall(
     try {
       input = JSON.parse(input);
     } catch (error) {
-      throw new TypeError(`Invalid tool call "${name}": the arguments are not JSON`, {
-        cause: error,
-      });
+      throw new ActionError(
+        "invalid-action",
+        `Invalid tool call "${name}": the arguments are not JSON`,
+        {
+          cause: error,
+        },
+      );
     }
   }
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new TypeError(`Invalid tool call "${name}": the arguments must be an object`);
+    throw new ActionError(
+      "invalid-action",
+      `Invalid tool call "${name}": the arguments must be an object`,
+    );
   }
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(input)) {
@@ -296,12 +305,16 @@ export function parseToolCall(
   }
   if (name === (options.name ?? SINGLE_NAME)) return parseAction(fields);
   if (!variants().some((variant) => variant.name === name)) {
-    throw new TypeError(
+    throw new ActionError(
+      "invalid-action",
       `Unknown tool "${name}": expected an action name or "${options.name ?? SINGLE_NAME}"`,
     );
   }
   if ("action" in fields && fields.action !== name) {
-    throw new TypeError(`Invalid tool call "${name}": "action" must be absent or "${name}"`);
+    throw new ActionError(
+      "invalid-action",
+      `Invalid tool call "${name}": "action" must be absent or "${name}"`,
+    );
   }
   return parseAction({ ...fields, action: name });
 }

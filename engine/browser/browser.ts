@@ -5,7 +5,7 @@
  * @module
  */
 import { Emitter } from "../_emitter.ts";
-import { bestEffort, logFailure } from "../log.ts";
+import { bestEffort, logFailure, observed } from "../log.ts";
 import { type CdpSession, Connection, type ConnectionOptions } from "../cdp/connection.ts";
 import type { CommandResult, EventParams } from "../cdp/protocol.ts";
 import type { Transport } from "../cdp/transport.ts";
@@ -90,7 +90,7 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  *
  * @example Open a page in a fresh context
  * ```ts ignore
- * import { Browser } from "./browser.ts";
+ * import { Browser } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const page = await context.newPage("data:text/html,<h1>Hi</h1>");
@@ -355,7 +355,7 @@ export class Browser implements AsyncDisposable {
       const loaded = page.session.waitForEvent("Page.loadEventFired");
       // Handled now: when `Page.navigate` fails or times out, nothing awaits
       // `loaded`, and its own timeout would reject it unhandled later.
-      loaded.catch(() => {});
+      observed(loaded);
       const { errorText } = await page.session.send("Page.navigate", { url });
       if (errorText) throw new Error(`Cannot open "${url}": ${errorText}`);
       await loaded;

@@ -21,6 +21,7 @@ import {
   spawnDetached,
 } from "../_runtime.ts";
 import { findChrome } from "./find_chrome.ts";
+import { logFailure, observed } from "../log.ts";
 
 /** Options for {@linkcode BrowserProcess.launch}. */
 export interface BrowserProcessOptions {
@@ -178,7 +179,7 @@ let exitHookInstalled = false;
  *
  * @example Launch and kill
  * ```ts ignore
- * import { BrowserProcess } from "./browser_process.ts";
+ * import { BrowserProcess } from "@webserv/webserv";
  * const browser = await BrowserProcess.launch();
  * console.log(browser.wsEndpoint);
  * await browser.kill();
@@ -293,13 +294,17 @@ export class BrowserProcess {
       return process;
     } catch (error) {
       killGroup(child.pid);
-      await child.closeStdin().catch(() => {});
-      await child.status.catch(() => {});
+      await child.closeStdin().catch((cause) =>
+        logFailure("closing a failed browser's stdin", cause)
+      );
+      await child.status.catch((cause) =>
+        logFailure("waiting for a failed browser to exit", cause)
+      );
       await removeDir(userDataDir);
       throw error;
     } finally {
       clearTimeout(timer);
-      exitedEarly.catch(() => {});
+      observed(exitedEarly);
     }
   }
 
@@ -313,7 +318,10 @@ export class BrowserProcess {
     if (!this.#killed) {
       this.#killed = true;
       killGroup(this.pid);
-      await this.#child.closeStdin().catch(() => {}); // the watchdog's pipe
+      // The watchdog's pipe.
+      await this.#child.closeStdin().catch((cause) =>
+        logFailure("closing the browser's stdin", cause)
+      );
     }
     const exit = await this.exited;
     await waitForGroupExit(this.pid);
@@ -409,6 +417,6 @@ async function readEndpoint(
         if (match?.[1]) resolveEndpoint(match[1]);
       }
     }
-  })().catch(() => {});
+  })().catch((cause) => logFailure("reading the browser's output", cause));
   return await found;
 }

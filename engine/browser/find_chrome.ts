@@ -93,7 +93,7 @@ export interface FindChromeOptions {
  *
  * @example Find the browser
  * ```ts ignore
- * import { findChrome } from "./find_chrome.ts";
+ * import { findChrome } from "@webserv/webserv";
  * console.log(findChrome()); // "/usr/bin/chromium-headless-shell"
  * ```
  */

@@ -276,8 +276,8 @@ function stackTail(origin: Error): string {
  *
  * @example Evaluate an expression in a page
  * ```ts ignore
- * import { Connection } from "./connection.ts";
- * import { WebSocketTransport } from "./websocket_transport.ts";
+ * import { Connection, WebSocketTransport } from "@webserv/webserv/cdp";
+ * declare const endpoint: string; // a browser's ws:// endpoint
  * const connection = new Connection(await WebSocketTransport.connect(endpoint));
  * const { targetId } = await connection.send("Target.createTarget", { url: "about:blank" });
  * const { sessionId } = await connection.send("Target.attachToTarget", { targetId, flatten: true });

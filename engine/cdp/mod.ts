@@ -36,3 +36,5 @@ export {
   TcpTransport,
   type TcpTransportOptions,
 } from "./tcp_transport.ts";
+// For transports built on this layer: a best-effort call logged and counted, never thrown.
+export { bestEffort } from "../log.ts";

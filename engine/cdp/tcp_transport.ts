@@ -53,7 +53,7 @@ function denoConnect(): TcpConnect | undefined {
  *
  * @example Connect to a browser endpoint
  * ```ts ignore
- * import { TcpTransport } from "./tcp_transport.ts";
+ * import { TcpTransport } from "@webserv/webserv/cdp";
  * const transport = await TcpTransport.connect("ws://127.0.0.1:9222/devtools/browser/…");
  * transport.close();
  * ```

@@ -10,7 +10,7 @@ import type { OutgoingMessage, Transport } from "./transport.ts";
  *
  * @example Connect to a browser endpoint
  * ```ts ignore
- * import { WebSocketTransport } from "./websocket_transport.ts";
+ * import { WebSocketTransport } from "@webserv/webserv/cdp";
  * const transport = await WebSocketTransport.connect("ws://127.0.0.1:9222/devtools/browser/…");
  * transport.close();
  * ```

@@ -67,7 +67,8 @@ export function findElements(
  *
  * @example Click the search button
  * ```ts ignore
- * import { Env, findElement } from "@webserv/webserv";
+ * import { type Env, findElement } from "@webserv/webserv";
+ * declare const env: Env;
  * const observation = await env.observe();
  * const search = findElement(observation, { role: "button", name: "Search", exact: true });
  * if (search) await env.step({ action: "click", id: search.id });

@@ -33,9 +33,9 @@
 import type { BrowserContext } from "../browser/browser_context.ts";
 import type { Page } from "../browser/page.ts";
 import type { CommandResult } from "../cdp/protocol.ts";
-import type { DistillRequest, DistillResult, FrameVeto, WireBox, WireNode } from "./wire.ts";
+import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
-import { formatNodes, FRAME_MARK } from "./format_observation.ts";
+import { formatNodes } from "./format_observation.ts";
 import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 // The actor calls its in-page functions on handles from this world; installed
 // with the world, they cost nothing per call (see `_library.ts`).
@@ -50,16 +50,20 @@ import {
   OBJECT_GROUP,
   type SessionState,
 } from "./_frame_worlds.ts";
-import { markFrame, relabelNodes, stitch, uncover, unlabel, VETO_TEXT } from "./_stitch.ts";
+import { markFrame, relabelNodes, stitch, uncover, unlabel } from "./_stitch.ts";
+import {
+  type Assembled,
+  elementOf,
+  type FramePlace,
+  type FramePlan,
+  MAX_FRAME_DEPTH,
+  type ObserveRun,
+  observeRun,
+  spliceFrames,
+} from "./_observe_passes.ts";
 import { diffObservation, type SeenPage } from "./_diff.ts";
 import { originOf, parentFolds, siblingBatches } from "./_frame_plan.ts";
-import type {
-  ElementHandle,
-  Observation,
-  ObservedElement,
-  ObserveOptions,
-  SetOfMarks,
-} from "./observation.ts";
+import type { ElementHandle, Observation, ObserveOptions, SetOfMarks } from "./observation.ts";
 
 interface FrameIds {
   /** The next id the frame's distiller hands out. */
@@ -139,24 +143,30 @@ export class Observer {
    * @throws {ProtocolError} when the top-level document cannot be observed
    */
   async observe(page: Page, options: ObserveOptions = {}): Promise<Observation> {
-    const started = performance.now();
-    const mode = options.mode ?? "page";
-    const req: DistillRequest = {
-      nextId: this.#nextId,
-      mode: mode === "viewport" ? "viewport" : "page",
-      margin: options.margin ?? 300,
-      summariseAfter: options.summariseAfter ?? 20,
-      keepItems: options.keepItems ?? 5,
-      maxText: options.maxText ?? 100,
-      tree: options.tree ?? false,
-    };
-    let pageMs = 0;
+    // One typed result, built by named passes in order.
+    const run = observeRun(options, this.#nextId);
+    const plan = await this.#planFrames(page);
+    const distilled = await this.#distillFrames(plan, run.req);
+    const top = distilled.get(plan.main);
+    if (top) this.#nextId = top.nextId;
+    const assembled = this.#assemble(plan, distilled);
+    if (!assembled || !top) {
+      throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
+    }
+    return this.#finish(page, run, top, assembled);
+  }
+
+  /**
+   * Pass 1: the frames to observe, the main frame first, nested eight deep
+   * at most. A page with one frame and no out-of-process children needs no
+   * frame tree: its one world belongs to the main frame, whose id is the
+   * target's.
+   */
+  async #planFrames(page: Page): Promise<FramePlan> {
     const sessions = [page.session, ...page.frameSessions];
     const states = await Promise.all(
       sessions.map((s) => this.#worlds.prepare(s).then(() => this.#worlds.state(s))),
     );
-    // A page with one frame and no out-of-process children needs no frame
-    // tree: its one world belongs to the main frame, whose id is the target's.
     const only = states.length === 1 ? states[0]! : undefined;
     const frames = only && only.worlds.size === 1 && only.worlds.has(page.targetId) &&
         only.frameCount === 1
@@ -165,19 +175,37 @@ export class Observer {
     const main = frames.find((f) => f.state.session === page.session && f.parentId === undefined);
     if (!main) throw new ProtocolError(`Cannot observe "${page.targetId}": it has no main frame`);
     const children = (frameId: string) => frames.filter((f) => f.parentId === frameId);
-
-    const elements: ObservedElement[] = [];
-    // Every frame is distilled at once (out-of-process frames in their own
-    // renderers, in parallel). The top frame hands out ids from the
-    // observer's counter; any other frame hands out ids of its own (a counter
-    // per frame), which become ids of the context here, in frame order, the
-    // first time the frame shows them; see `#frameIds`.
     const reachable: FrameInfo[] = [];
     const reach = (frame: FrameInfo, depth: number) => {
       reachable.push(frame);
-      if (depth < 8) { for (const kid of children(frame.frameId)) reach(kid, depth + 1); }
+      if (depth < MAX_FRAME_DEPTH) {
+        for (const kid of children(frame.frameId)) reach(kid, depth + 1);
+      }
     };
     reach(main, 0);
+    return {
+      page,
+      main,
+      reachable,
+      children,
+      parentOf: (frame) => reachable.find((f) => f.frameId === frame.parentId),
+    };
+  }
+
+  /**
+   * Pass 2: every frame distilled at once (out-of-process frames in their
+   * own renderers, in parallel; same-origin children folded into their
+   * parent's call, out-of-process siblings of one origin in one call). The
+   * top frame hands out ids from the observer's counter; any other frame
+   * hands out ids of its own (a counter per frame), which become ids of the
+   * context in pass 3, in frame order, the first time the frame shows them;
+   * see `#frameIds`.
+   */
+  async #distillFrames(
+    plan: FramePlan,
+    req: DistillRequest,
+  ): Promise<Map<FrameInfo, DistillResult | undefined>> {
+    const { page, main, reachable, children, parentOf } = plan;
     const distilled = new Map<FrameInfo, DistillResult | undefined>();
     const frameReq = (frame: FrameInfo): DistillRequest =>
       frame === main ? req : {
@@ -198,7 +226,6 @@ export class Observer {
       }
       distilled.set(frame, result);
     };
-    const parentOf = (frame: FrameInfo) => reachable.find((f) => f.frameId === frame.parentId);
     const folds = parentFolds(reachable, parentOf, (frame) => children(frame.frameId).length > 0);
     const folded = new Set([...folds.values()].flat());
     const siblings = siblingBatches(
@@ -233,128 +260,95 @@ export class Observer {
         }));
       }),
     );
-    const top = distilled.get(main);
-    if (top) this.#nextId = top.nextId;
-    const observeFrame = (
-      frame: FrameInfo,
+    return distilled;
+  }
+
+  /**
+   * Pass 3: the frames' answers as one page, top down: each frame's
+   * elements in page coordinates and context ids (a vetoed frame's as text
+   * only), and its lines and tree spliced in at its owner's line.
+   */
+  #assemble(
+    plan: FramePlan,
+    distilled: Map<FrameInfo, DistillResult | undefined>,
+  ): Assembled | undefined {
+    const assembled: Assembled = { lines: [], nodes: [], elements: [], pageMs: 0 };
+    const frame = (
+      info: FrameInfo,
       depth: number,
-      dx: number,
-      dy: number,
-      veto: FrameVeto | undefined,
-      covers: WireBox[] | undefined,
+      at: FramePlace,
     ): { lines: string[]; nodes: WireNode[] } | undefined => {
-      const kids = children(frame.frameId);
-      const result = distilled.get(frame);
+      const result = distilled.get(info);
       if (!result) return undefined;
-      pageMs += result.ms;
+      assembled.pageMs += result.ms;
       // Nobody can act in a frame its parent made inert, hid or covered with a modal: text only.
-      if (veto) unlabel(result);
+      if (at.veto) unlabel(result);
       else if (depth > 0) {
-        if (covers?.length) uncover(result, covers);
-        this.#relabel(frame, result);
+        if (at.covers?.length) uncover(result, at.covers);
+        this.#relabel(info, result);
       }
       for (const facts of result.elements) {
-        const [
-          id,
-          role,
-          name,
-          value,
-          states,
-          cues,
-          x,
-          y,
-          w,
-          h,
-          flags,
-          href,
-          container,
-          description,
-        ] = facts;
-        const el: ObservedElement = {
-          id,
-          role,
-          name,
-          states: states ? states.split(" ") : [],
-          cues: cues ? cues.split(" ") : [],
-          box: [x + dx, y + dy, w, h],
-          frame: frame.frameId,
-          inViewport: (flags & 1) !== 0,
-          isNew: (flags & 2) !== 0,
-        };
-        if (value !== null) el.value = value;
-        if (href) el.href = href;
-        if (container) el.container = container;
-        if (description) el.description = description;
-        elements.push(el);
+        const el = elementOf(facts, info.frameId, at.dx, at.dy);
+        assembled.elements.push(el);
         if (depth === 0) {
-          this.#where.set(id, { frameId: frame.frameId, state: frame.state, local: id });
+          this.#where.set(el.id, { frameId: info.frameId, state: info.state, local: el.id });
         }
       }
       const nodes = result.nodes ?? [];
-      markFrame(nodes, frame.frameId);
-      const lines: string[] = [];
+      markFrame(nodes, info.frameId);
+      const kids = plan.children(info.frameId);
       const slots = new Map<number, WireNode[]>();
-      for (const line of result.lines) {
-        const at = line.indexOf(FRAME_MARK);
-        if (at === -1) {
-          lines.push(line);
-          continue;
-        }
-        const pad = line.slice(0, at);
-        const slot = Number(line.slice(at + 1));
-        const info = result.frames.find((f) => f.slot === slot);
-        const why = info?.veto ? ` (${VETO_TEXT[info.veto]})` : "";
-        lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}${why}`);
+      const lines = spliceFrames(result, (slot, info2) => {
         const child = kids[slot];
-        if (!child || !info || depth >= 8) continue;
-        const sub = observeFrame(
-          child,
-          depth + 1,
-          dx + info.box[0],
-          dy + info.box[1],
-          veto ?? info.veto,
-          info.covers,
-        );
-        if (!sub) continue;
-        for (const subLine of sub.lines) lines.push(`${pad}  ${subLine}`);
-        slots.set(slot, sub.nodes);
-      }
+        if (!child || depth >= MAX_FRAME_DEPTH) return undefined;
+        const sub = frame(child, depth + 1, {
+          dx: at.dx + info2.box[0],
+          dy: at.dy + info2.box[1],
+          veto: at.veto ?? info2.veto,
+          covers: info2.covers,
+        });
+        if (sub) slots.set(slot, sub.nodes);
+        return sub?.lines;
+      });
       return { lines, nodes: stitch(nodes, slots) };
     };
-    const observed = observeFrame(main, 0, 0, 0, undefined, undefined);
-    const result = top;
-    if (!observed || !result) {
-      throw new ProtocolError(`Cannot observe "${page.targetId}": no answer from the page`);
-    }
+    const top = frame(plan.main, 0, { dx: 0, dy: 0, veto: undefined, covers: undefined });
+    if (!top) return undefined;
+    assembled.lines = top.lines;
+    assembled.nodes = top.nodes;
+    return assembled;
+  }
 
-    const previous = this.#previous.get(page);
+  /** Pass 4: the diff against the page's last observation, the header line and the timings. */
+  #finish(page: Page, run: ObserveRun, top: DistillResult, assembled: Assembled): Observation {
+    const { mode } = run;
     const { diff, body, seen } = diffObservation(
-      elements,
-      observed.lines,
-      result.url,
-      previous,
+      assembled.elements,
+      assembled.lines,
+      top.url,
+      this.#previous.get(page),
       mode,
     );
     if (mode !== "viewport") this.#previous.set(page, seen);
-    const { scroll } = result;
-    const url = result.url.length > 200 ? `${result.url.slice(0, 199)}…` : result.url;
-    const header = `# ${result.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
+    const { scroll } = top;
+    const url = top.url.length > 200 ? `${top.url.slice(0, 199)}…` : top.url;
+    const header = `# ${top.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
       Math.max(0, scroll.height - scroll.vh)
     }`;
     const observation: Observation = {
       text: [header, ...body].join("\n"),
-      elements,
+      elements: assembled.elements,
       diff,
-      url: result.url,
-      title: result.title,
+      url: top.url,
+      title: top.title,
       scroll,
       timing: {
-        totalMs: Math.round((performance.now() - started) * 10) / 10,
-        pageMs,
-        passes: result.passes,
+        totalMs: Math.round((performance.now() - run.started) * 10) / 10,
+        pageMs: assembled.pageMs,
+        passes: top.passes,
       },
     };
-    if (req.tree) observation.tree = observed.nodes;
+    if (run.req.tree) observation.tree = assembled.nodes;
     return observation;
   }
 

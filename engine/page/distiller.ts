@@ -74,7 +74,7 @@ export interface Distiller {
  * @returns the distiller, holding the id map for the document's life
  *
  * @example Distill a document under linkedom
- * ```ts ignore
+ * ```text
  * const distiller = createDistiller(document, fakeLayout);
  * const result = distiller.observe({ nextId: 1, mode: "page", margin: 0, summariseAfter: 20, keepItems: 5, maxText: 80 });
  * ```

@@ -152,8 +152,7 @@ const BARRIER_TRIES = 3;
  *
  * @example Settle after a click
  * ```ts ignore
- * import { Browser } from "../browser/browser.ts";
- * import { Settler } from "./settler.ts";
+ * import { Browser, Settler } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const settler = Settler.install(context);

@@ -21,6 +21,7 @@ import {
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { DockerClient } from "./client.ts";
+import { logFailure } from "../../engine/log.ts";
 
 /** Options of {@linkcode DockerSandbox.open}. */
 export interface DockerSandboxOptions {
@@ -209,7 +210,9 @@ export class DockerSandbox implements Sandbox {
       });
       return container;
     } catch (error) {
-      await this.#remove(container).catch(() => {});
+      await this.#remove(container).catch((cause) =>
+        logFailure(`removing the failed container "${container.name}"`, cause)
+      );
       throw error;
     }
   }

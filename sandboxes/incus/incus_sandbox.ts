@@ -21,7 +21,7 @@
  * @module
  */
 import { InstanceGoneError, SandboxError } from "../errors.ts";
-import { logFailure } from "../../engine/log.ts";
+import { logFailure, settled } from "../../engine/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
 import type { ContainerInstance } from "../_container_instance.ts";
@@ -335,7 +335,9 @@ export class IncusSandbox implements Sandbox {
       await this.#start(container);
       return container;
     } catch (error) {
-      await this.#remove(container).catch(() => {});
+      await this.#remove(container).catch((cause) =>
+        logFailure(`removing the failed container "${container.name}"`, cause)
+      );
       throw error;
     }
   }
@@ -440,7 +442,9 @@ export class IncusSandbox implements Sandbox {
           json: { name: "seeded" },
         });
       } catch (error) {
-        await this.#remove({ name, directory }).catch(() => {});
+        await this.#remove({ name, directory }).catch((cause) =>
+          logFailure(`removing the failed base "${name}"`, cause)
+        );
         throw error;
       }
       await directory.remove();
@@ -529,6 +533,6 @@ let queue: Promise<unknown> = Promise.resolve();
 /** Runs Incus state changes of this process one at a time. */
 function serialized<T>(task: () => Promise<T>): Promise<T> {
   const result = queue.then(task);
-  queue = result.catch(() => {});
+  queue = settled(result); // its failure is the caller's, through `result`
   return result;
 }

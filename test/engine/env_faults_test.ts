@@ -300,3 +300,25 @@ Deno.test("Env.close() rejects the operation in flight with EnvError closed, and
   await rejectsEnv(env.reset(), "closed");
   assertEquals(browser.contexts.length, 0);
 });
+
+Deno.test("an internal TypeError during a step is EnvError internal, never the agent's; bad input is invalid-action", async () => {
+  await using site = serveHanging({ "/": FORM });
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  // The agent's: an action that does not parse.
+  const invalid = await assertRejects(() => env.step({ action: "jump" }), ActionError);
+  assertEquals(invalid.code, "invalid-action");
+  // Ours: an internal check throwing a TypeError mid-step (as settle/_session_tracker.ts,
+  // settler.ts and browser/page.ts do) is injected at the step's reload command.
+  const session = env.page.session;
+  const send = session.send.bind(session);
+  session.send = ((method: string, ...rest: unknown[]) => {
+    if (method === "Page.reload") throw new TypeError("Cannot reload: an injected internal check");
+    return (send as (method: string, ...rest: unknown[]) => Promise<unknown>)(method, ...rest);
+  }) as typeof session.send;
+  const error = await rejectsEnv(env.step({ action: "reload" }), "internal");
+  assertStringIncludes(error.message, "an injected internal check");
+  assert(!(error instanceof ActionError));
+  session.send = send;
+  idOf(await env.reset(), "button", "Load");
+});

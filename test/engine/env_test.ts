@@ -126,7 +126,12 @@ Deno.test("Env refuses goto off the site's origin and stays usable", async () =>
     ActionError,
   );
   assertEquals(error.code, "not-allowed");
-  await assertRejects(() => env.step({ action: "jump" }), TypeError, '"action"');
+  const invalid = await assertRejects(
+    () => env.step({ action: "jump" }),
+    ActionError,
+    '"action"',
+  );
+  assertEquals(invalid.code, "invalid-action");
   idOf(await env.observe(), "button", "Delete");
 });
 

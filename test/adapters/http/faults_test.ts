@@ -1,11 +1,12 @@
 // The server under bad input and broken parts: thousands of malformed
 // requests never get a 5xx; a crashed renderer and a killed Chromium are
 // env_error for the sessions they hit, and everything else goes on.
-import { assert, assertEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import { waitFor } from "../../_util/wait.ts";
+import type { Action } from "../../../adapters/client/types.ts";
 
 function random(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -218,4 +219,32 @@ Deno.test("createSession() leaves no browser context behind when the env opens a
   assertEquals(browser.contexts.length, 0);
   letGo();
   assertEquals([opened.length, browser.contexts.length], [1, 0]);
+});
+
+Deno.test("step() reports an internal TypeError as env_error internal, never action_error", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const victim = await client.createSession({ task: "demo/add-note/1" });
+  const malformed = await client.step(victim.id, { action: "jump" } as unknown as Action);
+  assertEquals(malformed.status, "action_error");
+  assertEquals(malformed.info.error?.code, "invalid-action");
+  const pages = server.browser!.contexts.flatMap((c) => c.pages);
+  assertEquals(pages.length, 1);
+  const session = pages[0]!.session;
+  const send = session.send.bind(session);
+  // An internal check throwing a TypeError mid-step, injected at the reload command.
+  session.send = ((method: string, ...rest: unknown[]) => {
+    if (method === "Page.reload") throw new TypeError("Cannot reload: an injected internal check");
+    return (send as (method: string, ...rest: unknown[]) => Promise<unknown>)(method, ...rest);
+  }) as typeof session.send;
+  const failed = await client.step(victim.id, { action: "reload" });
+  assertEquals(failed.status, "env_error");
+  assertEquals(failed.info.error?.code, "internal");
+  assertEquals(failed.reward, undefined);
+  // Logged with its stack and counted: our bugs are never silent.
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  assertMatch(metrics, /^webserv_failures_total\{kind="internal"\} [1-9]/m);
+  session.send = send;
+  assertEquals((await client.reset(victim.id)).observation.url, victim.observation.url);
+  assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
 });

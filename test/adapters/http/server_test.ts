@@ -12,6 +12,8 @@ import { startServer } from "../../../adapters/http/server.ts";
 import { exportRun } from "../../../adapters/http/export.ts";
 import { waitFor } from "../../_util/wait.ts";
 import { WebServClient, WebServError } from "../../../adapters/client/mod.ts";
+import type { Action } from "../../../adapters/client/types.ts";
+import { ACTION_SCHEMA } from "../../../engine/act/action.ts";
 
 /** The id on the line of the observation that matches `pattern`. */
 function idOf(text: string, pattern: RegExp): number {
@@ -111,7 +113,8 @@ Deno.test("step() returns action_error with reward 0 when the agent's action fai
   assertEquals(unknown.reward, 0);
   assertEquals(unknown.info.error?.code, "unknown-id");
   assert(unknown.observation && Array.isArray(unknown.observation.elements));
-  const malformed = await client.step(id, { action: "fly", to: "moon" });
+  // Malformed on purpose: the server validates it and the agent gets action_error.
+  const malformed = await client.step(id, { action: "fly", to: "moon" } as unknown as Action);
   assertEquals(malformed.status, "action_error");
   assertEquals(malformed.info.error?.code, "invalid-action");
   const ok = await client.step(id, { action: "reload" });
@@ -123,7 +126,7 @@ Deno.test("step() returns the first result when a request_id is retried", async 
   await using server = await startServer({ port: 0 });
   const client = new WebServClient(server.url);
   const created = await client.createSession({ task: "demo/add-note/4" });
-  const action = {
+  const action: Action = {
     action: "type",
     id: idOf(created.observation.text, /textbox/),
     text: "x",
@@ -325,6 +328,12 @@ Deno.test("startServer() serves the OpenAPI document, the docs page, tools and m
   for (const path of ["/v1/sessions", "/v1/sessions/{id}/step", "/v1/groups", "/v1/batch/step"]) {
     assert(doc.paths[path], path);
   }
+  // The step's action is the engine's one declaration of the action space.
+  assertEquals(doc.components.schemas.Action.oneOf, ACTION_SCHEMA.oneOf);
+  assertEquals(
+    doc.components.schemas.StepRequest.properties.action.$ref,
+    "#/components/schemas/Action",
+  );
   const docs = await (await fetch(`${server.url}/docs`)).text();
   assertStringIncludes(docs, "POST /v1/sessions/{id}/step");
   assert(!docs.includes("<script"), "the docs page needs no script");

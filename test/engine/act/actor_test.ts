@@ -174,7 +174,7 @@ Deno.test("Actor", async (t) => {
         "does not take text",
       );
       await rejectsWith(actor.act({ action: "check", id: 1 }), "not-editable");
-      await assertRejects(() => actor.act({ action: "click", id: "1" }), TypeError);
+      await rejectsWith(actor.act({ action: "click", id: "1" }), "invalid-action");
       await actor.act({ action: "click", id: 1 });
       assertEquals((await log(page)).length, 1);
     },
@@ -212,9 +212,9 @@ Deno.test("Actor", async (t) => {
       { key: "Shift", ctrl: false, shift: true },
       { key: "ArrowLeft", ctrl: false, shift: true },
     ]);
-    await assertRejects(
-      () => actor.act({ action: "press", keys: "Hyper+x" }),
-      TypeError,
+    await rejectsWith(
+      actor.act({ action: "press", keys: "Hyper+x" }),
+      "invalid-action",
       "not a modifier",
     );
   });
@@ -294,9 +294,10 @@ Deno.test("Actor", async (t) => {
       await actor.act({ action: "upload", id: 21, files: ["a.txt"] });
       assertEquals(await log(page), [{ files: ["a.txt"] }]);
       await rejectsWith(actor.act({ action: "upload", id: 1, files: ["a.txt"] }), "not-editable");
-      await assertRejects(
-        () => actor.act({ action: "upload", id: 21, files: ["nope.txt"] }),
-        TypeError,
+      await rejectsWith(
+        actor.act({ action: "upload", id: 21, files: ["nope.txt"] }),
+        "invalid-action",
+        "not a readable file",
       );
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -1,4 +1,5 @@
 import { assertEquals, assertThrows } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
 import { keyDefinition, modifierMask, parseChord } from "../../../engine/act/_keys.ts";
 
 Deno.test("parseChord() splits modifiers from the key when the chord has several parts", () => {
@@ -10,9 +11,9 @@ Deno.test("parseChord() splits modifiers from the key when the chord has several
   assertEquals(parseChord("Enter").modifiers, []);
 });
 
-Deno.test("parseChord() throws a TypeError naming the part when a name is unknown", () => {
-  assertThrows(() => parseChord("Hyper+x"), TypeError, '"Hyper" in "Hyper+x" is not a modifier');
-  assertThrows(() => parseChord("Control+Nope"), TypeError, 'unknown key "Nope"');
+Deno.test("parseChord() throws an ActionError naming the part when a name is unknown", () => {
+  assertThrows(() => parseChord("Hyper+x"), ActionError, '"Hyper" in "Hyper+x" is not a modifier');
+  assertThrows(() => parseChord("Control+Nope"), ActionError, 'unknown key "Nope"');
 });
 
 Deno.test("keyDefinition() and modifierMask() follow CDP when keys are common", () => {

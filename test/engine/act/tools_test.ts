@@ -1,4 +1,5 @@
 import { assertEquals, assertThrows } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
 import {
   type Action,
   ACTION_NAMES,
@@ -190,11 +191,15 @@ Deno.test("parseToolCall() returns the action when a generated call of each acti
   }
 });
 
-Deno.test("parseToolCall() throws a TypeError when the call is not an action", () => {
-  assertThrows(() => parseToolCall("jump", {}), TypeError, 'Unknown tool "jump"');
-  assertThrows(() => parseToolCall("click", "{"), TypeError, "not JSON");
-  assertThrows(() => parseToolCall("click", "[]"), TypeError, "must be an object");
-  assertThrows(() => parseToolCall("click", { id: 0 }), TypeError, '"id" must be a positive');
-  assertThrows(() => parseToolCall("click", { action: "hover", id: 1 }), TypeError, '"action"');
-  assertThrows(() => parseToolCall("act", { action: null }), TypeError, '"action" must be one of');
+Deno.test("parseToolCall() throws an ActionError when the call is not an action", () => {
+  assertThrows(() => parseToolCall("jump", {}), ActionError, 'Unknown tool "jump"');
+  assertThrows(() => parseToolCall("click", "{"), ActionError, "not JSON");
+  assertThrows(() => parseToolCall("click", "[]"), ActionError, "must be an object");
+  assertThrows(() => parseToolCall("click", { id: 0 }), ActionError, '"id" must be a positive');
+  assertThrows(() => parseToolCall("click", { action: "hover", id: 1 }), ActionError, '"action"');
+  assertThrows(
+    () => parseToolCall("act", { action: null }),
+    ActionError,
+    '"action" must be one of',
+  );
 });

@@ -114,14 +114,16 @@ Deno.test("Actor.act() type", async (t) => {
   });
 
   await t.step(
-    "Actor.act() throws value-not-set when a date is not in the field's format",
+    "Actor.act() throws value-not-set with the format when a date cannot be read",
     async () => {
-      const { context, actor } = await open();
+      const { context, page, actor } = await open();
       await using _ = context;
+      await actor.act({ action: "type", id: 1, text: "May 17, 2024" });
+      assertEquals(await value(page, "#date"), "2024-05-17");
       const error = await rejectsWith(
-        actor.act({ action: "type", id: 1, text: "May 17, 2024" }),
+        actor.act({ action: "type", id: 1, text: "the 17th" }),
         "value-not-set",
-        'holds "" after typing "May 17, 2024": a date field takes "YYYY-MM-DD"',
+        'cannot read "the 17th" as a date: type it as "YYYY-MM-DD"',
       );
       assertEquals(error.id, 1);
     },
