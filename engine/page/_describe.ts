@@ -35,6 +35,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
     (node.sig & (S_POINTER | S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) !== 0);
   // accname 1.2 step 2: content comes before `title` for roles named from content.
+  let keepText = false;
   let name = node.proxy
     ? fold(node.el.textContent ?? "")
     : nameFromAttributes(target, tag, { title: !fromContent });
@@ -43,13 +44,17 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     const parts: string[] = [];
     contentText(node, parts);
     name = fold(parts.join(""));
-    // The element's own text is its name: do not repeat it below the line.
-    if (name) node.named = true;
+    // The element's own text is its name: do not repeat it below the line. Text too
+    // long for a name (a clickable card holding a paragraph) stays below it whole.
+    if (name.length > req.maxText) keepText = true;
+    else if (name) node.named = true;
   }
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
-  if (name && fromContent && !node.named) {
+  if (keepText) {
+    // The name is the start of the text; the text itself is the content.
+  } else if (name && fromContent && !node.named) {
     if (target.hasAttribute("aria-labelledby")) {
       // Named by other text: its own text is content of its own and stays, unless it says the same.
       node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);

@@ -159,7 +159,14 @@ function unwrapContainers(pass: Pass): void {
   }
   const { vp } = pass;
   for (const node of pass.candidates) {
-    if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
+    if (node.keep !== 2 || node.sig & STRONG) continue;
+    if (!node.inner) {
+      if (holdsProse(pass, node)) {
+        node.sig &= ~WEAK;
+        if (!(node.sig & S_SCROLL)) node.keep = 0;
+      }
+      continue;
+    }
     const parts: string[] = [];
     contentText(node, parts, notOwnText);
     const own = fold(parts.join("")) !== "";
@@ -172,6 +179,28 @@ function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/** Characters of text past which an element holds prose rather than a name. */
+const PROSE_CHARS = 200;
+
+/**
+ * Whether a weak-only candidate without targets inside holds prose (a
+ * chapter of paragraphs in a focusable `<div tabindex>`), so that it is a
+ * container of text, not one thing to act on: its text would otherwise be
+ * read into a name and cut. Decided as for listened ancestors: taking focus
+ * or hovering is no reason to be a target; a listener or an `on*` handler
+ * keeps it unless it is too big to be one thing a person clicks; a pointer
+ * cursor or a delegated handler of its own keeps it.
+ */
+function holdsProse(pass: Pass, node: DNode): boolean {
+  if (!(node.sig & WEAK) || node.sig & OWN_TARGET) return false;
+  const parts: string[] = [];
+  contentText(node, parts);
+  if (fold(parts.join("")).length <= PROSE_CHARS) return false;
+  if (!(node.sig & (S_LISTENER | S_ONATTR))) return true;
+  const r = node.rect, { vp } = pass;
+  return r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
 }
 
 /**
