@@ -40,7 +40,12 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     ? fold(node.el.textContent ?? "")
     : nameFromAttributes(target, tag, { title: !fromContent });
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
-  if (!name && fromContent) {
+  if (!name && role === "row") {
+    // A row that is a target is named by its cells (shown as cells, not again as a name).
+    const parts: string[] = [];
+    cellsText(node, parts);
+    name = fold(parts.join(" "));
+  } else if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
     name = fold(parts.join(""));
@@ -96,6 +101,16 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.sig & S_HOVER) cues.push("hover");
   if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
+}
+
+/** The text of a row's cells, one part per cell, without what has a line of its own. */
+function cellsText(node: DNode, out: string[]): void {
+  for (const kid of node.kids) {
+    if (typeof kid === "string" || "k" in kid || kid.keep) continue;
+    const parts: string[] = [];
+    contentText(kid, parts);
+    out.push(fold(parts.join("")));
+  }
 }
 
 /** Describes every candidate that keeps a line: role, name, value, states, cues, link target. */

@@ -1,0 +1,69 @@
+// Production component libraries from npm (issue 24): their data tables get
+// no ids on rows, cells and headers that do nothing (hover styling, a
+// library's click and resize handlers, delegated row handlers); a header
+// announced as sortable and a row with a pointer cursor of its own keep one.
+import { assertEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import { serveApps } from "../../../fixtures/apps/mod.ts";
+
+async function ready(page: Page): Promise<void> {
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression: `new Promise((resolve) => { const start = Date.now();
+      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+      poll(); })`,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  assertEquals(result.value, true, "the page got ready");
+}
+
+const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
+
+Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  // Per page: the table parts that keep an id (role and name).
+  const expected: Record<string, string[]> = {
+    "/naive-table": [],
+    "/mui-table": [],
+    // aria-sort announces the sortable header.
+    "/bootstrap-table": ["columnheader Age"],
+    // The sortable column has a pointer cursor of its own; a row click handler draws one on rows.
+    "/quasar-table": [
+      "columnheader arrow_upward Age",
+      ...[0, 1, 2, 3, 4].map((i) =>
+        `row ${
+          [
+            "Ada Byron London 36",
+            "Grace Hopper New York 85",
+            "Alan Turing Wilmslow 41",
+            "Edsger Dijkstra Nuenen 72",
+            "Barbara Liskov Boston 86",
+          ][i]
+        }`
+      ),
+    ],
+  };
+  for (const [path, parts] of Object.entries(expected)) {
+    await t.step(path, async () => {
+      await page.session.send("Page.navigate", { url: server.url(path) });
+      await ready(page);
+      const { elements, text } = await observer.observe(page);
+      const kept = elements.filter((el) => TABLE_PARTS.has(el.role)).map((el) =>
+        `${el.role} ${el.name}`
+      );
+      assertEquals(kept, parts, text);
+    });
+  }
+});
