@@ -216,10 +216,12 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   if (tag === "label") pass.labels.set(el, node);
   if (
-    tag === "input" &&
-    /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) &&
+    (tag === "input" &&
+        /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) ||
+      tag === "button") &&
     isStyledAway(layout, el, style)
   ) {
+    // A native toggle, or a button (Carbon's switch, Ionic's select), drawn by its label.
     pass.proxies.push(node);
   }
   if (LEAF_TAGS.has(tag)) {

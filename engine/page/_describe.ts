@@ -9,6 +9,7 @@ import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } 
 import {
   contentText,
   type DNode,
+  F_ARIA_HIDDEN,
   type Pass,
   S_DELEGATED,
   S_EDITABLE,
@@ -27,7 +28,7 @@ import {
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const { req } = pass;
   const target = node.proxy ?? node.el;
-  const tag = node.proxy ? "input" : node.tag;
+  const tag = node.proxy ? node.proxy.localName : node.tag;
   let role = node.role;
   const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
   if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
@@ -37,7 +38,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   // accname 1.2 step 2: content comes before `title` for roles named from content.
   let keepText = false;
   let name = node.proxy
-    ? fold(node.el.textContent ?? "")
+    ? (node.proxy.localName === "button" && nameFromAttributes(target, tag)) || proxyName(node)
     : nameFromAttributes(target, tag, { title: !fromContent });
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && role === "row") {
@@ -101,6 +102,13 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.sig & S_HOVER) cues.push("hover");
   if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
+}
+
+/** A label's name for the control it stands in for: its text, without decoration hidden from assistive tech. */
+function proxyName(node: DNode): string {
+  const parts: string[] = [];
+  contentText(node, parts, (kid) => (kid.flags & F_ARIA_HIDDEN) !== 0);
+  return fold(parts.join("")) || fold(node.el.textContent ?? "");
 }
 
 /** The text of a row's cells, one part per cell, without what has a line of its own. */

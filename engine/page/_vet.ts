@@ -69,6 +69,8 @@ export function vet(pass: Pass, doc: Document): void {
       if (!pass.candidates.includes(label)) pass.candidates.push(label);
       continue;
     }
+    // A hidden button without a label drawing it is hidden, not stood in for.
+    if (proxy.tag === "button") continue;
     // No label names it: a visible sibling (a label without `for`, a span
     // drawn by CSS) stands in, and the input itself takes the id, so that
     // checking it acts on the real control.
@@ -100,7 +102,7 @@ export function vet(pass: Pass, doc: Document): void {
     if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
-      ? isDisabled(node.proxy, "input")
+      ? isDisabled(node.proxy, node.proxy.localName)
       : (flags & F_ARIA_DISABLED) !== 0 ||
         FORM_TAGS.has(node.tag) &&
           (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
@@ -215,14 +217,17 @@ function notOwnText(kid: DNode): boolean {
 
 /**
  * A weak-only candidate that wraps the hidden input a label stands in for
- * is part of that one control (the ripple box of a drawn checkbox), not a
- * target of its own: the label's id acts on it.
+ * is part of that one control (the ripple box of a drawn checkbox), and so
+ * is one inside that label (a switch's drawn track): not a target of its
+ * own, the label's id acts on it.
  */
 function wrapsProxied(pass: Pass, node: DNode): boolean {
   if (!pass.proxies.length || !(node.sig & WEAK) || node.sig & STRONG) return false;
   const label = node.el.closest("label");
   const owner = label ? pass.labels.get(label) : undefined;
-  return !!owner?.proxy && (owner.sig & S_PROXY) !== 0 && node.el.contains(owner.proxy);
+  if (!owner?.proxy || !(owner.sig & S_PROXY)) return false;
+  // The drawn box or switch track inside the label is part of the control too.
+  return node.el.contains(owner.proxy) || owner.el !== node.el;
 }
 
 const CLIP_NONE = 0;
@@ -392,7 +397,8 @@ export function frameCovers(pass: Pass, iframe: Element, box: WireBox): WireBox[
 
 /**
  * Whether every probe point of the box hits something that is neither the
- * element, inside it, one of its labels, one of its ancestors (an ancestor
+ * element, inside it, one of its labels, the shadow host it lies in (slotted
+ * content answers hit tests as its host), one of its ancestors (an ancestor
  * means the point is clipped by a scroll container, not covered), nor
  * `input`: the styled-away control the element stands in for, which often
  * lies transparent over it and takes the click itself.
@@ -419,6 +425,9 @@ function covered(
     const hit = layout.hit(root, x, y);
     if (!hit) return false;
     if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
+    // A web component's own host: the point is on its slotted text (a label's words), which
+    // a hit test in the shadow tree answers with the host. The component is the element.
+    if (hit.shadowRoot && composedContains(hit, el)) return false;
     const label = hit.closest("label");
     if (label && (label.control === el || label.contains(el))) return false;
   }

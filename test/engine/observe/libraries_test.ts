@@ -2,10 +2,13 @@
 // no ids on rows, cells and headers that do nothing (hover styling, a
 // library's click and resize handlers, delegated row handlers); a header
 // announced as sortable and a row with a pointer cursor of its own keep one.
-import { assertEquals } from "@std/assert";
+// Web components' checkboxes and switches are ticked through their ids,
+// though a hit test on their slotted label text answers with their own host.
+import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
+import { Env } from "../../../engine/env.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
 
 async function ready(page: Page): Promise<void> {
@@ -64,6 +67,62 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
         `${el.role} ${el.name}`
       );
       assertEquals(kept, parts, text);
+    });
+  }
+});
+
+Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on Lit, Ionic on Stencil, Material Web)", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  const open = async (path: string) => {
+    await env.step({ action: "goto", url: server.url(path) });
+    const ready = await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    );
+    assertEquals(ready, true, `${path} got ready`);
+    return await env.observe();
+  };
+  const state = async () => await env.evaluate("window.__state") as Record<string, unknown>;
+  // Per page: [action, role, name, the state key and value it sets]. Material Web's controls
+  // are named by labels outside their shadow roots; they are found by role alone.
+  const cases: Record<string, [string, string, string, string, unknown][]> = {
+    "/carbon-form": [
+      ["check", "checkbox", "I accept the terms and the privacy policy", "terms", true],
+      ["check", "checkbox", "Send me the newsletter", "news", true],
+      ["uncheck", "checkbox", "I accept the terms and the privacy policy", "terms", false],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
+    ],
+    "/ionic-form": [
+      ["check", "checkbox", "I accept the terms", "terms", true],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
+    ],
+    "/material-form": [
+      ["check", "checkbox", "", "terms", true],
+      ["uncheck", "switch", "", "alerts", false],
+    ],
+  };
+  for (const [path, steps] of Object.entries(cases)) {
+    await t.step(path, async () => {
+      let observation = await open(path);
+      for (const [action, role, name, key, value] of steps) {
+        const element = observation.elements.find((el) =>
+          el.role === role && (name === "" || el.name === name)
+        );
+        assert(element, `no ${role} "${name}" in:\n${observation.text}`);
+        // A refused action (`covered` by the component's own host) throws.
+        const step = await env.step({ action, id: element.id });
+        assertEquals((await state())[key], value, `${action} ${role} "${name}"`);
+        observation = step.observation;
+      }
+      // One control, one id: the drawn parts of a control inside its label get none.
+      assertEquals(
+        observation.elements.filter((el) => el.role === "clickable"),
+        [],
+        observation.text,
+      );
     });
   }
 });
