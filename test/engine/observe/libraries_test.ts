@@ -126,3 +126,27 @@ Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on L
     });
   }
 });
+
+Deno.test("Env.step() settles after a select's menu has animated in, and says so", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/material-form") });
+  assertEquals(
+    await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    ),
+    true,
+  );
+  const observation = await env.observe();
+  const plan = observation.elements.find((el) => el.role === "combobox" && el.name === "Plan");
+  assert(plan, observation.text);
+  // Material Web's menu opens with Web Animations (fade and grow, items staggered): mid-way,
+  // only some options show.
+  const step = await env.step({ action: "click", id: plan.id });
+  const options = step.observation.elements.filter((el) => el.role === "option");
+  assertEquals(options.map((el) => el.name), ["Free", "Pro", "Team"], step.observation.text);
+  assert(step.result.settle?.waitedFor.includes("animations"), JSON.stringify(step.result.settle));
+});
