@@ -41,6 +41,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     ? (node.proxy.localName === "button" && nameFromAttributes(target, tag)) || proxyName(node)
     : nameFromAttributes(target, tag, { title: !fromContent });
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
+  if (!name && node.drawnPlaceholder) name = node.drawnPlaceholder;
   if (!name && role === "row") {
     // A row that is a target is named by its cells (shown as cells, not again as a name).
     const parts: string[] = [];

@@ -20,8 +20,10 @@ import {
   OWN_TARGET,
   type Pass,
   S_DELEGATED,
+  S_ITEM,
   S_LISTENER,
   S_ONATTR,
+  S_POINTER,
   S_PROXY,
   S_SCROLL,
   STRONG,
@@ -134,6 +136,7 @@ export function vet(pass: Pass, doc: Document): void {
     }
     node.keep = 2;
   }
+  drawnPlaceholders(pass);
   unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
 }
@@ -163,7 +166,7 @@ function unwrapContainers(pass: Pass): void {
   for (const node of pass.candidates) {
     if (node.keep !== 2 || node.sig & STRONG) continue;
     if (!node.inner) {
-      if (holdsProse(pass, node)) {
+      if (holdsProse(pass, node) || isBareDecoration(node)) {
         node.sig &= ~WEAK;
         if (!(node.sig & S_SCROLL)) node.keep = 0;
       }
@@ -181,6 +184,96 @@ function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/** Text-entry controls, which a library's drawn placeholder can name. */
+const TEXT_ENTRY = /^(|text|search|email|url|tel|number|password)$/;
+
+/** A class that says its element is a drawn placeholder (`n-input__placeholder`, `…-placeholder`). */
+const PLACEHOLDER_CLASS = /placeholder/i;
+
+/**
+ * Libraries draw an input's placeholder as an element of its own beside it
+ * (Naive UI, Element Plus, Ant Design), inside a listened or focusable
+ * wrapper that opens the field. Where such a wrapper holds one text-entry
+ * control that keeps an id, and everything else it shows is that drawn
+ * placeholder (an element whose class says `placeholder`, or text equal to
+ * the input's `placeholder`), the wrapper is part of the control: it gets
+ * no id, the placeholder's words name the input when nothing else does, and
+ * they are not shown again as text.
+ */
+function drawnPlaceholders(pass: Pass): void {
+  const inside = new Map<DNode, DNode[]>();
+  for (const node of pass.candidates) {
+    if (node.keep !== 2) continue;
+    for (let up = node.up; up; up = up.up) {
+      const list = inside.get(up);
+      if (list) list.push(node);
+      else inside.set(up, [node]);
+    }
+  }
+  // Wrappers nest (Naive UI's select: a focusable label inside a listened box): a round
+  // frees the outer ones of the inner ones' ids.
+  for (let round = 0, changed = true; changed && round < 3; round++) {
+    changed = false;
+    for (const [wrapper, held] of inside) {
+      if (wrapper.keep === 2 && unwrapPlaceholder(pass, wrapper, held)) changed = true;
+    }
+  }
+}
+
+/** Unwraps `wrapper` when all it holds is one text-entry control and its drawn placeholder. */
+function unwrapPlaceholder(pass: Pass, wrapper: DNode, held: DNode[]): boolean {
+  const kept = held.filter((node) => node.keep === 2);
+  if (wrapper.sig & STRONG || kept.length !== 1) return false;
+  const control = kept[0]!;
+  const type = (control.el.getAttribute("type") ?? "").toLowerCase();
+  if (!(control.tag === "input" && TEXT_ENTRY.test(type)) && control.tag !== "textarea") {
+    return false;
+  }
+  if ((control.el as HTMLInputElement).value) return false;
+  const attribute = fold(control.el.getAttribute("placeholder") ?? "");
+  const drawn: DNode[] = [];
+  const parts: string[] = [];
+  contentText(wrapper, parts, (kid) => {
+    const cls = kid.el.getAttribute("class") ?? "";
+    if (!PLACEHOLDER_CLASS.test(cls)) return notOwnText(kid);
+    drawn.push(kid);
+    return true;
+  });
+  const rest = fold(parts.join(""));
+  if (rest && rest !== attribute) return false;
+  const words = drawn.map((kid) => {
+    const text: string[] = [];
+    contentText(kid, text);
+    return fold(text.join(""));
+  }).filter(Boolean).join(" ") || attribute;
+  if (!words) return false;
+  wrapper.sig &= ~WEAK;
+  if (!(wrapper.sig & S_SCROLL)) wrapper.keep = 0;
+  control.drawnPlaceholder = words;
+  for (const kid of drawn) {
+    pass.standIns.add(kid.el);
+    for (const el of Array.from(kid.el.querySelectorAll("*"))) pass.standIns.add(el);
+  }
+  return true;
+}
+
+/**
+ * Whether a weak-only candidate is a bare part of a widget: only a listener,
+ * hover or focus signal (no pointer cursor, no `on*` attribute), no text,
+ * no icon name, no name of its own (a table header's resize handle, a
+ * virtual list's scrollbar thumb, the disabled arrow of a pager). Nothing
+ * tells an agent what it does: it gets no id.
+ */
+function isBareDecoration(node: DNode): boolean {
+  if (!(node.sig & WEAK) || node.sig & (S_POINTER | S_ONATTR | S_ITEM | S_SCROLL)) return false;
+  const el = node.el;
+  if (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")) return false;
+  if (el.hasAttribute("title")) return false;
+  const parts: string[] = [];
+  contentText(node, parts);
+  return fold(parts.join("")) === "";
 }
 
 /** Characters of text past which an element holds prose rather than a name. */

@@ -150,3 +150,39 @@ Deno.test("Env.step() settles after a select's menu has animated in, and says so
   assertEquals(options.map((el) => el.name), ["Free", "Pro", "Team"], step.observation.text);
   assert(step.result.settle?.waitedFor.includes("animations"), JSON.stringify(step.result.settle));
 });
+
+Deno.test("Observer.observe() names a library's input from the placeholder it draws, and gives bare widget parts no id", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  await page.session.send("Page.navigate", { url: server.url("/naive-form") });
+  await ready(page);
+  const form = await observer.observe(page);
+  // Naive UI draws each placeholder in a div beside its input, inside a listened or
+  // focusable wrapper: one id per field, on the input, named by the drawn words.
+  assertEquals(
+    form.elements.map((el) => `${el.role} ${el.name}`),
+    ["textbox Destination city", "textbox Favourite fruit", "textbox Departure date"],
+    form.text,
+  );
+  for (const words of ["Destination city", "Favourite fruit", "Departure date"]) {
+    assertEquals(form.text.split(words).length, 2, `"${words}" is said once:\n${form.text}`);
+  }
+  // The data table's column resize handles and the pager's disabled arrow: no text, no name.
+  await page.session.send("Page.navigate", { url: server.url("/naive-table") });
+  await ready(page);
+  const table = await observer.observe(page);
+  // The next-page arrow, an unnamed icon with a pointer cursor, stays.
+  const bare = table.elements.filter((el) =>
+    el.role === "clickable" && !el.name && !el.cues.includes("pointer")
+  );
+  assertEquals(bare, [], table.text);
+});
