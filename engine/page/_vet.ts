@@ -137,6 +137,7 @@ export function vet(pass: Pass, doc: Document): void {
     node.keep = 2;
   }
   drawnPlaceholders(pass);
+  fieldLabels(pass);
   unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
 }
@@ -184,6 +185,54 @@ function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/**
+ * A field's label is part of its control: one control, one id. A weak-only
+ * candidate (a label a web component listens on to focus its field, or the
+ * listened box around it, Vaadin's) whose only text is a label naming a
+ * control that keeps an id (by `for`, by wrapping, or by `aria-labelledby`)
+ * gets no id, and the label's words, already the control's name, are not
+ * shown again.
+ */
+function fieldLabels(pass: Pass): void {
+  const named = new Set<Element>();
+  const ids = new Set<string>();
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || !(node.sig & STRONG)) continue;
+    const target = node.proxy ?? node.el;
+    const labels = (target as HTMLInputElement).labels;
+    if (labels) { for (let i = 0; i < labels.length; i++) named.add(labels[i]!); }
+    const by = target.getAttribute("aria-labelledby");
+    if (by) { for (const id of by.trim().split(/\s+/)) ids.add(id); }
+  }
+  if (named.size === 0 && ids.size === 0) return;
+  const isLabel = (el: Element) => named.has(el) || (el.id !== "" && ids.has(el.id));
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || node.sig & STRONG || node.proxy) continue;
+    const label = labelIn(node, isLabel, 3);
+    if (!label) continue;
+    if (label !== node) {
+      const parts: string[] = [];
+      contentText(node, parts, (kid) => kid === label || notOwnText(kid));
+      if (fold(parts.join(""))) continue;
+    }
+    node.sig &= ~WEAK;
+    if (!(node.sig & S_SCROLL)) node.keep = 0;
+    pass.standIns.add(label.el);
+  }
+}
+
+/** The node, or one inside it (slotted content included, `depth` levels down), that is a field label. */
+function labelIn(node: DNode, isLabel: (el: Element) => boolean, depth: number): DNode | undefined {
+  if (isLabel(node.el)) return node;
+  if (depth === 0) return undefined;
+  for (const kid of node.kids) {
+    if (typeof kid === "string" || "k" in kid) continue;
+    const found = labelIn(kid, isLabel, depth - 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** Text-entry controls, which a library's drawn placeholder can name. */

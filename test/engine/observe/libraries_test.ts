@@ -186,3 +186,30 @@ Deno.test("Observer.observe() names a library's input from the placeholder it dr
   );
   assertEquals(bare, [], table.text);
 });
+
+Deno.test("Observer.observe() gives a web component's field label no id beside its control", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Page.navigate", { url: server.url("/vaadin-form") });
+  await ready(page);
+  const { elements, text } = await observer.observe(page);
+  // Vaadin listens on each field's label (to focus the field) and, for its select, on the
+  // box around the slotted label: one control, one id.
+  assertEquals(
+    elements.map((el) => `${el.role} ${el.name}`),
+    [
+      "textbox Nickname",
+      "button Plan",
+      "combobox City",
+      "combobox Start date",
+      "checkbox I accept the terms",
+    ],
+    text,
+  );
+  for (const words of ["Nickname", "Plan", "City", "Start date"]) {
+    assertEquals(text.split(words).length, 2, `"${words}" is said once:\n${text}`);
+  }
+});
