@@ -42,6 +42,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     : nameFromAttributes(target, tag, { title: !fromContent });
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && node.drawnPlaceholder) name = node.drawnPlaceholder;
+  if (!name && node.sig & S_NATIVE) name = hostLabel(target);
   if (!name && role === "row") {
     // A row that is a target is named by its cells (shown as cells, not again as a name).
     const parts: string[] = [];
@@ -110,6 +111,43 @@ function proxyName(node: DNode): string {
   const parts: string[] = [];
   contentText(node, parts, (kid) => (kid.flags & F_ARIA_HIDDEN) !== 0);
   return fold(parts.join("")) || fold(node.el.textContent ?? "");
+}
+
+/**
+ * The name a web component's own label gives the native control inside its
+ * shadow root (Material Web's checkbox inside `<label><md-checkbox> Terms</label>`):
+ * the host's `aria-label`, else the text of the `<label>` around the host
+ * without the host's subtree. A label outside cannot reach into the
+ * shadow root; a form-associated host is labelled in its place.
+ */
+function hostLabel(el: Element): string {
+  let root = el.getRootNode() as Document | ShadowRoot;
+  for (let hops = 0; hops < 4 && "host" in root && root.host; hops++) {
+    const host = root.host;
+    const aria = fold(host.getAttribute("aria-label") ?? "");
+    if (aria) return aria;
+    const label = host.closest("label");
+    if (label) {
+      const text = fold(textOutside(label, host));
+      if (text) return text;
+    }
+    root = host.getRootNode() as Document | ShadowRoot;
+  }
+  return "";
+}
+
+/** The text under `root`, without `skip`'s subtree, scripts and styles. */
+function textOutside(root: Node, skip: Element): string {
+  let out = "";
+  for (let kid = root.firstChild; kid; kid = kid.nextSibling) {
+    if (kid === skip) continue;
+    if (kid.nodeType === 3) out += (kid as Text).data;
+    else if (kid.nodeType === 1) {
+      const tag = (kid as Element).localName;
+      if (tag !== "script" && tag !== "style") out += ` ${textOutside(kid, skip)} `;
+    }
+  }
+  return out;
 }
 
 /** The text of a row's cells, one part per cell, without what has a line of its own. */

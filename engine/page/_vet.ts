@@ -94,7 +94,7 @@ export function vet(pass: Pass, doc: Document): void {
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
     if (pass.standIns.has(el)) continue;
     if (wrapsProxied(pass, node)) continue;
-    if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
+    if (!(node.sig & S_PROXY) && !layout.visible(el) && !transparentField(pass, node)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
       ? isDisabled(node.proxy, node.proxy.localName)
@@ -133,6 +133,28 @@ export function vet(pass: Pass, doc: Document): void {
   fieldLabels(pass);
   unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/** Types of `<input>` a person types into. */
+const TEXT_FIELD = /^(|text|search|email|url|tel|number|password)$/;
+
+/**
+ * An empty text field drawn transparent until focused (Material Web's
+ * outlined field while its label sits in it): still painted for the
+ * pointer, so a hit test at its centre lands on it. It is the control a
+ * person clicks.
+ */
+function transparentField(pass: Pass, node: DNode): boolean {
+  const el = node.el;
+  const type = (el.getAttribute("type") ?? "").toLowerCase();
+  if (node.tag !== "textarea" && !(node.tag === "input" && TEXT_FIELD.test(type))) return false;
+  const { layout } = pass;
+  if (layout.style(el).visibility !== "visible") return false;
+  const r = layout.rect(el);
+  if (r.w < 2 || r.h < 2) return false;
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (typeof root.elementFromPoint !== "function") return false;
+  return layout.hit(root, r.x + r.w / 2, r.y + r.h / 2) === el;
 }
 
 /**

@@ -87,7 +87,7 @@ Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on L
   };
   const state = async () => await env.evaluate("window.__state") as Record<string, unknown>;
   // Per page: [action, role, name, the state key and value it sets]. Material Web's controls
-  // are named by labels outside their shadow roots; they are found by role alone.
+  // are named by the labels around their hosts, outside their shadow roots.
   const cases: Record<string, [string, string, string, string, unknown][]> = {
     "/carbon-form": [
       ["check", "checkbox", "I accept the terms and the privacy policy", "terms", true],
@@ -100,8 +100,8 @@ Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on L
       ["uncheck", "switch", "Email alerts", "alerts", false],
     ],
     "/material-form": [
-      ["check", "checkbox", "", "terms", true],
-      ["uncheck", "switch", "", "alerts", false],
+      ["check", "checkbox", "I accept the terms", "terms", true],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
     ],
   };
   for (const [path, steps] of Object.entries(cases)) {
@@ -212,4 +212,27 @@ Deno.test("Observer.observe() gives a web component's field label no id beside i
   for (const words of ["Nickname", "Plan", "City", "Start date"]) {
     assertEquals(text.split(words).length, 2, `"${words}" is said once:\n${text}`);
   }
+});
+
+Deno.test("Observer.observe() reaches a text field drawn transparent under its label until focused", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/material-form") });
+  assertEquals(
+    await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    ),
+    true,
+  );
+  const observation = await env.observe();
+  const field = observation.elements.find((el) => el.role === "textbox" && el.name === "Nickname");
+  assert(field, observation.text);
+  await env.step({ action: "type", id: field.id, text: "ada" });
+  assertEquals(
+    await env.evaluate("document.getElementById('nick').value"),
+    "ada",
+  );
 });
