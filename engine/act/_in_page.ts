@@ -145,6 +145,8 @@ const HELPERS = `
   const accepts = (hit, target, el) => {
     if (!hit) return false;
     if (within(hit, el) || within(hit, target)) return true;
+    // A web component's own host: slotted text (its label's words) hit-tests as the host.
+    if (hit.shadowRoot && (within(el, hit) || within(target, hit))) return true;
     const label = hit.closest ? hit.closest("label") : null;
     if (label && (label.control === target || label === el)) return true;
     if (target.localName === "label" && target.control && within(hit, target.control)) return true;
@@ -200,7 +202,7 @@ export const FACTS = `function () {
   let checked = null, checkedShown = true;
   const ctype = (control.getAttribute("type") || "").toLowerCase();
   if (control.localName === "input" && (ctype === "checkbox" || ctype === "radio")) checked = control.checked;
-  else if (el.hasAttribute("aria-checked")) checked = el.getAttribute("aria-checked") === "true";
+  else if (control.hasAttribute("aria-checked")) checked = control.getAttribute("aria-checked") === "true";
   else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) { checked = false; checkedShown = false; }
   if (checked === null) checkedShown = false;
   const shown = visible(proxyOf(el));

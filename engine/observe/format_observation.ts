@@ -92,7 +92,14 @@ function inline(node: WireNode): string {
     case "f":
       return `${FRAME_MARK}${node.slot}`;
     case "e": {
-      if (node.role === "row") return node.c ? node.c.map(inline).join(" | ") : "";
+      if (node.role === "row") {
+        const cells = node.c ? node.c.map(inline).join(" | ") : "";
+        // A row that is a target (a pointer cursor of its own) shows its id; its cells name it.
+        if (node.id === undefined) return cells;
+        const { name: _, ...unnamed } = node;
+        const head = describeElement(unnamed, showNew);
+        return cells ? `${head}: ${cells}` : head;
+      }
       const cell = node.role === "cell" || node.role === "columnheader" ||
         node.role === "rowheader" || node.role === "gridcell" && node.id === undefined;
       const head = cell && node.id === undefined

@@ -174,6 +174,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     pass.probes--;
     if (layout.delegated(el)) sig |= S_DELEGATED;
   }
+  if (sig && TABLE_PARTS.has(role) && !(sig & STRONG)) sig &= tablePartSignals(el, role);
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
   let clips = false, scrolls = false;
@@ -215,10 +216,12 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   }
   if (tag === "label") pass.labels.set(el, node);
   if (
-    tag === "input" &&
-    /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) &&
+    (tag === "input" &&
+        /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) ||
+      tag === "button") &&
     isStyledAway(layout, el, style)
   ) {
+    // A native toggle, or a button (Carbon's switch, Ionic's select), drawn by its label.
     pass.proxies.push(node);
   }
   if (LEAF_TAGS.has(tag)) {
@@ -270,6 +273,22 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   return node;
 }
 
+/** Roles of a table's rows and cells (not a grid's: `gridcell` is a widget role). */
+const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
+
+/**
+ * The signals that count on a table's row or cell. Data-table libraries put
+ * hover styling, click and resize handlers and delegated row handlers on
+ * every row, cell and header whether or not they do anything: those are no
+ * reason for an id (a table would be all ids). A cell is a target through a
+ * pointer cursor of its own, an `on*` attribute, or (a header) an announced
+ * sort order; what it holds (links, controls) gets ids of its own.
+ */
+function tablePartSignals(el: Element, role: string): number {
+  if (role !== "cell" && role !== "row" && el.hasAttribute("aria-sort")) return ~0;
+  return S_POINTER | S_ONATTR | S_SCROLL;
+}
+
 /** An iframe's slot, with why nobody can act in it when the walk can tell. */
 function frameOf(el: Element, flags: number, style: StyleFacts): DFrame {
   const veto: FrameVeto | undefined = flags & F_INERT
@@ -309,6 +328,8 @@ function markItems(pass: Pass, list: DNode, owner: DNode, least: number, depth: 
   }
   if (items.length < least) return;
   const tag = items[0]!.tag;
+  // A table's rows under a listened table are no items: a library's delegated row handler.
+  if (tag === "tr" || tag === "td" || tag === "th") return;
   if (items.some((item) => item.tag !== tag || !fold(item.el.textContent ?? ""))) return;
   for (const item of items) {
     if (item.sig & STRONG) continue;

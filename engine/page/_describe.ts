@@ -9,6 +9,7 @@ import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } 
 import {
   contentText,
   type DNode,
+  F_ARIA_HIDDEN,
   type Pass,
   S_DELEGATED,
   S_EDITABLE,
@@ -27,7 +28,7 @@ import {
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const { req } = pass;
   const target = node.proxy ?? node.el;
-  const tag = node.proxy ? "input" : node.tag;
+  const tag = node.proxy ? node.proxy.localName : node.tag;
   let role = node.role;
   const scrollOnly = (node.sig & ~(S_SCROLL | S_TABINDEX)) === 0 && (node.sig & S_SCROLL) !== 0;
   if (!role) role = node.sig & S_EDITABLE ? "textbox" : scrollOnly ? "scrollable" : "clickable";
@@ -35,21 +36,33 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const fromContent = !scrollOnly && (NAME_FROM_CONTENT.has(role) ||
     (node.sig & (S_POINTER | S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) !== 0);
   // accname 1.2 step 2: content comes before `title` for roles named from content.
+  let keepText = false;
   let name = node.proxy
-    ? fold(node.el.textContent ?? "")
+    ? (node.proxy.localName === "button" && nameFromAttributes(target, tag)) || proxyName(node)
     : nameFromAttributes(target, tag, { title: !fromContent });
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
-  if (!name && fromContent) {
+  if (!name && node.drawnPlaceholder) name = node.drawnPlaceholder;
+  if (!name && node.sig & S_NATIVE) name = hostLabel(target);
+  if (!name && role === "row") {
+    // A row that is a target is named by its cells (shown as cells, not again as a name).
+    const parts: string[] = [];
+    cellsText(node, parts);
+    name = fold(parts.join(" "));
+  } else if (!name && fromContent) {
     const parts: string[] = [];
     contentText(node, parts);
     name = fold(parts.join(""));
-    // The element's own text is its name: do not repeat it below the line.
-    if (name) node.named = true;
+    // The element's own text is its name: do not repeat it below the line. Text too
+    // long for a name (a clickable card holding a paragraph) stays below it whole.
+    if (name.length > req.maxText) keepText = true;
+    else if (name) node.named = true;
   }
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
-  if (name && fromContent && !node.named) {
+  if (keepText) {
+    // The name is the start of the text; the text itself is the content.
+  } else if (name && fromContent && !node.named) {
     if (target.hasAttribute("aria-labelledby")) {
       // Named by other text: its own text is content of its own and stays, unless it says the same.
       node.kids = node.kids.filter((kid) => typeof kid !== "string" || fold(kid) !== name);
@@ -91,6 +104,60 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.sig & S_HOVER) cues.push("hover");
   if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
+}
+
+/** A label's name for the control it stands in for: its text, without decoration hidden from assistive tech. */
+function proxyName(node: DNode): string {
+  const parts: string[] = [];
+  contentText(node, parts, (kid) => (kid.flags & F_ARIA_HIDDEN) !== 0);
+  return fold(parts.join("")) || fold(node.el.textContent ?? "");
+}
+
+/**
+ * The name a web component's own label gives the native control inside its
+ * shadow root (Material Web's checkbox inside `<label><md-checkbox> Terms</label>`):
+ * the host's `aria-label`, else the text of the `<label>` around the host
+ * without the host's subtree. A label outside cannot reach into the
+ * shadow root; a form-associated host is labelled in its place.
+ */
+function hostLabel(el: Element): string {
+  let root = el.getRootNode() as Document | ShadowRoot;
+  for (let hops = 0; hops < 4 && "host" in root && root.host; hops++) {
+    const host = root.host;
+    const aria = fold(host.getAttribute("aria-label") ?? "");
+    if (aria) return aria;
+    const label = host.closest("label");
+    if (label) {
+      const text = fold(textOutside(label, host));
+      if (text) return text;
+    }
+    root = host.getRootNode() as Document | ShadowRoot;
+  }
+  return "";
+}
+
+/** The text under `root`, without `skip`'s subtree, scripts and styles. */
+function textOutside(root: Node, skip: Element): string {
+  let out = "";
+  for (let kid = root.firstChild; kid; kid = kid.nextSibling) {
+    if (kid === skip) continue;
+    if (kid.nodeType === 3) out += (kid as Text).data;
+    else if (kid.nodeType === 1) {
+      const tag = (kid as Element).localName;
+      if (tag !== "script" && tag !== "style") out += ` ${textOutside(kid, skip)} `;
+    }
+  }
+  return out;
+}
+
+/** The text of a row's cells, one part per cell, without what has a line of its own. */
+function cellsText(node: DNode, out: string[]): void {
+  for (const kid of node.kids) {
+    if (typeof kid === "string" || "k" in kid || kid.keep) continue;
+    const parts: string[] = [];
+    contentText(kid, parts);
+    out.push(fold(parts.join("")));
+  }
 }
 
 /** Describes every candidate that keeps a line: role, name, value, states, cues, link target. */

@@ -77,8 +77,9 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
     node.ownText || "";
   if (attr) return clip(attr, req.maxText);
   if (!fromContent) return undefined;
-  const hasLines = node.kids.some((kid) => typeof kid !== "string" && !("k" in kid) && kid.keep);
-  if (hasLines) return undefined;
+  // Content with lines of its own inside (a link in a sentence of a cell) is
+  // shown in place, not read into a name with the lines pulled out after it.
+  if (holdsLine(node)) return undefined;
   const parts: string[] = [];
   contentText(node, parts);
   const name = fold(parts.join(""));
@@ -87,16 +88,28 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
       ? clip(fold(node.el.getAttribute("title") ?? ""), req.maxText) || undefined
       : undefined;
   }
+  const cell = CELLS.has(node.role);
+  // A cell's text is the table's content: a cell holding prose (a forum laid
+  // out in one cell) keeps it whole as its content rather than as a cut name.
+  if (cell && name.length > MAX_CELL) return undefined;
   node.kids = node.kids.filter((kid) => typeof kid !== "string");
   node.named = true;
-  // A cell's text is the table's content: kept whole, as a paragraph would be.
-  return clip(name, CELLS.has(node.role) ? MAX_CELL : req.maxText);
+  return cell ? name : clip(name, req.maxText);
+}
+
+/** Whether anything inside the node gets a line of its own (a candidate that keeps one). */
+function holdsLine(node: DNode): boolean {
+  for (const kid of node.kids) {
+    if (typeof kid === "string" || "k" in kid) continue;
+    if (kid.keep || holdsLine(kid)) return true;
+  }
+  return false;
 }
 
 /** Roles of table cells, whose content names them. */
 const CELLS = new Set(["cell", "gridcell", "columnheader", "rowheader"]);
 
-/** Longest cell text kept, in characters. */
+/** Longest cell text read into the cell's name, in characters; longer text is shown as content. */
 const MAX_CELL = 1000;
 
 /** Roles that hold other elements, so that an id on one scopes what lies inside. */

@@ -27,13 +27,30 @@ const MAIN = "main,article,[role=main]";
  * it (a `nav`, `aside`, `header` or `footer`). Content is never summarised;
  * link lists, tag clouds and footers outside the main content are.
  */
-function isContent(elements: Element[], from: number): boolean {
+function isContent(elements: Element[], from: number, to: number): boolean {
   const first = elements[from]!;
   if (PROSE_TAGS.has(first.localName)) return true;
   const main = first.closest(MAIN);
-  if (!main) return false;
-  const chrome = first.closest(CHROME);
-  return !chrome || !main.contains(chrome);
+  if (main) {
+    const chrome = first.closest(CHROME);
+    if (!chrome || !main.contains(chrome)) return true;
+  }
+  return holdsProse(elements, from, to);
+}
+
+/** Mean characters of text per item from which a run is prose (posts, comments), not chrome. */
+const PROSE_ITEM = 200;
+
+/**
+ * Whether the first few items of a run carry prose: the posts of a forum
+ * laid out in a table cell, comments, answers. Chrome (links of a footer,
+ * a tag cloud, menu entries, the rows of a price list) says a few words an item.
+ */
+function holdsProse(elements: Element[], from: number, to: number): boolean {
+  const end = Math.min(to, from + 3);
+  let chars = 0;
+  for (let i = from; i < end; i++) chars += fold(elements[i]!.textContent ?? "").length;
+  return chars / (end - from) >= PROSE_ITEM;
 }
 
 /** Tag and first class; siblings are similar when these match. */
@@ -78,7 +95,7 @@ export function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next
   let from = 0;
   for (let i = 1; i <= elements.length; i++) {
     if (i < elements.length && sigs[i] === sigs[i - 1]) continue;
-    if (i - from > req.summariseAfter && !isContent(elements, from)) {
+    if (i - from > req.summariseAfter && !isContent(elements, from, i)) {
       runs.push({ from, to: i, sig: label(elements[from]!) });
     }
     from = i;
@@ -133,18 +150,28 @@ export function collectRuns(pass: Pass, node: DNode, kids: ArrayLike<Node>, next
       }
     }
   }
-  let e = 0;
+  let e = 0, skipped = false;
   for (let i = 0; i < kids.length; i++) {
     const kid = kids[i]!;
     if (kid.nodeType === 1) {
       const index = e++;
       const more = mores.get(index);
       if (more) node.kids.push(more);
-      if (skip.has(index)) continue;
+      skipped = skip.has(index);
+      if (skipped) continue;
+    } else if (kid.nodeType === 3 && skip.size) {
+      // Text between left-out items is theirs (the ", " of a tag list), and a
+      // bare separator beside one separates nothing once it is gone.
+      const nextSkipped = skip.has(e);
+      if (skipped && nextSkipped) continue;
+      if ((skipped || nextSkipped) && SEPARATOR.test((kid as Text).data)) continue;
     }
     collectKid(pass, node, kid, next);
   }
 }
+
+/** Text that only separates items: punctuation and white space, no letters or digits. */
+const SEPARATOR = /^[^\p{L}\p{N}]{0,8}$/u;
 
 /**
  * Most characters of left-out items' text the summary lines of one pass

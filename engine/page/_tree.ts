@@ -208,6 +208,8 @@ export interface DNode {
   named?: boolean;
   /** A `title` that differs from the name, shown as a description. */
   description?: string;
+  /** The placeholder text a library draws for this input beside it (its name when it has none). */
+  drawnPlaceholder?: string;
 }
 
 /**

@@ -8,22 +8,17 @@
 
 import type { Layout, Rect } from "./layout.ts";
 import type { WireBox } from "../observe/wire.ts";
+import { drawnPlaceholders, fieldLabels, unwrapContainers } from "./_containers.ts";
 import { fold, isDisabled } from "./roles.ts";
 import {
-  contentText,
   type DNode,
   F_ARIA_DISABLED,
   F_ARIA_HIDDEN,
   F_IN_DISABLED_FIELDSET,
   F_INERT,
   FORM_TAGS,
-  OWN_TARGET,
   type Pass,
-  S_DELEGATED,
-  S_LISTENER,
-  S_ONATTR,
   S_PROXY,
-  S_SCROLL,
   STRONG,
   WEAK,
 } from "./_tree.ts";
@@ -69,6 +64,8 @@ export function vet(pass: Pass, doc: Document): void {
       if (!pass.candidates.includes(label)) pass.candidates.push(label);
       continue;
     }
+    // A hidden button without a label drawing it is hidden, not stood in for.
+    if (proxy.tag === "button") continue;
     // No label names it: a visible sibling (a label without `for`, a span
     // drawn by CSS) stands in, and the input itself takes the id, so that
     // checking it acts on the real control.
@@ -97,10 +94,10 @@ export function vet(pass: Pass, doc: Document): void {
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
     if (pass.standIns.has(el)) continue;
     if (wrapsProxied(pass, node)) continue;
-    if (!(node.sig & S_PROXY) && !layout.visible(el)) continue;
+    if (!(node.sig & S_PROXY) && !layout.visible(el) && !transparentField(pass, node)) continue;
     if (modal && !composedContains(modal, el)) continue;
     const disabled = node.proxy
-      ? isDisabled(node.proxy, "input")
+      ? isDisabled(node.proxy, node.proxy.localName)
       : (flags & F_ARIA_DISABLED) !== 0 ||
         FORM_TAGS.has(node.tag) &&
           (el.hasAttribute("disabled") || (flags & F_IN_DISABLED_FIELDSET) !== 0);
@@ -132,68 +129,47 @@ export function vet(pass: Pass, doc: Document): void {
     }
     node.keep = 2;
   }
+  drawnPlaceholders(pass);
+  fieldLabels(pass);
   unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
 }
 
-/**
- * A listener on an ancestor is not a signal that the ancestor is the
- * target. A weak-only candidate (listener, hover, tabindex, on* attribute)
- * with candidates inside that keep ids is a container, kept as structure,
- * when everything it shows belongs to those targets, or it only hovers or
- * takes focus, or it delegates (a target inside was found by the probe), or
- * it is too big to be one thing a person clicks (more than half the
- * viewport). Otherwise (a listened row with its own text and a Delete
- * button inside) it stays a target beside them. A pointer cursor of its own
- * or a delegated handler of its own keeps it unless it shows nothing of its own.
- */
-function unwrapContainers(pass: Pass): void {
-  for (const node of pass.candidates) {
-    if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
-    const delegated = (node.sig & S_DELEGATED) !== 0;
-    for (let up = node.up; up; up = up.up) {
-      if (up.inner && (!delegated || up.delegates)) break;
-      up.inner = true;
-      if (delegated) up.delegates = true;
-    }
-  }
-  const { vp } = pass;
-  for (const node of pass.candidates) {
-    if (node.keep !== 2 || !node.inner || node.sig & STRONG) continue;
-    const parts: string[] = [];
-    contentText(node, parts, notOwnText);
-    const own = fold(parts.join("")) !== "";
-    if (own) {
-      if (node.sig & OWN_TARGET) continue;
-      const r = node.rect;
-      const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
-      if (node.sig & (S_LISTENER | S_ONATTR) && !node.delegates && !big) continue;
-    }
-    node.sig &= ~WEAK;
-    if (!(node.sig & S_SCROLL)) node.keep = 0;
-  }
-}
+/** Types of `<input>` a person types into. */
+const TEXT_FIELD = /^(|text|search|email|url|tel|number|password)$/;
 
 /**
- * Text inside a container that is not the container's own: a label's (it
- * names a control), and what is under `aria-hidden` (decoration, such as
- * the copy of a floating label in an outlined field's border).
+ * An empty text field drawn transparent until focused (Material Web's
+ * outlined field while its label sits in it): still painted for the
+ * pointer, so a hit test at its centre lands on it. It is the control a
+ * person clicks.
  */
-function notOwnText(kid: DNode): boolean {
-  if (kid.flags & F_ARIA_HIDDEN) return true;
-  return kid.tag === "label" && (kid.el as HTMLLabelElement).control != null;
+function transparentField(pass: Pass, node: DNode): boolean {
+  const el = node.el;
+  const type = (el.getAttribute("type") ?? "").toLowerCase();
+  if (node.tag !== "textarea" && !(node.tag === "input" && TEXT_FIELD.test(type))) return false;
+  const { layout } = pass;
+  if (layout.style(el).visibility !== "visible") return false;
+  const r = layout.rect(el);
+  if (r.w < 2 || r.h < 2) return false;
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (typeof root.elementFromPoint !== "function") return false;
+  return layout.hit(root, r.x + r.w / 2, r.y + r.h / 2) === el;
 }
 
 /**
  * A weak-only candidate that wraps the hidden input a label stands in for
- * is part of that one control (the ripple box of a drawn checkbox), not a
- * target of its own: the label's id acts on it.
+ * is part of that one control (the ripple box of a drawn checkbox), and so
+ * is one inside that label (a switch's drawn track): not a target of its
+ * own, the label's id acts on it.
  */
 function wrapsProxied(pass: Pass, node: DNode): boolean {
   if (!pass.proxies.length || !(node.sig & WEAK) || node.sig & STRONG) return false;
   const label = node.el.closest("label");
   const owner = label ? pass.labels.get(label) : undefined;
-  return !!owner?.proxy && (owner.sig & S_PROXY) !== 0 && node.el.contains(owner.proxy);
+  if (!owner?.proxy || !(owner.sig & S_PROXY)) return false;
+  // The drawn box or switch track inside the label is part of the control too.
+  return node.el.contains(owner.proxy) || owner.el !== node.el;
 }
 
 const CLIP_NONE = 0;
@@ -363,7 +339,8 @@ export function frameCovers(pass: Pass, iframe: Element, box: WireBox): WireBox[
 
 /**
  * Whether every probe point of the box hits something that is neither the
- * element, inside it, one of its labels, one of its ancestors (an ancestor
+ * element, inside it, one of its labels, the shadow host it lies in (slotted
+ * content answers hit tests as its host), one of its ancestors (an ancestor
  * means the point is clipped by a scroll container, not covered), nor
  * `input`: the styled-away control the element stands in for, which often
  * lies transparent over it and takes the click itself.
@@ -390,6 +367,9 @@ function covered(
     const hit = layout.hit(root, x, y);
     if (!hit) return false;
     if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
+    // A web component's own host: the point is on its slotted text (a label's words), which
+    // a hit test in the shadow tree answers with the host. The component is the element.
+    if (hit.shadowRoot && composedContains(hit, el)) return false;
     const label = hit.closest("label");
     if (label && (label.control === el || label.contains(el))) return false;
   }

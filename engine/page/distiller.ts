@@ -17,7 +17,9 @@
  *    fully covered); a hidden native checkbox takes its visible stand-in's
  *    box. A weak-only candidate (listener, hover, tabindex) with candidates
  *    inside that keep ids is a container: it loses its own id, they keep
- *    theirs.
+ *    theirs; so are boxes of prose, bare widget parts, an input's wrapper
+ *    with its drawn placeholder and a field label beside its control
+ *    (`_containers.ts`).
  * 3. `assign` (here) hands out ids: an element keeps its id for its whole
  *    life and an id is never handed out twice (the driver owns the counter).
  * 4. `describe` (`_describe.ts`) computes roles, names, values, states and

@@ -21,6 +21,37 @@ const BARRIER = `new Promise((resolve) => {
   requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)));
 })`;
 
+/**
+ * Waits, at most `budgetMs` in all, for the CSS transitions, CSS animations
+ * and Web Animations running in the document (a dropdown fading and sliding
+ * in) to end, then for two animation frames; answers how many it waited for.
+ * Endless animations (a spinner) and those ending later than `budgetMs` from
+ * now are not waited for. New ones started meanwhile (the staggered items of
+ * a menu) are, within the same budget.
+ */
+const ANIMATIONS = `(budgetMs) => new Promise((resolve) => {
+  if (document.visibilityState === "hidden") return resolve(0);
+  const end = performance.now() + budgetMs;
+  const waited = new Set();
+  const check = () => {
+    const left = end - performance.now();
+    let longest = 0;
+    for (const animation of document.getAnimations()) {
+      if (animation.playState !== "running" || !animation.effect) continue;
+      const timing = animation.effect.getComputedTiming();
+      const rate = Math.abs(animation.playbackRate) || 1;
+      const now = Number(animation.currentTime ?? 0);
+      const remaining = animation.playbackRate < 0 ? now / rate : (timing.endTime - now) / rate;
+      if (!Number.isFinite(remaining) || remaining <= 0 || remaining > left) continue;
+      waited.add(animation);
+      longest = Math.max(longest, remaining);
+    }
+    if (longest > 0) setTimeout(check, Math.min(longest, left) + 1);
+    else requestAnimationFrame(() => requestAnimationFrame(() => resolve(waited.size)));
+  };
+  check();
+})`;
+
 /** The world name of the barrier. */
 const WORLD = "__webserv_settle";
 
@@ -76,6 +107,32 @@ export class SessionTracker {
       this.#forgetWorld();
       logFailure("settle barrier", error);
       return false;
+    }
+  }
+
+  /**
+   * Waits for the running finite animations of the session's document to
+   * end (see {@linkcode ANIMATIONS}), then for two frames.
+   *
+   * @param budgetMs how long to wait for animations at most
+   * @param timeoutMs how long the call may take at most
+   * @returns how many animations it waited for; `0` when it failed or timed out
+   */
+  async animations(budgetMs: number, timeoutMs: number): Promise<number> {
+    if (this.session.closeReason !== undefined) return 0;
+    try {
+      const contextId = await this.#isolatedWorld();
+      const { result, exceptionDetails } = await this.session.send("Runtime.evaluate", {
+        expression: `(${ANIMATIONS})(${Math.max(0, Math.floor(budgetMs))})`,
+        contextId,
+        awaitPromise: true,
+        returnByValue: true,
+      }, { timeoutMs: Math.max(1, timeoutMs) });
+      return exceptionDetails === undefined ? Number(result.value) || 0 : 0;
+    } catch (error) {
+      this.#forgetWorld();
+      logFailure("settle animations", error);
+      return 0;
     }
   }
 

@@ -14,7 +14,9 @@
  * - `timers`: short `setTimeout` timers pending in the page;
  * - `animation-frames`: `requestAnimationFrame` callbacks pending;
  * - `websocket`: a WebSocket message sent and not yet answered;
- * - `dom`: the DOM-mutation quiet window.
+ * - `dom`: the DOM-mutation quiet window;
+ * - `animations`: CSS transitions, CSS animations and Web Animations running
+ *   when the page was otherwise quiet (what an action opened, fading in).
  */
 export type SettleSignal =
   | "network"
@@ -22,7 +24,8 @@ export type SettleSignal =
   | "timers"
   | "animation-frames"
   | "websocket"
-  | "dom";
+  | "dom"
+  | "animations";
 
 /** One thing still pending. */
 export interface Busy {

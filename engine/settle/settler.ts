@@ -11,7 +11,10 @@
  * 3. nothing at all happened (request, response, navigation, timer fired,
  *    DOM mutation) for the quiet window; and
  * 4. a render barrier (two animation frames of the page, in an isolated
- *    world) started after the last activity has passed with no new activity.
+ *    world) started after the last activity has passed with no new activity;
+ * 5. the finite CSS transitions, CSS animations and Web Animations running
+ *    then (what the action opened, fading in) have ended, waited for once,
+ *    within `animationMs`; then 1 to 4 are checked again.
  * The wait is driven by events: it wakes on every change, at the end of the
  * quiet window, and when a pending item's grace period ends; never on a
  * fixed sleep. It gives up at the cap and says what was still pending.
@@ -101,6 +104,15 @@ export interface SettlerOptions {
    * @default {1500}
    */
   webSocketReplyMs?: number;
+  /**
+   * Running CSS transitions and animations and Web Animations (a dropdown
+   * fading in) are waited for once the page is otherwise quiet, at most
+   * this long in all, in milliseconds; those ending later, and endless ones,
+   * are not. `0` turns the wait off.
+   *
+   * @default {1000}
+   */
+  animationMs?: number;
 }
 
 /** What a settle found. */
@@ -122,6 +134,7 @@ interface Resolved {
   chainMs: number;
   longPollMs: number;
   webSocketReplyMs: number;
+  animationMs: number;
 }
 
 /** Maps public options to internal ones; the one place defaults live. */
@@ -133,6 +146,7 @@ function resolve(options: SettlerOptions): Resolved {
     chainMs: options.chainMs ?? 1_000,
     longPollMs: options.longPollMs ?? 3_000,
     webSocketReplyMs: options.webSocketReplyMs ?? 1_500,
+    animationMs: options.animationMs ?? 1_000,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!(value >= 0) || !Number.isFinite(value)) {
@@ -218,7 +232,7 @@ export class Settler {
         `Cannot settle page "${page.targetId}": it was not opened in the settler's context after install()`,
       );
     }
-    let failures = 0;
+    let failures = 0, animated = false;
     const signal = options.signal;
     const wake = () => this.#notify();
     signal?.addEventListener("abort", wake);
@@ -278,6 +292,16 @@ export class Settler {
       if (activity.lastActivity > last) continue;
       if (!passed && ++failures < BARRIER_TRIES) continue;
       if (performance.now() < last + quietMs) continue;
+      // Quiet: what the action opened may still be fading or sliding in. Once a settle.
+      if (root && !animated && this.#options.animationMs > 0) {
+        animated = true;
+        const left = deadline - performance.now();
+        const budget = Math.min(this.#options.animationMs, left);
+        if (budget > 0 && await root.animations(budget, left) > 0) {
+          waited.add("animations");
+          continue;
+        }
+      }
       return finish(true, []);
     }
   }

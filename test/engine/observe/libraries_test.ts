@@ -1,0 +1,238 @@
+// Production component libraries from npm (issue 24): their data tables get
+// no ids on rows, cells and headers that do nothing (hover styling, a
+// library's click and resize handlers, delegated row handlers); a header
+// announced as sortable and a row with a pointer cursor of its own keep one.
+// Web components' checkboxes and switches are ticked through their ids,
+// though a hit test on their slotted label text answers with their own host.
+import { assert, assertEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import type { Page } from "../../../engine/browser/page.ts";
+import { Observer } from "../../../engine/observe/observer.ts";
+import { Env } from "../../../engine/env.ts";
+import { serveApps } from "../../../fixtures/apps/mod.ts";
+
+async function ready(page: Page): Promise<void> {
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression: `new Promise((resolve) => { const start = Date.now();
+      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+      poll(); })`,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  assertEquals(result.value, true, "the page got ready");
+}
+
+const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
+
+Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  // Per page: the table parts that keep an id (role and name).
+  const expected: Record<string, string[]> = {
+    "/naive-table": [],
+    "/mui-table": [],
+    // aria-sort announces the sortable header.
+    "/bootstrap-table": ["columnheader Age"],
+    // The sortable column has a pointer cursor of its own; a row click handler draws one on rows.
+    "/quasar-table": [
+      "columnheader arrow_upward Age",
+      ...[0, 1, 2, 3, 4].map((i) =>
+        `row ${
+          [
+            "Ada Byron London 36",
+            "Grace Hopper New York 85",
+            "Alan Turing Wilmslow 41",
+            "Edsger Dijkstra Nuenen 72",
+            "Barbara Liskov Boston 86",
+          ][i]
+        }`
+      ),
+    ],
+  };
+  for (const [path, parts] of Object.entries(expected)) {
+    await t.step(path, async () => {
+      await page.session.send("Page.navigate", { url: server.url(path) });
+      await ready(page);
+      const { elements, text } = await observer.observe(page);
+      const kept = elements.filter((el) => TABLE_PARTS.has(el.role)).map((el) =>
+        `${el.role} ${el.name}`
+      );
+      assertEquals(kept, parts, text);
+    });
+  }
+});
+
+Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on Lit, Ionic on Stencil, Material Web)", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  const open = async (path: string) => {
+    await env.step({ action: "goto", url: server.url(path) });
+    const ready = await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    );
+    assertEquals(ready, true, `${path} got ready`);
+    return await env.observe();
+  };
+  const state = async () => await env.evaluate("window.__state") as Record<string, unknown>;
+  // Per page: [action, role, name, the state key and value it sets]. Material Web's controls
+  // are named by the labels around their hosts, outside their shadow roots.
+  const cases: Record<string, [string, string, string, string, unknown][]> = {
+    "/carbon-form": [
+      ["check", "checkbox", "I accept the terms and the privacy policy", "terms", true],
+      ["check", "checkbox", "Send me the newsletter", "news", true],
+      ["uncheck", "checkbox", "I accept the terms and the privacy policy", "terms", false],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
+    ],
+    "/ionic-form": [
+      ["check", "checkbox", "I accept the terms", "terms", true],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
+    ],
+    "/material-form": [
+      ["check", "checkbox", "I accept the terms", "terms", true],
+      ["uncheck", "switch", "Email alerts", "alerts", false],
+    ],
+  };
+  for (const [path, steps] of Object.entries(cases)) {
+    await t.step(path, async () => {
+      let observation = await open(path);
+      for (const [action, role, name, key, value] of steps) {
+        const element = observation.elements.find((el) =>
+          el.role === role && (name === "" || el.name === name)
+        );
+        assert(element, `no ${role} "${name}" in:\n${observation.text}`);
+        // A refused action (`covered` by the component's own host) throws.
+        const step = await env.step({ action, id: element.id });
+        assertEquals((await state())[key], value, `${action} ${role} "${name}"`);
+        observation = step.observation;
+      }
+      // One control, one id: the drawn parts of a control inside its label get none.
+      assertEquals(
+        observation.elements.filter((el) => el.role === "clickable"),
+        [],
+        observation.text,
+      );
+    });
+  }
+});
+
+Deno.test("Env.step() settles after a select's menu has animated in, and says so", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/material-form") });
+  assertEquals(
+    await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    ),
+    true,
+  );
+  const observation = await env.observe();
+  const plan = observation.elements.find((el) => el.role === "combobox" && el.name === "Plan");
+  assert(plan, observation.text);
+  // Material Web's menu opens with Web Animations (fade and grow, items staggered): mid-way,
+  // only some options show.
+  const step = await env.step({ action: "click", id: plan.id });
+  const options = step.observation.elements.filter((el) => el.role === "option");
+  assertEquals(options.map((el) => el.name), ["Free", "Pro", "Team"], step.observation.text);
+  assert(step.result.settle?.waitedFor.includes("animations"), JSON.stringify(step.result.settle));
+});
+
+Deno.test("Observer.observe() names a library's input from the placeholder it draws, and gives bare widget parts no id", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  await page.session.send("Page.navigate", { url: server.url("/naive-form") });
+  await ready(page);
+  const form = await observer.observe(page);
+  // Naive UI draws each placeholder in a div beside its input, inside a listened or
+  // focusable wrapper: one id per field, on the input, named by the drawn words.
+  assertEquals(
+    form.elements.map((el) => `${el.role} ${el.name}`),
+    ["textbox Destination city", "textbox Favourite fruit", "textbox Departure date"],
+    form.text,
+  );
+  for (const words of ["Destination city", "Favourite fruit", "Departure date"]) {
+    assertEquals(form.text.split(words).length, 2, `"${words}" is said once:\n${form.text}`);
+  }
+  // The data table's column resize handles and the pager's disabled arrow: no text, no name.
+  await page.session.send("Page.navigate", { url: server.url("/naive-table") });
+  await ready(page);
+  const table = await observer.observe(page);
+  // The next-page arrow, an unnamed icon with a pointer cursor, stays.
+  const bare = table.elements.filter((el) =>
+    el.role === "clickable" && !el.name && !el.cues.includes("pointer")
+  );
+  assertEquals(bare, [], table.text);
+});
+
+Deno.test("Observer.observe() gives a web component's field label no id beside its control", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await browser.newContext();
+  const observer = Observer.attach(context);
+  const page = await context.newPage();
+  await page.session.send("Page.navigate", { url: server.url("/vaadin-form") });
+  await ready(page);
+  const { elements, text } = await observer.observe(page);
+  // Vaadin listens on each field's label (to focus the field) and, for its select, on the
+  // box around the slotted label: one control, one id.
+  assertEquals(
+    elements.map((el) => `${el.role} ${el.name}`),
+    [
+      "textbox Nickname",
+      "button Plan",
+      "combobox City",
+      "combobox Start date",
+      "checkbox I accept the terms",
+    ],
+    text,
+  );
+  for (const words of ["Nickname", "Plan", "City", "Start date"]) {
+    assertEquals(text.split(words).length, 2, `"${words}" is said once:\n${text}`);
+  }
+});
+
+Deno.test("Observer.observe() reaches a text field drawn transparent under its label until focused", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/material-form") });
+  assertEquals(
+    await env.evaluate(
+      `new Promise((resolve) => { const start = Date.now();
+        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+        poll(); })`,
+    ),
+    true,
+  );
+  const observation = await env.observe();
+  const field = observation.elements.find((el) => el.role === "textbox" && el.name === "Nickname");
+  assert(field, observation.text);
+  await env.step({ action: "type", id: field.id, text: "ada" });
+  assertEquals(
+    await env.evaluate("document.getElementById('nick').value"),
+    "ada",
+  );
+});
