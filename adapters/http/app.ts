@@ -13,6 +13,7 @@ import type { Context } from "hono";
 import { actionTools } from "../../mod.ts";
 import type { Catalog } from "./catalog.ts";
 import { docsPage } from "./docs.ts";
+import { proposalRoutes } from "./proposals.ts";
 import { HttpError } from "./http_error.ts";
 import type { Metrics } from "./metrics.ts";
 import {
@@ -417,6 +418,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const document = { openapi: "3.1.0", info: { title: "WebServ rollout server", version: "1" } };
   app.doc31("/openapi.json", document);
   app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));
+  proposalRoutes(app, catalog);
   return app;
 }
 
