@@ -185,6 +185,15 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
         random: sum((t) => t.negatives.random),
       },
       resetExact: sum((t) => t.resetExact),
+      rejected: sum((t) => t.rejected),
+      adversaries: {
+        runs: sum((t) => t.adversaries.runs),
+        held: sum((t) => t.adversaries.held),
+      },
+      equivalents: {
+        runs: sum((t) => t.equivalents.runs),
+        held: sum((t) => t.equivalents.held),
+      },
       ...solverMedians(solverRuns),
       failures: all.flatMap((t) => t.failures),
     };

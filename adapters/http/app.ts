@@ -14,6 +14,7 @@ import { actionTools } from "../../mod.ts";
 import { logFailure } from "../../engine/log.ts";
 import type { Catalog } from "./catalog.ts";
 import { docsPage } from "./docs.ts";
+import { proposalRoutes } from "./proposals.ts";
 import { HttpError } from "./http_error.ts";
 import type { Metrics } from "./metrics.ts";
 import {
@@ -432,6 +433,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   app.doc31("/openapi.json", document);
   app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));
+  proposalRoutes(app, catalog);
   return app;
 }
 
