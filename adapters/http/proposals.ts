@@ -16,8 +16,8 @@ import {
   listProposals,
   ProposalError,
   proposeTask,
-} from "../../fixtures/sites/kit/proposals.ts";
-import type { SiteModule } from "../../fixtures/sites/kit/types.ts";
+} from "../../fixtures/sites/mod.ts";
+import type { SiteModule } from "../../fixtures/sites/mod.ts";
 import type { Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 
