@@ -39,12 +39,13 @@ def members(observation: dict, slug: str) -> int:
 
 def policy(observation: dict, instruction: str, step: int) -> dict:
     """A scripted policy for the forum's bigger-forum task: open the forums
-    list, compare the members of the two forums the instruction names, answer."""
+    list, read the members of the two forums the instruction names, answer
+    how many more the bigger one has."""
     slugs = re.findall(r"f/([a-z0-9]+)", instruction)[:2]
     if step == 0:
         return {"action": "click", "id": element_id(observation, "link", "Forums")}
     counts = [members(observation, slug) for slug in slugs]
-    return {"action": "stop", "answer": slugs[0] if counts[0] > counts[1] else slugs[1]}
+    return {"action": "stop", "answer": str(abs(counts[0] - counts[1]))}
 
 
 def main() -> None:
