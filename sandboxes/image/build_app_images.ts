@@ -1,0 +1,315 @@
+/**
+ * `deno task image:apps`: builds the image of a real web application from
+ * Debian 12 packages alone and imports it into Incus as `webserv-APP`.
+ *
+ * The root filesystem is made by `mmdebstrap` (bookworm, from the Debian
+ * mirror apt on this machine uses), with the application, its database and
+ * its web server installed by apt inside it; then WebServ's files are copied
+ * in: the configuration, an init (pid 1) that starts the database, seeds it
+ * at an instance's first start from `WS_SEED`, starts the web server on
+ * 127.0.0.1:8080 and then the state server on `/run/ws/state.sock`. The image
+ * only speaks TCP: open it with `siteTransport: "tcp"`.
+ *
+ * The image carries a fingerprint of its inputs (packages, mirror, suite,
+ * the files under `apps/APP/`, this script, the deno binary): when Incus
+ * already has the alias with that fingerprint, nothing is built. The
+ * packages themselves are not pinned: a rebuild after the mirror moved gets
+ * the newer bookworm point release.
+ *
+ * Only WordPress exists so far (issue 23 asks for MediaWiki and Redmine too).
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { IncusClient } from "../incus/client.ts";
+
+/** One application's image recipe. */
+export interface AppRecipe {
+  /** The name: the image is `webserv-NAME`, its files are under `apps/NAME/`. */
+  name: string;
+  /** Debian packages installed with apt, on top of `--variant=apt`. */
+  packages: string[];
+  /** Files copied into the root filesystem: file under `apps/NAME/` → path inside. */
+  files: Record<string, { path: string; mode: number }>;
+  /** Commands run in the root filesystem (chroot) after the files are in. */
+  commands: string[][];
+}
+
+/** The applications `deno task image:apps` knows. */
+export const RECIPES: Record<string, AppRecipe> = {
+  wordpress: {
+    name: "wordpress",
+    packages: [
+      "wordpress",
+      "wordpress-theme-twentytwentythree",
+      "mariadb-server",
+      "mariadb-client",
+      "apache2",
+      "libapache2-mod-php",
+      "php-mysql",
+      "php-cli",
+      "php-mbstring",
+      "php-xml",
+      "iproute2",
+    ],
+    files: {
+      "init.sh": { path: "/sbin/init", mode: 0o755 },
+      "wp-config.php": { path: "/etc/wordpress/config-default.php", mode: 0o644 },
+      "seed.php": { path: "/srv/wordpress/seed.php", mode: 0o644 },
+      "apache.conf": { path: "/etc/apache2/sites-available/wordpress.conf", mode: 0o644 },
+      "mariadb.cnf": { path: "/etc/mysql/mariadb.conf.d/90-webserv.cnf", mode: 0o644 },
+    },
+    commands: [
+      // WordPress looks for themes in WP_CONTENT_DIR only.
+      [
+        "sh",
+        "-c",
+        'for t in /usr/share/wordpress/wp-content/themes/*/; do ln -sfn "${t%/}" /var/lib/wordpress/wp-content/themes/; done',
+      ],
+      ["a2dissite", "-q", "000-default"],
+      ["a2ensite", "-q", "wordpress"],
+      // Our site's Listen replaces Debian's port 80.
+      [
+        "sh",
+        "-c",
+        "echo '# WebServ: see sites-available/wordpress.conf' > /etc/apache2/ports.conf",
+      ],
+      [
+        "sh",
+        "-c",
+        "test -d /var/lib/mysql/mysql || mariadb-install-db --user=mysql --skip-test-db",
+      ],
+    ],
+  },
+};
+
+/** What {@linkcode buildAppImage} did. */
+export interface BuiltAppImage {
+  /** The Incus alias. */
+  alias: string;
+  /** The fingerprint of the inputs. */
+  fingerprint: string;
+  /** False when Incus already had it. */
+  built: boolean;
+}
+
+/** Options of {@linkcode buildAppImage}. */
+export interface BuildAppImageOptions {
+  /** The Incus daemon to import into. */
+  incus: IncusClient;
+  /** Reports progress. */
+  log?: (message: string) => void;
+  /** Builds even when Incus has the image with this fingerprint. */
+  force?: boolean;
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** One apt source: a mirror URI and a suite. */
+export interface AptSource {
+  /** The mirror, such as `http://deb.debian.org/debian`. */
+  uri: string;
+  /** `bookworm` or `bookworm-security`. */
+  suite: string;
+}
+
+/**
+ * The bookworm and bookworm-security sources of apt on this machine (deb822
+ * files, then the one-line `sources.list`): the image is built from the
+ * same mirror, the only place this machine reaches for packages.
+ *
+ * @returns the sources, main only
+ * @throws {Error} when apt has no bookworm source
+ */
+export async function aptSources(): Promise<AptSource[]> {
+  const found: AptSource[] = [];
+  const add = (uri: string, suite: string) => {
+    if (
+      (suite === "bookworm" || suite === "bookworm-security") &&
+      !found.some((s) => s.suite === suite)
+    ) found.push({ uri, suite });
+  };
+  let files: string[] = [];
+  try {
+    files = [...Deno.readDirSync("/etc/apt/sources.list.d")]
+      .filter((entry) => entry.name.endsWith(".sources")).map((entry) => entry.name).sort();
+  } catch { /* no folder: sources.list only */ }
+  for (const file of files) {
+    const text = await Deno.readTextFile(join("/etc/apt/sources.list.d", file));
+    for (const stanza of text.split(/\n\s*\n/)) {
+      const uri = /^URIs:\s*(\S+)/m.exec(stanza)?.[1];
+      const suites = /^Suites:\s*(.+)$/m.exec(stanza)?.[1]?.trim().split(/\s+/) ?? [];
+      if (uri) { for (const suite of suites) add(uri, suite); }
+    }
+  }
+  try {
+    for (const line of (await Deno.readTextFile("/etc/apt/sources.list")).split("\n")) {
+      const [type, uri, suite] = line.trim().split(/\s+/);
+      if (type === "deb" && uri && suite) add(uri, suite);
+    }
+  } catch { /* no sources.list */ }
+  if (!found.some((s) => s.suite === "bookworm")) {
+    throw new Error(
+      "Cannot find apt's bookworm mirror in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list: add one",
+    );
+  }
+  return found;
+}
+
+async function sha256(parts: (string | Uint8Array)[]): Promise<string> {
+  const chunks = parts.map((part) =>
+    typeof part === "string" ? new TextEncoder().encode(part) : part
+  );
+  const joined = new Uint8Array(chunks.reduce((n, c) => n + c.length + 1, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, at);
+    at += chunk.length + 1;
+  }
+  const digest = await crypto.subtle.digest("SHA-256", joined);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function run(command: string, args: string[], what: string): Promise<void> {
+  const { code, stderr } = await new Deno.Command(command, {
+    args,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (code !== 0) {
+    const text = new TextDecoder().decode(stderr).trim().split("\n").slice(-20).join("\n");
+    throw new Error(`Cannot ${what}: ${command} exited with ${code}:\n${text}`);
+  }
+}
+
+async function bundleStateServer(recipe: AppRecipe, output: string): Promise<void> {
+  const config = join(HERE, "../../deno.json");
+  const entry = join(HERE, "apps", recipe.name, "state_server.ts");
+  await run(Deno.execPath(), [
+    "bundle",
+    "--quiet",
+    "--platform=deno",
+    `--config=${config}`,
+    `--output=${output}`,
+    entry,
+  ], `bundle the state server of ${recipe.name}`);
+}
+
+/**
+ * Builds (unless Incus has it) and imports the image of one application.
+ *
+ * @param recipe the application
+ * @param options the Incus daemon
+ * @returns the alias, the fingerprint, and whether it was built
+ * @throws {Error} when mmdebstrap, apt or the import fails, with their output
+ */
+export async function buildAppImage(
+  recipe: AppRecipe,
+  options: BuildAppImageOptions,
+): Promise<BuiltAppImage> {
+  const log = options.log ?? (() => {});
+  const alias = `webserv-${recipe.name}`;
+  const stage = await Deno.makeTempDir({ prefix: `webserv-${recipe.name}-` });
+  try {
+    const stateServer = join(stage, "state_server.js");
+    await bundleStateServer(recipe, stateServer);
+    const sources = await aptSources();
+    const appDir = join(HERE, "apps", recipe.name);
+    const inputs: (string | Uint8Array)[] = [
+      JSON.stringify({ recipe, sources }),
+      await Deno.readFile(fileURLToPath(import.meta.url)),
+      await Deno.readFile(stateServer),
+      Deno.version.deno,
+      String((await Deno.stat(Deno.execPath())).size),
+    ];
+    for (const file of Object.keys(recipe.files).sort()) {
+      inputs.push(file, await Deno.readFile(join(appDir, file)));
+    }
+    const fingerprint = await sha256(inputs);
+    const properties = await options.incus.aliasedImageProperties(alias);
+    if (!options.force && properties?.["webserv.fingerprint"] === fingerprint) {
+      log(`${recipe.name}: Incus image "${alias}" is up to date (${fingerprint.slice(0, 12)})`);
+      return { alias, fingerprint, built: false };
+    }
+
+    const rootfs = join(stage, "rootfs");
+    let started = performance.now();
+    log(`${recipe.name}: mmdebstrap bookworm from ${sources.map((s) => s.uri).join(", ")}`);
+    await run("mmdebstrap", [
+      "--variant=apt",
+      "--mode=root",
+      "--quiet",
+      `--include=${recipe.packages.join(",")}`,
+      "bookworm",
+      rootfs,
+      ...sources.map((s) => `deb ${s.uri} ${s.suite} main`),
+    ], "build the root filesystem with mmdebstrap");
+    log(`${recipe.name}: root filesystem in ${Math.round((performance.now() - started) / 1000)} s`);
+
+    started = performance.now();
+    for (const [file, { path, mode }] of Object.entries(recipe.files)) {
+      const target = join(rootfs, path);
+      await Deno.mkdir(dirname(target), { recursive: true });
+      await Deno.remove(target).catch(() => {});
+      await Deno.copyFile(join(appDir, file), target);
+      await Deno.chmod(target, mode);
+    }
+    await Deno.copyFile(stateServer, join(rootfs, "srv", recipe.name, "state_server.js"));
+    await Deno.copyFile(Deno.execPath(), join(rootfs, "usr/local/bin/deno"));
+    await Deno.chmod(join(rootfs, "usr/local/bin/deno"), 0o755);
+    for (const command of recipe.commands) {
+      const [program = "true", ...args] = command;
+      await run("chroot", [rootfs, program, ...args], `configure the image (${command.join(" ")})`);
+    }
+
+    await Deno.writeTextFile(
+      join(stage, "metadata.yaml"),
+      `architecture: x86_64
+creation_date: ${Math.floor(Date.now() / 1000)}
+properties:
+  description: WebServ application ${recipe.name} (Debian 12 packages)
+  os: debian
+  release: bookworm
+  webserv.fingerprint: "${fingerprint}"
+`,
+    );
+    const tar = new Deno.Command("tar", {
+      args: ["-C", stage, "--numeric-owner", "-cf", "-", "metadata.yaml", "rootfs"],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    await options.incus.importImage(tar.stdout, alias);
+    const status = await tar.status;
+    if (!status.success) {
+      throw new Error(`Cannot import "${alias}": tar exited with ${status.code}`);
+    }
+    log(
+      `${recipe.name}: configured and imported into Incus as "${alias}" in ${
+        Math.round((performance.now() - started) / 1000)
+      } s`,
+    );
+    return { alias, fingerprint, built: true };
+  } finally {
+    await Deno.remove(stage, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const names = Deno.args.filter((a) => !a.startsWith("--"));
+  const force = Deno.args.includes("--force");
+  const unknown = names.filter((name) => !Object.hasOwn(RECIPES, name));
+  if (unknown.length > 0) {
+    console.error(
+      `Unknown application ${unknown.join(", ")}: known are ${Object.keys(RECIPES).join(", ")}`,
+    );
+    console.error("Usage: deno task image:apps [--force] [APP...]");
+    Deno.exit(2);
+  }
+  using incus = new IncusClient();
+  for (const name of names.length > 0 ? names : Object.keys(RECIPES)) {
+    const recipe = RECIPES[name];
+    if (!recipe) continue;
+    await buildAppImage(recipe, { incus, force, log: (message) => console.log(message) });
+  }
+}
