@@ -11,8 +11,8 @@ import { SandboxError } from "../../sandboxes/errors.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
-import type { PostSummary } from "../../sandboxes/image/apps/wordpress/state_server.ts";
+import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
+import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const IMAGE = "webserv-wordpress";
@@ -68,6 +68,18 @@ Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state
   assertStringIncludes(html, newest.title, "the front page does not list the newest post");
   // Links follow the gateway's host, not a URL stored at install time.
   assertStringIncludes(html, `${instance.origin}/?p=${newest.id}`);
+
+  // Nothing on the page loads from off this host (emoji CDN, Gravatar).
+  assert(!/s\.w\.org|gravatar\.com/.test(html), "the front page loads from off the host");
+  const post = await gateway.request(instance.origin, `/?p=${newest.id}`);
+  const postHtml = await post.text();
+  assertEquals(post.status, 200);
+  assertStringIncludes(postHtml, newest.title);
+  const [comment] = await state<Row[]>(
+    `/tables/wp_comments?comment_post_ID=${newest.id}&comment_approved=1&limit=1`,
+  );
+  assert(comment !== undefined, `the newest post has no approved comment`);
+  assertStringIncludes(postHtml, String(comment.comment_content));
 
   // The state API is on its own socket: the gateway never routes to it.
   const probe = await gateway.request(instance.origin, "/hash");

@@ -11,7 +11,7 @@
  * only speaks TCP: open it with `siteTransport: "tcp"`.
  *
  * The image carries a fingerprint of its inputs (packages, mirror, suite,
- * the files under `apps/APP/`, this script, the deno binary): when Incus
+ * the files under `fixtures/sites/APP/`, this script, the deno binary): when Incus
  * already has the alias with that fingerprint, nothing is built. The
  * packages themselves are not pinned: a rebuild after the mirror moved gets
  * the newer bookworm point release.
@@ -22,15 +22,15 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { IncusClient } from "../incus/client.ts";
+import { IncusClient } from "../sandboxes/incus/client.ts";
 
 /** One application's image recipe. */
 export interface AppRecipe {
-  /** The name: the image is `webserv-NAME`, its files are under `apps/NAME/`. */
+  /** The name: the image is `webserv-NAME`, its files are under `fixtures/sites/NAME/`. */
   name: string;
   /** Debian packages installed with apt, on top of `--variant=apt`. */
   packages: string[];
-  /** Files copied into the root filesystem: file under `apps/NAME/` → path inside. */
+  /** Files copied into the root filesystem: file under `fixtures/sites/NAME/` → path inside. */
   files: Record<string, { path: string; mode: number }>;
   /** Commands run in the root filesystem (chroot) after the files are in. */
   commands: string[][];
@@ -59,6 +59,10 @@ export const RECIPES: Record<string, AppRecipe> = {
       "seed.php": { path: "/srv/wordpress/seed.php", mode: 0o644 },
       "apache.conf": { path: "/etc/apache2/sites-available/wordpress.conf", mode: 0o644 },
       "mariadb.cnf": { path: "/etc/mysql/mariadb.conf.d/90-webserv.cnf", mode: 0o644 },
+      "mu-plugin.php": {
+        path: "/var/lib/wordpress/wp-content/mu-plugins/webserv.php",
+        mode: 0o644,
+      },
     },
     commands: [
       // WordPress looks for themes in WP_CONTENT_DIR only.
@@ -100,11 +104,37 @@ export interface BuildAppImageOptions {
   incus: IncusClient;
   /** Reports progress. */
   log?: (message: string) => void;
-  /** Builds even when Incus has the image with this fingerprint. */
+  /** Builds even when Incus has the image with this fingerprint, and installs the packages anew. */
   force?: boolean;
+  /**
+   * Where the installed packages' tarball is kept between builds.
+   *
+   * @default {"$XDG_CACHE_HOME/webserv/apps" or "~/.cache/webserv/apps"}
+   */
+  cacheDir?: string;
 }
 
-const HERE = dirname(fileURLToPath(import.meta.url));
+function defaultCacheDir(): string {
+  const xdg = Deno.env.get("XDG_CACHE_HOME");
+  return join(xdg ?? join(Deno.env.get("HOME") ?? "/root", ".cache"), "webserv", "apps");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The folder of an application's files. */
+function appFolder(recipe: AppRecipe): string {
+  return join(ROOT, "fixtures", "sites", recipe.name);
+}
 
 /** One apt source: a mirror URI and a suite. */
 export interface AptSource {
@@ -184,8 +214,8 @@ async function run(command: string, args: string[], what: string): Promise<void>
 }
 
 async function bundleStateServer(recipe: AppRecipe, output: string): Promise<void> {
-  const config = join(HERE, "../../deno.json");
-  const entry = join(HERE, "apps", recipe.name, "state_server.ts");
+  const config = join(ROOT, "deno.json");
+  const entry = join(appFolder(recipe), "state_server.ts");
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -215,7 +245,7 @@ export async function buildAppImage(
     const stateServer = join(stage, "state_server.js");
     await bundleStateServer(recipe, stateServer);
     const sources = await aptSources();
-    const appDir = join(HERE, "apps", recipe.name);
+    const appDir = appFolder(recipe);
     const inputs: (string | Uint8Array)[] = [
       JSON.stringify({ recipe, sources }),
       await Deno.readFile(fileURLToPath(import.meta.url)),
@@ -235,17 +265,38 @@ export async function buildAppImage(
 
     const rootfs = join(stage, "rootfs");
     let started = performance.now();
-    log(`${recipe.name}: mmdebstrap bookworm from ${sources.map((s) => s.uri).join(", ")}`);
-    await run("mmdebstrap", [
-      "--variant=apt",
-      "--mode=root",
-      "--quiet",
-      `--include=${recipe.packages.join(",")}`,
-      "bookworm",
-      rootfs,
-      ...sources.map((s) => `deb ${s.uri} ${s.suite} main`),
-    ], "build the root filesystem with mmdebstrap");
-    log(`${recipe.name}: root filesystem in ${Math.round((performance.now() - started) / 1000)} s`);
+    // The packages alone take minutes: their tarball is kept, keyed by the
+    // package list and the mirror, so changing WebServ's files rebuilds in
+    // seconds. `--force` makes it again (to take a newer point release).
+    const cacheDir = options.cacheDir ?? defaultCacheDir();
+    const base = join(
+      cacheDir,
+      `${recipe.name}-${
+        (await sha256([JSON.stringify({ packages: recipe.packages, sources })]))
+          .slice(0, 16)
+      }.tar`,
+    );
+    if (options.force || !(await exists(base))) {
+      log(`${recipe.name}: mmdebstrap bookworm from ${sources.map((s) => s.uri).join(", ")}`);
+      await Deno.mkdir(cacheDir, { recursive: true });
+      await Deno.remove(`${base}.partial`, { recursive: true }).catch(() => {});
+      await run("mmdebstrap", [
+        "--variant=apt",
+        "--mode=root",
+        "--quiet",
+        "--format=tar",
+        `--include=${recipe.packages.join(",")}`,
+        "bookworm",
+        `${base}.partial`,
+        ...sources.map((s) => `deb ${s.uri} ${s.suite} main`),
+      ], "build the root filesystem with mmdebstrap");
+      await Deno.rename(`${base}.partial`, base);
+      log(`${recipe.name}: packages in ${Math.round((performance.now() - started) / 1000)} s`);
+    } else {
+      log(`${recipe.name}: packages from ${base}`);
+    }
+    await Deno.mkdir(rootfs);
+    await run("tar", ["-C", rootfs, "--numeric-owner", "-xpf", base], `unpack ${base}`);
 
     started = performance.now();
     for (const [file, { path, mode }] of Object.entries(recipe.files)) {
