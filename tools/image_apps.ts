@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IncusClient } from "../sandboxes/incus/client.ts";
 
@@ -32,6 +32,8 @@ export interface AppRecipe {
   packages: string[];
   /** Files copied into the root filesystem: file under `fixtures/sites/NAME/` → path inside. */
   files: Record<string, { path: string; mode: number }>;
+  /** Deno scripts under `fixtures/sites/NAME/`, bundled to `/srv/NAME/SCRIPT.js`. */
+  scripts: string[];
   /** Commands run in the root filesystem (chroot) after the files are in. */
   commands: string[][];
 }
@@ -53,6 +55,7 @@ export const RECIPES: Record<string, AppRecipe> = {
       "php-xml",
       "iproute2",
     ],
+    scripts: ["state_server.ts", "site_relay.ts"],
     files: {
       "init.sh": { path: "/sbin/init", mode: 0o755 },
       "wp-config.php": { path: "/etc/wordpress/config-default.php", mode: 0o644 },
@@ -213,9 +216,9 @@ async function run(command: string, args: string[], what: string): Promise<void>
   }
 }
 
-async function bundleStateServer(recipe: AppRecipe, output: string): Promise<void> {
+async function bundle(recipe: AppRecipe, script: string, output: string): Promise<void> {
   const config = join(ROOT, "deno.json");
-  const entry = join(appFolder(recipe), "state_server.ts");
+  const entry = join(appFolder(recipe), script);
   await run(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -223,7 +226,7 @@ async function bundleStateServer(recipe: AppRecipe, output: string): Promise<voi
     `--config=${config}`,
     `--output=${output}`,
     entry,
-  ], `bundle the state server of ${recipe.name}`);
+  ], `bundle ${script} of ${recipe.name}`);
 }
 
 /**
@@ -242,14 +245,18 @@ export async function buildAppImage(
   const alias = `webserv-${recipe.name}`;
   const stage = await Deno.makeTempDir({ prefix: `webserv-${recipe.name}-` });
   try {
-    const stateServer = join(stage, "state_server.js");
-    await bundleStateServer(recipe, stateServer);
+    const bundles: string[] = [];
+    for (const script of recipe.scripts) {
+      const output = join(stage, script.replace(/\.ts$/, ".js"));
+      await bundle(recipe, script, output);
+      bundles.push(output);
+    }
     const sources = await aptSources();
     const appDir = appFolder(recipe);
     const inputs: (string | Uint8Array)[] = [
       JSON.stringify({ recipe, sources }),
       await Deno.readFile(fileURLToPath(import.meta.url)),
-      await Deno.readFile(stateServer),
+      ...await Promise.all(bundles.map((file) => Deno.readFile(file))),
       Deno.version.deno,
       String((await Deno.stat(Deno.execPath())).size),
     ];
@@ -306,7 +313,9 @@ export async function buildAppImage(
       await Deno.copyFile(join(appDir, file), target);
       await Deno.chmod(target, mode);
     }
-    await Deno.copyFile(stateServer, join(rootfs, "srv", recipe.name, "state_server.js"));
+    for (const file of bundles) {
+      await Deno.copyFile(file, join(rootfs, "srv", recipe.name, basename(file)));
+    }
     await Deno.copyFile(Deno.execPath(), join(rootfs, "usr/local/bin/deno"));
     await Deno.chmod(join(rootfs, "usr/local/bin/deno"), 0o755);
     for (const command of recipe.commands) {

@@ -32,7 +32,7 @@ async function requireImage(): Promise<void> {
   }
 }
 
-Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
+async function servesAndResets(siteTransport: "tcp" | "unix"): Promise<void> {
   await requireImage();
   await using gateway = new Gateway();
   await using sandbox = await IncusSandbox.open({
@@ -40,7 +40,7 @@ Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state
     image: IMAGE,
     pool: POOL,
     prefix: "wsapp-",
-    siteTransport: "tcp",
+    siteTransport,
     // The base instance seeds within this time too (about 11 s unloaded); the host is shared.
     readyTimeoutMs: 180_000,
   });
@@ -127,4 +127,12 @@ Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state
   const again = await gateway.request(instance.origin, "/");
   assertEquals(again.status, 200);
   assert(!(await again.text()).includes(text));
+}
+
+Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
+  await servesAndResets("tcp");
+});
+
+Deno.test("WordPress on Incus serves through its unix socket relay when siteTransport is unix", async () => {
+  await servesAndResets("unix");
 });
