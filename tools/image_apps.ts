@@ -1,6 +1,7 @@
 /**
  * `deno task image:apps`: builds the image of a real web application from
- * Debian 12 packages alone and imports it into Incus as `webserv-APP`.
+ * Debian 12 packages alone and imports it into Incus as `webserv-APP` and into
+ * Docker as `webserv-APP:latest` (`--no-incus`, `--no-docker` to skip one).
  *
  * The root filesystem is made by `mmdebstrap` (bookworm, from the Debian
  * mirror apt on this machine uses), with the application, its database and
@@ -22,6 +23,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DockerClient } from "../sandboxes/docker/client.ts";
 import { IncusClient } from "../sandboxes/incus/client.ts";
 
 /** One application's image recipe. */
@@ -93,18 +95,20 @@ export const RECIPES: Record<string, AppRecipe> = {
 
 /** What {@linkcode buildAppImage} did. */
 export interface BuiltAppImage {
-  /** The Incus alias. */
+  /** The Incus alias, and the Docker repository (tag `latest`). */
   alias: string;
   /** The fingerprint of the inputs. */
   fingerprint: string;
-  /** False when Incus already had it. */
+  /** False when every daemon asked already had it. */
   built: boolean;
 }
 
 /** Options of {@linkcode buildAppImage}. */
 export interface BuildAppImageOptions {
-  /** The Incus daemon to import into. */
-  incus: IncusClient;
+  /** The Incus daemon to import into; none when absent. */
+  incus?: IncusClient;
+  /** The Docker daemon to import into (as `webserv-NAME:latest`); none when absent. */
+  docker?: DockerClient;
   /** Reports progress. */
   log?: (message: string) => void;
   /** Builds even when Incus has the image with this fingerprint, and installs the packages anew. */
@@ -216,6 +220,24 @@ async function run(command: string, args: string[], what: string): Promise<void>
   }
 }
 
+/** Streams a tar of `entries` under `directory` into `upload`, and checks tar's exit. */
+async function importTar(
+  directory: string,
+  entries: string[],
+  upload: (tarball: ReadableStream<Uint8Array>) => Promise<unknown>,
+): Promise<void> {
+  const tar = new Deno.Command("tar", {
+    args: ["-C", directory, "--numeric-owner", "-cf", "-", ...entries],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  await upload(tar.stdout);
+  const status = await tar.status;
+  if (!status.success) {
+    throw new Error(`Cannot import "${directory}": tar exited with ${status.code}`);
+  }
+}
+
 async function bundle(recipe: AppRecipe, script: string, output: string): Promise<void> {
   const config = join(ROOT, "deno.json");
   const entry = join(appFolder(recipe), script);
@@ -264,9 +286,14 @@ export async function buildAppImage(
       inputs.push(file, await Deno.readFile(join(appDir, file)));
     }
     const fingerprint = await sha256(inputs);
-    const properties = await options.incus.aliasedImageProperties(alias);
-    if (!options.force && properties?.["webserv.fingerprint"] === fingerprint) {
-      log(`${recipe.name}: Incus image "${alias}" is up to date (${fingerprint.slice(0, 12)})`);
+    const tag = fingerprint.slice(0, 12);
+    const needIncus = options.incus !== undefined && (options.force ||
+      (await options.incus.aliasedImageProperties(alias))?.["webserv.fingerprint"] !==
+        fingerprint);
+    const needDocker = options.docker !== undefined &&
+      (options.force || !(await options.docker.hasImage(`${alias}:${tag}`)));
+    if (!needIncus && !needDocker) {
+      log(`${recipe.name}: "${alias}" is up to date (${tag})`);
       return { alias, fingerprint, built: false };
     }
 
@@ -334,18 +361,26 @@ properties:
   webserv.fingerprint: "${fingerprint}"
 `,
     );
-    const tar = new Deno.Command("tar", {
-      args: ["-C", stage, "--numeric-owner", "-cf", "-", "metadata.yaml", "rootfs"],
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    await options.incus.importImage(tar.stdout, alias);
-    const status = await tar.status;
-    if (!status.success) {
-      throw new Error(`Cannot import "${alias}": tar exited with ${status.code}`);
+    if (options.incus && needIncus) {
+      await importTar(
+        stage,
+        ["metadata.yaml", "rootfs"],
+        (tarball) => options.incus!.importImage(tarball, alias),
+      );
+      log(`${recipe.name}: imported into Incus as "${alias}"`);
+    }
+    if (options.docker && needDocker) {
+      const docker = options.docker;
+      await importTar(
+        rootfs,
+        ["."],
+        (tarball) => docker.importImage(tarball, alias, tag, ["/sbin/init"]),
+      );
+      await docker.tagImage(`${alias}:${tag}`, alias, "latest");
+      log(`${recipe.name}: imported into Docker as "${alias}:${tag}" and "${alias}:latest"`);
     }
     log(
-      `${recipe.name}: configured and imported into Incus as "${alias}" in ${
+      `${recipe.name}: configured and imported in ${
         Math.round((performance.now() - started) / 1000)
       } s`,
     );
@@ -363,13 +398,19 @@ if (import.meta.main) {
     console.error(
       `Unknown application ${unknown.join(", ")}: known are ${Object.keys(RECIPES).join(", ")}`,
     );
-    console.error("Usage: deno task image:apps [--force] [APP...]");
+    console.error("Usage: deno task image:apps [--force] [--no-incus] [--no-docker] [APP...]");
     Deno.exit(2);
   }
   using incus = new IncusClient();
+  using docker = new DockerClient();
   for (const name of names.length > 0 ? names : Object.keys(RECIPES)) {
     const recipe = RECIPES[name];
     if (!recipe) continue;
-    await buildAppImage(recipe, { incus, force, log: (message) => console.log(message) });
+    await buildAppImage(recipe, {
+      ...(Deno.args.includes("--no-incus") ? {} : { incus }),
+      ...(Deno.args.includes("--no-docker") ? {} : { docker }),
+      force,
+      log: (message) => console.log(message),
+    });
   }
 }

@@ -11,42 +11,68 @@ import { SandboxError } from "../../sandboxes/errors.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
+import { DockerClient } from "../../sandboxes/docker/client.ts";
+import { DockerSandbox } from "../../sandboxes/docker/docker_sandbox.ts";
+import type { Sandbox } from "../../sandboxes/types.ts";
 import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const IMAGE = "webserv-wordpress";
 
-/** Throws a message a person can act on when the image was never built. */
-async function requireImage(): Promise<void> {
+const BUILD = `build it with "deno task image:apps wordpress" (about 5-10 minutes)`;
+/** The base instance seeds within this time too (about 11 s unloaded); the host is shared. */
+const READY_MS = 180_000;
+
+/** Throws a message a person can act on when the Incus image was never built. */
+async function requireIncusImage(): Promise<void> {
   using client = new IncusClient();
   try {
     await client.imageFingerprint(IMAGE);
   } catch (error) {
     if (error instanceof SandboxError && error.status === 404) {
-      throw new Error(
-        `Incus has no image "${IMAGE}": build it with "deno task image:apps wordpress" (about 5-10 minutes)`,
-      );
+      throw new Error(`Incus has no image "${IMAGE}": ${BUILD}`);
     }
     throw error;
   }
 }
 
-async function servesAndResets(siteTransport: "tcp" | "unix"): Promise<void> {
-  await requireImage();
-  await using gateway = new Gateway();
-  await using sandbox = await IncusSandbox.open({
+function openIncus(siteTransport: "tcp" | "unix") {
+  return async (gateway: Gateway): Promise<Sandbox> => {
+    await requireIncusImage();
+    return await IncusSandbox.open({
+      gateway,
+      image: IMAGE,
+      pool: POOL,
+      prefix: "wsapp-",
+      siteTransport,
+      readyTimeoutMs: READY_MS,
+    });
+  };
+}
+
+async function openDocker(gateway: Gateway): Promise<Sandbox> {
+  using client = new DockerClient();
+  if (!(await client.hasImage(`${IMAGE}:latest`))) {
+    throw new Error(`Docker has no image "${IMAGE}:latest": ${BUILD}`);
+  }
+  return await DockerSandbox.open({
     gateway,
     image: IMAGE,
-    pool: POOL,
     prefix: "wsapp-",
-    siteTransport,
-    // The base instance seeds within this time too (about 11 s unloaded); the host is shared.
-    readyTimeoutMs: 180_000,
+    readyTimeoutMs: READY_MS,
   });
-  await using instance = await sandbox.create({ seed: 1 });
+}
+
+async function servesAndResets(open: (gateway: Gateway) => Promise<Sandbox>): Promise<void> {
+  await using gateway = new Gateway();
+  const sandbox = await open(gateway);
+  await using _closed = { [Symbol.asyncDispose]: () => sandbox.close() };
+  const instance = await sandbox.create({ seed: 1 });
+  const channel = instance.state;
+  assert(channel !== undefined, "the instance has no state channel");
   const state = async <T>(path: string, init?: RequestInit): Promise<T> => {
-    const response = await instance.state.fetch(path, init);
+    const response = await channel.fetch(path, init);
     const body = await response.text();
     assertEquals(response.status, 200, `state ${path}: ${body}`);
     return JSON.parse(body) as T;
@@ -130,9 +156,13 @@ async function servesAndResets(siteTransport: "tcp" | "unix"): Promise<void> {
 }
 
 Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets("tcp");
+  await servesAndResets(openIncus("tcp"));
 });
 
 Deno.test("WordPress on Incus serves through its unix socket relay when siteTransport is unix", async () => {
-  await servesAndResets("unix");
+  await servesAndResets(openIncus("unix"));
+});
+
+Deno.test("WordPress on Docker serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
+  await servesAndResets(openDocker);
 });
