@@ -1,5 +1,5 @@
 /**
- * WordPress from Debian packages on Incus (`deno task image:apps wordpress`):
+ * WordPress from Debian packages on Incus and Docker (`deno task image:apps`):
  * the real application served through the gateway, its state read from its
  * own MariaDB over the state socket, and reset back to the seeded hash.
  *
