@@ -295,6 +295,13 @@ export class Gateway implements AsyncDisposable {
       headers.set("x-forwarded-for", info.remoteAddr.hostname);
       headers.set("x-forwarded-host", host);
       headers.set("x-forwarded-proto", "http");
+      // Deno's fetch inflates a gzip or brotli body unless the request says
+      // "identity", yet keeps the content-encoding and content-length
+      // headers: a compressing upstream (Apache's mod_deflate) would reach
+      // the browser as a plain body labelled gzip. Asked for identity, an
+      // upstream sends the page as it is (compressing on loopback only costs
+      // CPU), and one that compresses anyway passes through untouched.
+      headers.set("accept-encoding", "identity");
       const response = await fetch(upstream, {
         method: request.method,
         headers,

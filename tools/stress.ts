@@ -17,9 +17,13 @@
  * @module
  */
 
-/** What `deno task test` runs: the main suites in parallel, then the Incus suite alone. */
+/**
+ * What `deno task test` runs: the main suites in parallel, then the Incus
+ * suite alone. `test/apps/` (real applications, whose images take minutes to
+ * build) runs only with `deno task test:apps`.
+ */
 export const TEST_COMMANDS: string[][] = [
-  ["deno", "test", "--allow-all", "--parallel", "--doc", "--ignore=test/sandboxes/incus"],
+  ["deno", "test", "--allow-all", "--parallel", "--doc", "--ignore=test/sandboxes/incus,test/apps"],
   ["deno", "test", "--allow-all", "test/sandboxes/incus"],
 ];
 
