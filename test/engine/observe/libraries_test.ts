@@ -309,3 +309,33 @@ Deno.test("the library dialog and date picker tasks succeed through the observat
     });
   }
 });
+
+Deno.test("Env.step() opens Vaadin's date picker: the month's days get ids, the form behind none", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/vaadin-form") });
+  assertEquals(await env.evaluate(WAIT_READY), true);
+  const form = await env.observe();
+  const field = form.elements.find((el) => el.role === "combobox" && el.name === "Start date");
+  assert(field, form.text);
+  const { observation } = await env.step({ action: "click", id: field.id });
+  // The calendar is a modal overlay: the other fields are behind it; the field stays typable.
+  const names = observation.elements.map((el) => el.name);
+  for (const behind of ["Nickname", "Plan", "City", "I accept the terms"]) {
+    assert(
+      !names.includes(behind),
+      `${behind} has an id behind the calendar:\n${observation.text}`,
+    );
+  }
+  const now = new Date();
+  const days = new Date(now.getFullYear(), now.getMonth() + 1, 0).getDate();
+  const month = now.toLocaleString("en-US", { month: "long" });
+  assertEquals(
+    observation.elements.filter((el) =>
+      el.role === "gridcell" && new RegExp(`^\\d+ ${month} `).test(el.name)
+    ).length,
+    days,
+    observation.text,
+  );
+});
