@@ -36,6 +36,9 @@ import {
  * button inside) it stays a target beside them. A pointer cursor of its own
  * or a delegated handler of its own keeps it unless it shows nothing of its own.
  */
+/** Roles of dialogs, which hold their controls and are never a target beside them. */
+const DIALOGS = new Set(["dialog", "alertdialog"]);
+
 export function unwrapContainers(pass: Pass): void {
   for (const node of pass.candidates) {
     if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
@@ -58,7 +61,9 @@ export function unwrapContainers(pass: Pass): void {
     }
     const parts: string[] = [];
     contentText(node, parts, notOwnText);
-    const own = fold(parts.join("")) !== "";
+    // A dialog holding controls is where they live, not one more thing to click: its
+    // handlers close it on a backdrop click or serve its controls (React-Bootstrap's Modal).
+    const own = !DIALOGS.has(node.role) && fold(parts.join("")) !== "";
     if (own) {
       if (node.sig & OWN_TARGET) continue;
       const r = node.rect;

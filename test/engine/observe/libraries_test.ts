@@ -4,12 +4,20 @@
 // announced as sortable and a row with a pointer cursor of its own keep one.
 // Web components' checkboxes and switches are ticked through their ids,
 // though a hit test on their slotted label text answers with their own host.
+// Their modal dialogs give ids to what is inside only, and their dialog and
+// date picker tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Env } from "../../../engine/env.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
+import type { TaskAgent } from "../../../fixtures/apps/tasks.ts";
+import { LIBRARY_TASKS } from "../../../fixtures/apps/tasks_libraries.ts";
+
+const WAIT_READY = `new Promise((resolve) => { const start = Date.now();
+  const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+  poll(); })`;
 
 async function ready(page: Page): Promise<void> {
   const { result } = await page.session.send("Runtime.evaluate", {
@@ -234,5 +242,100 @@ Deno.test("Observer.observe() reaches a text field drawn transparent under its l
   assertEquals(
     await env.evaluate("document.getElementById('nick').value"),
     "ada",
+  );
+});
+
+Deno.test("Env.step() works inside library modal dialogs: ids inside while open, none behind", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  // Per page: the ids the open dialog shows (role and name), nothing else. React-Bootstrap's
+  // Modal listens on its full-screen dialog box (a backdrop click closes it): a container.
+  const cases: Record<string, string[]> = {
+    "/naive-dialog": ["button close", "textbox Project name", "button Cancel", "button Save"],
+    "/bootstrap-dialog": ["button Close", "textbox Project name", "button Cancel", "button Save"],
+    "/material-dialog": ["textbox Project name", "button Cancel", "button Save"],
+    "/quasar-dialog": ["textbox Project name", "button Cancel", "button Save"],
+    "/carbon-dialog": ["button Close", "textbox Project name", "button Cancel", "button Save"],
+  };
+  for (const [path, inside] of Object.entries(cases)) {
+    await t.step(path, async () => {
+      await env.step({ action: "goto", url: server.url(path) });
+      assertEquals(await env.evaluate(WAIT_READY), true, `${path} got ready`);
+      let observation = await env.observe();
+      const opener = observation.elements.find((el) => el.name === "Rename project");
+      assert(opener, observation.text);
+      let step = await env.step({ action: "click", id: opener.id });
+      observation = step.observation;
+      assertEquals(
+        observation.elements.map((el) => `${el.role} ${el.name}`),
+        inside,
+        observation.text,
+      );
+      const field = observation.elements.find((el) => el.role === "textbox")!;
+      step = await env.step({ action: "type", id: field.id, text: "Orchard" });
+      const save = step.observation.elements.find((el) => el.name === "Save");
+      assert(save, step.observation.text);
+      step = await env.step({ action: "click", id: save.id });
+      assertEquals(await env.evaluate("window.__state.name"), "Orchard");
+      // Closed: the page behind has its ids back, the dialog's are gone.
+      const names = step.observation.elements.map((el) => el.name);
+      assert(names.includes("Rename project"), step.observation.text);
+      assert(!names.includes("Save"), step.observation.text);
+    });
+  }
+});
+
+Deno.test("the library dialog and date picker tasks succeed through the observation and actions", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  const agent: TaskAgent = {
+    observe: () => env.observe(),
+    act: async (action) => (await env.step(action)).observation,
+  };
+  for (const task of LIBRARY_TASKS.filter((task) => /-(dialog|date)$/.test(task.name))) {
+    await t.step(task.name, async () => {
+      for (const seed of [0, 1]) {
+        await env.step({ action: "goto", url: server.url(task.page) });
+        assertEquals(await env.evaluate(WAIT_READY), true, `${task.page} got ready`);
+        await task.solve(agent, seed);
+        assertEquals(
+          await env.evaluate(task.check(seed)),
+          true,
+          `${task.instruction(seed)}: ${JSON.stringify(await env.evaluate("window.__state"))}`,
+        );
+      }
+    });
+  }
+});
+
+Deno.test("Env.step() opens Vaadin's date picker: the month's days get ids, the form behind none", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/vaadin-form") });
+  assertEquals(await env.evaluate(WAIT_READY), true);
+  const form = await env.observe();
+  const field = form.elements.find((el) => el.role === "combobox" && el.name === "Start date");
+  assert(field, form.text);
+  const { observation } = await env.step({ action: "click", id: field.id });
+  // The calendar is a modal overlay: the other fields are behind it; the field stays typable.
+  const names = observation.elements.map((el) => el.name);
+  for (const behind of ["Nickname", "Plan", "City", "I accept the terms"]) {
+    assert(
+      !names.includes(behind),
+      `${behind} has an id behind the calendar:\n${observation.text}`,
+    );
+  }
+  const now = new Date();
+  const days = new Date(now.getFullYear(), now.getMonth() + 1, 0).getDate();
+  const month = now.toLocaleString("en-US", { month: "long" });
+  assertEquals(
+    observation.elements.filter((el) =>
+      el.role === "gridcell" && new RegExp(`^\\d+ ${month} `).test(el.name)
+    ).length,
+    days,
+    observation.text,
   );
 });
