@@ -304,9 +304,7 @@ export function transportContract(harness: TransportHarness): void {
 
   Deno.test(`${name}: Browser.connect() opens a context and a page that evaluates when handed the transport`, async () => {
     await using env = await start(harness);
-    // The engine's default command deadline: a first renderer started while
-    // both cores are busy (WEBSERV_STRESS=1) once took past a 10 s one.
-    const browser = await Browser.connect(env.transport);
+    const browser = await Browser.connect(env.transport, { timeoutMs: 10_000 });
     try {
       const context = await browser.newContext();
       const page = await context.newPage("data:text/html,<title>Contract</title>");
