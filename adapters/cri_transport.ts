@@ -129,6 +129,7 @@ export class CriTransport implements Transport {
    */
   constructor(client: CriClient) {
     this.#client = client;
+    keepEarlyAnswers(client);
     client.on("event", this.#onEvent);
     client.on("disconnect", this.#onDisconnect);
   }
@@ -188,6 +189,57 @@ export class CriTransport implements Transport {
     this.#client.removeListener("disconnect", this.#onDisconnect);
     this.onclose?.(reason);
   }
+}
+
+/** The private parts of a chrome-remote-interface 0.34 client that {@linkcode keepEarlyAnswers} wraps. */
+interface CriInternals {
+  _handleMessage?: (message: { id?: number }) => void;
+  _callbacks?: Record<number, unknown>;
+  [EARLY_ANSWERS]?: true;
+}
+
+const EARLY_ANSWERS = Symbol("webserv.earlyAnswers");
+
+/**
+ * chrome-remote-interface 0.34 registers a command's callback only when the
+ * WebSocket reports that the command was written (`_enqueueCommand`, in the
+ * send's completion callback), and drops an answer that finds no callback
+ * (`_handleMessage`). When the machine is busy, the browser's answer can be
+ * read before that completion runs: the command then never ends (seen as
+ * `Target.setAutoAttach` on a new page hanging until its deadline, with both
+ * cores loaded). This keeps such early answers and hands each to its
+ * callback as soon as CRI registers it. A client without those internals
+ * (another CRI version) is left as it is.
+ */
+function keepEarlyAnswers(client: CriClient): void {
+  const internals = client as unknown as CriInternals;
+  const handle = internals._handleMessage;
+  const callbacks = internals._callbacks;
+  if (typeof handle !== "function" || typeof callbacks !== "object" || callbacks === null) return;
+  if (internals[EARLY_ANSWERS]) return;
+  internals[EARLY_ANSWERS] = true;
+  const early = new Map<number, { id?: number }>();
+  const original = handle.bind(client);
+  internals._callbacks = new Proxy(callbacks, {
+    set(target, key, value) {
+      const done = Reflect.set(target, key, value);
+      const id = Number(key);
+      const answer = early.get(id);
+      if (answer !== undefined) {
+        early.delete(id);
+        original(answer);
+      }
+      return done;
+    },
+  });
+  internals._handleMessage = (message) => {
+    const id = message.id;
+    if (typeof id === "number" && id > 0 && !(id in (internals._callbacks ?? {}))) {
+      early.set(id, message);
+      return;
+    }
+    original(message);
+  };
 }
 
 function describe(error: unknown): string {
