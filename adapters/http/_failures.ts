@@ -7,12 +7,14 @@
  */
 import { ActionError, EnvError } from "../../mod.ts";
 import { logFailure } from "../../engine/log.ts";
+import { SandboxError } from "../../sandboxes/mod.ts";
 import { HttpError } from "./http_error.ts";
 
 /**
  * The refusal for a failed env call: an `HttpError` as it is, an
- * `ActionError` as 400, an `EnvError` as a 503 to retry, anything else (our
- * bug, a `TypeError` included) as a 500, logged with its stack.
+ * `ActionError` as 400, an `EnvError` or a sandbox's failure as a 503 to
+ * retry, anything else (our bug, a `TypeError` included) as a 500, logged
+ * with its stack.
  *
  * @param error what was thrown
  * @returns the error to throw
@@ -20,11 +22,9 @@ import { HttpError } from "./http_error.ts";
 export function refusal(error: unknown): Error {
   if (error instanceof HttpError) return error;
   if (error instanceof ActionError) return new HttpError(400, "bad-request", error.message);
-  if (!(error instanceof EnvError)) {
-    const internal = asEnvError(error);
-    return new HttpError(500, internal.code, internal.message);
-  }
-  return new HttpError(503, error.code, error.message, { "Retry-After": "1" });
+  const envError = asEnvError(error);
+  if (envError.code === "internal") return new HttpError(500, envError.code, envError.message);
+  return new HttpError(503, envError.code, envError.message, { "Retry-After": "1" });
 }
 
 /**
@@ -44,14 +44,19 @@ export async function envCall<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * The infrastructure error behind a failure that is not the agent's: the
- * env's own `EnvError`, or anything else as `internal`, logged with its
- * stack (it is our bug).
+ * env's own `EnvError`, a sandbox's failure as `sandbox-lost`, or anything
+ * else as `internal`, logged with its stack (it is our bug).
  *
  * @param error what was thrown
  * @returns the env error
  */
 export function asEnvError(error: unknown): EnvError {
   if (error instanceof EnvError) return error;
+  if (error instanceof SandboxError) {
+    // A sandbox the daemon refused or lost: ours, and worth retrying.
+    logFailure("serving a session: the sandbox failed", error, "sandbox");
+    return new EnvError("sandbox-lost", messageOf(error), { cause: error });
+  }
   logFailure("serving a session: unexpected error", error, "internal");
   return new EnvError("internal", messageOf(error), { cause: error });
 }
