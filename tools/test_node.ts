@@ -53,6 +53,7 @@ try {
     platform: "node",
     target: `node${MINIMUM_MAJOR}`,
     logLevel: "warning",
+    plugins: [npmSpecifiers(await npmCache())],
   });
   await esbuild.stop();
   const suites = [...Deno.readDirSync(new URL("test/node/", ROOT))]
@@ -69,4 +70,40 @@ try {
   if (code !== 0) Deno.exitCode = code;
 } finally {
   await Deno.remove(dir, { recursive: true });
+}
+
+/** Deno's npm cache folder, where `deno check` put the engine's npm packages. */
+async function npmCache(): Promise<string> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(output.stdout)) as { npmCache?: unknown };
+  if (typeof info.npmCache !== "string") throw new Error("deno info names no npm cache");
+  return info.npmCache;
+}
+
+/**
+ * Resolves the engine's full `npm:name@version` specifiers (it names its npm
+ * dependencies that way, to need no import map) to the package's ES module
+ * entry in Deno's npm cache, so the bundle carries them for Node.
+ */
+function npmSpecifiers(cache: string): esbuild.Plugin {
+  return {
+    name: "npm-specifiers",
+    setup(build) {
+      build.onResolve({ filter: /^npm:/ }, async (args) => {
+        const match = /^npm:(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)$/.exec(args.path);
+        if (!match) return { errors: [{ text: `Cannot bundle "${args.path}" for Node` }] };
+        const [, name, version] = match;
+        const dir = `${cache}/registry.npmjs.org/${name}/${version}`;
+        const pkg = JSON.parse(await Deno.readTextFile(`${dir}/package.json`)) as {
+          module?: string;
+          main?: string;
+        };
+        return { path: `${dir}/${(pkg.module ?? pkg.main ?? "index.js").replace(/^\.\//, "")}` };
+      });
+    },
+  };
 }
