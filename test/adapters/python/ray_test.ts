@@ -22,8 +22,8 @@ async function assertRayInstalled(python: string): Promise<void> {
   );
 }
 
-/** The README's trainer-section python block that uses webserv_ray. */
-export async function readmeRayBlock(): Promise<string> {
+// The README's trainer-section python block that uses webserv_ray.
+async function readmeRayBlock(): Promise<string> {
   const text = await Deno.readTextFile(README);
   const start = text.indexOf("### Trainers");
   const end = text.indexOf("\n## ", start);
