@@ -1,5 +1,6 @@
 // The README's trainer section runs as written: every python block under
-// "### Trainers", in the venv .ci/python.sh makes, against a real server.
+// "### Trainers", in the venv .ci/python.sh makes, against a real server
+// (the webserv_ray block needs a Ray cluster: ray_test.ts runs it on one).
 import { assert } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { venvPython } from "./_venv.ts";
@@ -11,7 +12,8 @@ function trainerBlocks(text: string): string[] {
   const start = text.indexOf("### Trainers");
   const end = text.indexOf("\n## ", start);
   const section = text.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  return [...section.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
+    .filter((code) => !code.includes("webserv_ray"));
 }
 
 Deno.test("the README's trainer snippets run as written", async () => {

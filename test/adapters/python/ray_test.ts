@@ -1,0 +1,63 @@
+// webserv_ray.WebServPool with Ray from PyPI (pinned in requirements-test.txt)
+// on a real two-node cluster (_ray_cluster.ts): test_ray.py, then the README's
+// Ray snippet as written. Fails loudly when the venv lacks ray.
+import { assert, assertEquals } from "@std/assert";
+import { pytest, venvPython } from "./_venv.ts";
+import { startRayCluster } from "./_ray_cluster.ts";
+
+const README = new URL("../../../README.md", import.meta.url);
+const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
+
+async function assertRayInstalled(python: string): Promise<void> {
+  const out = await new Deno.Command(python, {
+    args: ["-c", "import ray; print(ray.__version__)"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(
+    out.success,
+    `The test venv has no ray: run "bash .ci/python.sh" (requirements-test.txt pins it)\n${
+      new TextDecoder().decode(out.stderr)
+    }`,
+  );
+}
+
+// The README's trainer-section python block that uses webserv_ray.
+async function readmeRayBlock(): Promise<string> {
+  const text = await Deno.readTextFile(README);
+  const start = text.indexOf("### Trainers");
+  const end = text.indexOf("\n## ", start);
+  const blocks = [...text.slice(start, end).matchAll(/```python\n([\s\S]*?)```/g)].map((m) =>
+    m[1]!
+  );
+  const ray = blocks.filter((code) => code.includes("webserv_ray"));
+  assertEquals(ray.length, 1, 'Expected one webserv_ray block under "### Trainers"');
+  return ray[0]!;
+}
+
+Deno.test("WebServPool on a two-node Ray cluster: placement, GRPO groups, a killed server's sessions are env_error", async () => {
+  const python = venvPython();
+  await assertRayInstalled(python);
+  await using cluster = await startRayCluster();
+  const env = {
+    RAY_ADDRESS: cluster.address,
+    RAY_USAGE_STATS_ENABLED: "0",
+    WEBSERV_RAY_NODES: cluster.nodes.join(","),
+    WEBSERV_RAY_PIDS: cluster.pidsFile,
+    WEBSERV_RUN_DIR: `${cluster.dir}/runs`,
+  };
+  try {
+    await pytest(["test_ray.py"], env);
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : error}\n${await cluster.logs()}`);
+  }
+  // The README's lines, as written, on the same cluster.
+  const out = await new Deno.Command(python, {
+    args: ["-c", await readmeRayBlock()],
+    cwd: PYTHON_DIR,
+    env: { ...env, PYTHONPATH: PYTHON_DIR },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(out.success, `The README's Ray block failed:\n${new TextDecoder().decode(out.stderr)}`);
+});

@@ -1,0 +1,122 @@
+"""webserv_ray.WebServPool on a real two-node Ray cluster that ray_test.ts
+starts (a head in the root network namespace, a worker in a namespace of its
+own): one server per node, placement by free capacity, GRPO groups whole on
+one server, and a killed server's sessions lost as env_error while new
+sessions go to the other node."""
+
+import os
+import signal
+import urllib.parse
+
+import pytest
+import ray
+
+from webserv_ray import PoolCapacityError, SessionLostError, WebServPool
+
+NODES = sorted(os.environ["WEBSERV_RAY_NODES"].split(","))
+TASK = "demo/add-note/1"
+SCROLL = {"action": "scroll", "direction": "down"}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
+    pool = WebServPool.start(max_sessions=3, run_dir=os.environ["WEBSERV_RUN_DIR"], watch_interval=2.0)
+    try:
+        record_pids(pool)
+        yield pool
+    finally:
+        pool.close()
+        ray.shutdown()
+
+
+def record_pids(pool):
+    # The harness kills these process groups if the pool could not.
+    with open(os.environ["WEBSERV_RAY_PIDS"], "a") as out:
+        out.writelines(f"{server['pid']}\n" for server in pool.describe())
+
+
+def host(url):
+    return urllib.parse.urlsplit(url).hostname
+
+
+def test_pool_start_needs_the_callers_cluster():
+    # Before the fixture's ray.init: the pool never starts a cluster itself.
+    assert not ray.is_initialized()
+    with pytest.raises(RuntimeError, match=r"ray\.init"):
+        WebServPool.start()
+
+
+def test_one_server_per_node_on_the_nodes_address(pool):
+    alive = sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"])
+    assert alive == NODES
+    servers = pool.describe()
+    assert sorted(s["host"] for s in servers) == NODES
+    assert all(host(s["url"]) == s["host"] and s["dead"] is None for s in servers)
+    health = pool.health()
+    assert all(h["status"] == "healthy" and h["free"] == 3 for h in health.values()), health
+
+
+def test_an_episode_on_each_node_reaches_the_verifiers_reward(pool):
+    first = pool.session(task=TASK)
+    second = pool.session(task=TASK)  # the other server has more room now
+    assert {host(first.server.url), host(second.server.url)} == set(NODES)
+    for env in (first, second):
+        _, info = env.reset()
+        note = info["instruction"].split('"')[1]
+        env.step({"action": "type", "id": 1, "text": note})
+        env.step({"action": "click", "id": 2})
+        _, reward, done, info = env.step({"action": "stop", "answer": "done"})
+        assert (reward, done, info["status"]) == (1, True, "ok")
+        env.close()
+    assert all(s["sessions"] == 0 for s in pool.describe())
+
+
+def test_groups_whole_on_one_server_and_a_killed_servers_sessions_are_env_error(pool):
+    single = pool.session(task=TASK)
+    group = pool.group(3, task=TASK, seed=5)  # only the other server has 3 free
+    holder = group[0].server
+    assert {env.server.url for env in group} == {holder.url} and holder is not single.server
+    with pytest.raises(PoolCapacityError, match="no live server has 3 free") as refused:
+        pool.group(3, task=TASK)
+    assert (refused.value.status, refused.value.code) == (429, "capacity")
+    with pytest.raises(PoolCapacityError, match="larger than any server's --max-sessions") as never:
+        pool.group(4, task=TASK)
+    assert never.value.status == 400
+    other = pool.session(task=TASK)
+    assert other.server is single.server
+    for env in group:
+        assert env.step(SCROLL)[3]["status"] == "ok"  # mid-run
+
+    os.killpg(holder.pid, signal.SIGKILL)  # the server dies; its node and actor live on
+
+    for env in group:
+        with pytest.raises(SessionLostError) as lost:
+            env.step(SCROLL)
+        assert lost.value.code == "env_error" and lost.value.session == env.session_id
+        assert "exited" in lost.value.reason
+    dead = next(s for s in pool.describe() if s["url"] == holder.url)
+    assert dead["dead"] and dead["sessions"] == 3
+    assert sorted(id(s) for s in pool.lost()) == sorted(id(s) for s in group)
+    # The live node serves on: its sessions step, new ones go there, and the
+    # dead server is never used (nor restarted) behind the caller's back.
+    assert single.step(SCROLL)[3]["status"] == "ok"
+    third = pool.session(task=TASK)
+    assert third.server is single.server
+    with pytest.raises(PoolCapacityError, match="no live server has 1 free"):
+        pool.session(task=TASK)
+    assert list(pool.health()) == [single.server.url]
+
+    # Restarting waits for the caller to drop what it lost.
+    with pytest.raises(RuntimeError, match="close them before restarting"):
+        pool.restart(holder.url)
+    for env in group:
+        env.close()
+    fresh = pool.restart(holder.url)
+    assert fresh["host"] == holder.host and fresh["dead"] is None
+    record_pids(pool)
+    back = pool.session(task=TASK)
+    assert back.server.host == holder.host
+    assert back.step(SCROLL)[3]["status"] == "ok"
+    for env in (single, other, third, back):
+        env.close()
