@@ -16,19 +16,7 @@ import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import type { Modifier } from "./action.ts";
 import { ActionError } from "./errors.ts";
-import {
-  CHECK_POINT,
-  type CheckResult,
-  CLICK_RECORD,
-  type ClickRecord,
-  DOCUMENT_ELEMENT,
-  type ElementFacts,
-  FACTS_POINT,
-  HOVERED,
-  OWNER_COVER,
-  POINT,
-  type PointResult,
-} from "./_in_page.ts";
+import type { ClickRecord, PointResult } from "./_in_page.ts";
 import { modifierMask } from "./_keys.ts";
 import { type ElementCalls, readyFacts, type ReadyOptions, type Ref } from "./_calls.ts";
 import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
@@ -88,11 +76,7 @@ export class Pointer {
 
   /** {@linkcode ElementCalls.ready} and {@linkcode Pointer.point} in one round trip. */
   async aim(ref: Ref, id: number, options: ReadyOptions = {}): Promise<Aim> {
-    const answer = await this.#calls.call<{ facts: ElementFacts; point?: PointResult }>(
-      ref,
-      FACTS_POINT,
-      [options.allowDisabled ?? false],
-    );
+    const answer = await this.#calls.call(ref, "FACTS_POINT", options.allowDisabled ?? false);
     readyFacts(answer.facts, id, options);
     if (!answer.point) throw new Error("In-page call failed: a ready element gave no point");
     return await this.#pointFrom(ref, id, answer.point);
@@ -100,7 +84,7 @@ export class Pointer {
 
   /** A hit-tested point on the element, in the page's coordinates. */
   async point(ref: Ref, id: number): Promise<Aim> {
-    return await this.#pointFrom(ref, id, await this.#calls.call<PointResult>(ref, POINT));
+    return await this.#pointFrom(ref, id, await this.#calls.call(ref, "POINT"));
   }
 
   /** Where to press on the page, from the point the element's frame found. */
@@ -126,7 +110,7 @@ export class Pointer {
     const topFrame = found.top && ref.session.parentSessionId === undefined;
     const documentElement = topFrame
       ? undefined
-      : await this.#calls.callForElement(ref, DOCUMENT_ELEMENT);
+      : await this.#calls.callForElement(ref, "DOCUMENT_ELEMENT");
     if (documentElement) {
       try {
         const { quads } = await ref.session.send("DOM.getContentQuads", {
@@ -159,7 +143,7 @@ export class Pointer {
       if (owner.object.objectId) {
         const ownerRef = { session: parent, objectId: owner.object.objectId };
         try {
-          const cover = await this.#calls.call<string | null>(ownerRef, OWNER_COVER, [x, y]);
+          const cover = await this.#calls.call(ownerRef, "OWNER_COVER", x, y);
           if (cover !== null) {
             throw new ActionError("covered", `Element ${id} is covered by ${cover}`, { id, cover });
           }
@@ -190,11 +174,7 @@ export class Pointer {
   async #reaim(aim: Aim, mask: number): Promise<Aim & { reached: boolean }> {
     for (let tries = 0;; tries++) {
       // Where it lands, the check arms the record of the press (see `CLICK_RECORD`).
-      const check = await this.#calls.call<CheckResult>(aim.ref, CHECK_POINT, [
-        aim.local.x,
-        aim.local.y,
-        true,
-      ]);
+      const check = await this.#calls.call(aim.ref, "CHECK_POINT", aim.local.x, aim.local.y, true);
       if (check.ok) return { ...aim, reached: check.reached };
       if (check.gone) {
         throw new ActionError(
@@ -248,10 +228,7 @@ export class Pointer {
   async #routed(aim: Aim, mask: number): Promise<void> {
     const deadline = performance.now() + 1_000;
     for (;;) {
-      const reached = await this.#calls.call<"yes" | "no" | "unknown">(aim.ref, HOVERED, [
-        aim.local.x,
-        aim.local.y,
-      ]);
+      const reached = await this.#calls.call(aim.ref, "HOVERED", aim.local.x, aim.local.y);
       if (reached === "yes") return;
       if (performance.now() > deadline) {
         if (reached === "unknown") return;
@@ -370,7 +347,7 @@ export class Pointer {
    */
   async #received(ref: Ref): Promise<ClickRecord | "gone"> {
     try {
-      const record = await this.#calls.call<ClickRecord | null>(ref, CLICK_RECORD);
+      const record = await this.#calls.call(ref, "CLICK_RECORD");
       // No record: the document the press was armed in was replaced.
       return record ?? "gone";
     } catch (error) {

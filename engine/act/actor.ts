@@ -48,7 +48,6 @@ import type { SettleOptions, Settler, SettleResult } from "../settle/settler.ts"
 import { type Action, parseAction } from "./action.ts";
 import type { ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
-import { FOCUS } from "./_in_page.ts";
 import { parseChord } from "./_keys.ts";
 import { ElementCalls } from "./_calls.ts";
 import { Pointer, type PressOutcome } from "./_pointer.ts";
@@ -417,7 +416,7 @@ export class Actor {
         if (action.id !== undefined) {
           const ref = await calls.element(action.id);
           await calls.ready(ref, action.id);
-          await calls.call(ref, FOCUS);
+          await calls.call(ref, "FOCUS");
         }
         await keyboard.chord(chord.modifiers, chord.key);
         return;

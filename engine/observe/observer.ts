@@ -36,10 +36,9 @@ import type { CommandResult } from "../cdp/protocol.ts";
 import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { formatNodes } from "./format_observation.ts";
-import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
+import { ACT_INSTALL, HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
 // The actor calls its in-page functions on handles from this world; installed
 // with the world, they cost nothing per call (see `_library.ts`).
-import { ACT_LIBRARY } from "../act/_library.ts";
 import type { ElementLocation } from "../act/element_resolver.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
@@ -114,7 +113,7 @@ export class Observer {
     }); })();`;
     const isolated = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
       JSON.stringify(this.#secret)
-    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();\n${ACT_LIBRARY}`;
+    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();\n${ACT_INSTALL}`;
     this.#worlds = new FrameWorlds(hook, isolated);
   }
 
