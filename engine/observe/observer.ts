@@ -37,8 +37,9 @@ import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { formatNodes } from "./format_observation.ts";
 import { ACT_INSTALL, HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
-// The actor calls its in-page functions on handles from this world; installed
-// with the world, they cost nothing per call (see `_library.ts`).
+// The actor calls its in-page functions (`ACT_INSTALL`, from engine/page/act/)
+// on elements of this world by name: installed with the world, they cost a
+// short stub per call (see `engine/act/_calls.ts`).
 import type { ElementLocation } from "../act/element_resolver.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
