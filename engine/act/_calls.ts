@@ -46,6 +46,12 @@ export interface IdRef extends ElementLocation {
 /** An element as an action holds it: a CDP handle, or an id in its world. */
 export type Ref = ElementRef | IdRef;
 
+/** How {@linkcode ElementCalls.invoke} runs a function. */
+export interface WorldOptions {
+  /** Run in the element's world without finding the element there (`this` is then unset for an id). */
+  world?: boolean;
+}
+
 /** What {@linkcode ElementCalls.ready} may let through. */
 export interface ReadyOptions {
   /** Accept a disabled element (hover, scroll). */
@@ -121,6 +127,7 @@ export class ElementCalls {
    * @param name the function
    * @param args its arguments after the element
    * @param returnByValue whether to return a JSON value rather than a remote object
+   * @param options whether to call in the element's world without finding the element
    * @returns the browser's answer
    * @throws {ActionError} `stale-id` when the element is gone from its world
    */
@@ -129,20 +136,25 @@ export class ElementCalls {
     name: K,
     args: ActArgs<K>,
     returnByValue: boolean,
+    options: WorldOptions = {},
   ): Promise<CommandResult<"Runtime.callFunctionOn">> {
-    const byId = "local" in ref;
+    const byId = "local" in ref && !options.world;
     const send = (functionDeclaration: string) =>
       ref.session.send("Runtime.callFunctionOn", {
-        ...(byId ? { executionContextId: ref.executionContextId } : { objectId: ref.objectId }),
+        ...("local" in ref
+          ? { executionContextId: ref.executionContextId }
+          : { objectId: ref.objectId }),
         functionDeclaration,
-        arguments: [name, byId ? ref.local : null, ...args].map((value) => ({ value })),
+        arguments: [name, "local" in ref && byId ? ref.local : null, ...args].map((value) => ({
+          value,
+        })),
         returnByValue,
       }, { timeoutMs: this.#timeoutMs });
     // A world gone with its document fails the call: the actor's
     // `#translate` makes that stale-id.
     let answer = await send(ACT_STUB);
     if (answer.result.value === LIBRARY_MISSING) answer = await send(ACT_FULL);
-    if (byId && answer.result.value === ELEMENT_GONE) throw stale(ref.id);
+    if (byId && answer.result.value === ELEMENT_GONE) throw stale((ref as IdRef).id);
     return answer;
   }
 
@@ -156,7 +168,35 @@ export class ElementCalls {
    * @throws {Error} when the function threw in the page
    */
   async call<K extends ActName>(ref: Ref, name: K, ...args: ActArgs<K>): Promise<ActResult<K>> {
-    const { result, exceptionDetails } = await this.invoke(ref, name, args, true);
+    return await this.#value(ref, name, args, {});
+  }
+
+  /**
+   * Calls an in-page function that needs no element in the element's world
+   * (`this` is the element only when held by a handle): it answers even
+   * when the element left the page.
+   *
+   * @param ref the element whose world to call in
+   * @param name the function
+   * @param args its arguments
+   * @returns what the function returned
+   * @throws {Error} when the function threw in the page
+   */
+  async callInWorld<K extends ActName>(
+    ref: Ref,
+    name: K,
+    ...args: ActArgs<K>
+  ): Promise<ActResult<K>> {
+    return await this.#value(ref, name, args, { world: true });
+  }
+
+  async #value<K extends ActName>(
+    ref: Ref,
+    name: K,
+    args: ActArgs<K>,
+    options: WorldOptions,
+  ): Promise<ActResult<K>> {
+    const { result, exceptionDetails } = await this.invoke(ref, name, args, true, options);
     if (exceptionDetails) {
       throw new Error(
         `In-page call failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,

@@ -150,7 +150,15 @@ export interface ActFunctions<E, W = unknown> {
    * content pushed down) can move the target between aiming and pressing.
    */
   CHECK_POINT(x: number, y: number, arm: boolean): CheckResult;
-  /** Called after the release: what the armed press recorded, `null` when nothing was armed. */
+  /**
+   * Called between the press and the release: whether the armed press
+   * reached the target so far, `null` when nothing was armed. Keeps recording.
+   */
+  PRESS_SEEN(): boolean | null;
+  /**
+   * Called after the release: what the armed press recorded, `null` when
+   * nothing was armed. Needs no element: it reads the world's record.
+   */
   CLICK_RECORD(): ClickRecord | null;
   /** The page's locale: the document's `lang`, else the browser's language. */
   PAGE_LOCALE(): string;

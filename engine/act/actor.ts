@@ -124,11 +124,13 @@ export interface ActResult {
    */
   detail?: string;
   /**
-   * For `click` and `dblclick`: how the page was seen to receive the press
-   * (see `PressOutcome`): `whole` (press, release and click on the target),
-   * `handled` (the page took the press on the target itself), `gone` (the
-   * target's document or the target went away with it). A press not seen
-   * received is an error, never a result.
+   * For `click` and `dblclick`: the receipt of the press (see
+   * `PressOutcome`): `whole` (press, release and click on the target),
+   * `handled` (the press on the target, whose default a page listener
+   * prevented or while handling which the page changed the DOM), `gone`
+   * (the press on the target, then its document went away: a navigation).
+   * A press without a receipt is aimed again once, then an error, never a
+   * result.
    */
   press?: PressOutcome;
 }

@@ -336,6 +336,12 @@ function checkAt(target: Element, x: number, y: number, armIt: boolean): CheckRe
   return { ok: true, reached: reached(x, y, target.ownerDocument) };
 }
 
+/** Whether the armed press reached the target so far; `null` when nothing was armed. */
+export function pressSeen(): boolean | null {
+  const record = actGlobals().__webservClick;
+  return record ? record.down : null;
+}
+
 /** What the armed press recorded; `null` when nothing was armed in this world. */
 export function clickRecord(): ClickRecord | null {
   const g = actGlobals();

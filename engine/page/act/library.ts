@@ -19,6 +19,7 @@ import {
   hovered,
   ownerCover,
   point,
+  pressSeen,
 } from "./_aim.ts";
 import {
   caretToEnd,
@@ -55,6 +56,7 @@ export const ACT_FUNCTIONS: Library = {
   FACTS_POINT: factsPoint,
   HOVERED: hovered,
   CHECK_POINT: checkPoint,
+  PRESS_SEEN: pressSeen,
   CLICK_RECORD: clickRecord,
   PAGE_LOCALE: pageLocale,
   SCROLL_BY: scrollBy,

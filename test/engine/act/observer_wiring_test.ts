@@ -118,8 +118,9 @@ Deno.test("Actor.act() aims a mouse action in the top frame without looking up a
   // The element is found by id in the observer's world: a hover asks its facts and point in one
   // call, then (the page has an out-of-process frame) whether the move reached the target; a
   // click asks facts and point, then one re-aim check that also says the move reached it and
-  // arms the record of the press, then reads what the target received of the press.
-  assertEquals(count(plain, "Runtime.callFunctionOn"), 5, plain.join(", "));
+  // arms the record of the press, reads between press and release whether the press reached
+  // the target, then reads what the target received of the press.
+  assertEquals(count(plain, "Runtime.callFunctionOn"), 6, plain.join(", "));
   assert(
     count(methods.slice(zoomed), "DOM.getContentQuads") > 0,
     "zoomed: the offset is looked up",
