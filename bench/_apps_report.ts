@@ -55,11 +55,32 @@ export interface TaskRow {
   seeds: number;
   /** Click steps the env reported ok (absent in runs before the count). */
   clicksOk?: number;
-  /** Of those, the ones the bench saw the target receive whole in the page (press, release, click). */
+  /** Of those, the ones with a receipt the bench read in the page: whole, handled or gone (see {@linkcode ClickReceipts}). */
   clicksVerified?: number;
-  /** Of the rest, presses the page took on mousedown (the engine's `press: "handled"`): no click follows, for a person either. */
+  /** The receipts, by kind (absent in runs before they were told apart). */
+  clickReceipts?: ClickReceipts;
+  /** Runs before the receipts: presses taken on mousedown, counted apart from the verified ones. */
   clicksTakenOnPress?: number;
   failures: { seed: number; instruction: string; reason: string }[];
+}
+
+/**
+ * How the bench verified the clicks the env reported ok, each by what its
+ * own probe read in the page, apart from the engine's receipts.
+ */
+export interface ClickReceipts {
+  /** The press, the release and the click reached the target. */
+  whole: number;
+  /**
+   * The press reached the target and the page took it there, with no click:
+   * a page listener prevented its default, or the DOM changed between the
+   * press and the release (a menu opening on mousedown under a backdrop).
+   */
+  handled: number;
+  /** The press reached the target, then its document was replaced (a navigation). */
+  gone: number;
+  /** Reported ok with none of these: no receipt. */
+  unverified: number;
 }
 
 /** Who ran the benchmark where, and what it found. */
@@ -103,10 +124,10 @@ export interface AppsSummary {
   tasksTotal: number;
   /** Click steps reported ok, over all tasks. */
   clicksOk?: number;
-  /** Of those, the ones the target received whole (press, release and click), read by the bench in the page. */
+  /** Of those, the ones with a receipt the bench read in the page. */
   clicksVerified?: number;
-  /** Of the rest, presses the page took on mousedown. */
-  clicksTakenOnPress?: number;
+  /** The receipts, by kind, over all tasks. */
+  clickReceipts?: ClickReceipts;
   controls: number;
   controlsWithId: number;
   pagesContentBelowAria: string[];
@@ -171,7 +192,7 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
       ? {
         clicksOk: taskRows.reduce((n, r) => n + (r.clicksOk ?? 0), 0),
         clicksVerified: taskRows.reduce((n, r) => n + (r.clicksVerified ?? 0), 0),
-        clicksTakenOnPress: taskRows.reduce((n, r) => n + (r.clicksTakenOnPress ?? 0), 0),
+        ...(receiptsOf(taskRows) ? { clickReceipts: receiptsOf(taskRows)! } : {}),
       }
       : {}),
     controls: totalControls,
@@ -299,14 +320,14 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAria)
     }; slower on ${summary.pagesSlowerThanAria.length} pages |`,
     `| scripted tasks solved | all | ${summary.tasksSolved}/${summary.tasksTotal} |`,
-    `| clicks verified (press, release and click on the target, read by the bench in the page) over clicks reported ok | 100% | ${
+    `| clicks verified over clicks reported ok (a receipt the bench read in the page: whole, handled or gone) | 100% | ${
       summary.clicksOk === undefined
         ? "not measured"
         : `${
           pct(summary.clicksVerified! / Math.max(1, summary.clicksOk))
-        } (${summary.clicksVerified}/${summary.clicksOk}; ${
-          summary.clicksTakenOnPress ?? 0
-        } of the rest taken by the page on mousedown, where no click follows)`
+        } (${summary.clicksVerified}/${summary.clicksOk}${
+          summary.clickReceipts ? `: ${receiptsText(summary.clickReceipts)}` : ""
+        })`
     } |`,
     "",
     "Against Playwright's AI snapshot (references and iframes, as this observation has):",
@@ -347,7 +368,11 @@ export function appsMarkdown(report: AppsReport): string {
         r.clicksOk === undefined
           ? "n/a"
           : `${r.clicksVerified}/${r.clicksOk}${
-            r.clicksTakenOnPress ? ` (${r.clicksTakenOnPress} taken on mousedown)` : ""
+            r.clickReceipts
+              ? ` (${receiptsText(r.clickReceipts)})`
+              : r.clicksTakenOnPress
+              ? ` (${r.clicksTakenOnPress} taken on mousedown)`
+              : ""
           }`
       } |`
     ),
@@ -392,4 +417,22 @@ export function appsMarkdown(report: AppsReport): string {
   md.push("");
 
   return md.join("\n");
+}
+
+/** The receipts of all tasks that have them, summed; `undefined` when none has. */
+function receiptsOf(taskRows: TaskRow[]): ClickReceipts | undefined {
+  const rows = taskRows.filter((r) => r.clickReceipts);
+  if (rows.length === 0) return undefined;
+  const sum = { whole: 0, handled: 0, gone: 0, unverified: 0 };
+  for (const r of rows) {
+    for (const key of Object.keys(sum) as (keyof ClickReceipts)[]) {
+      sum[key] += r.clickReceipts![key];
+    }
+  }
+  return sum;
+}
+
+/** The receipts as text: `whole 40, handled 2, gone 0, no receipt 0`. */
+function receiptsText(r: ClickReceipts): string {
+  return `whole ${r.whole}, handled ${r.handled}, gone ${r.gone}, no receipt ${r.unverified}`;
 }
