@@ -78,7 +78,6 @@ interface FrameIds {
   global: Map<number, number>;
 }
 
-
 function randomSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return `x${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
