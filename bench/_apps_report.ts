@@ -269,17 +269,18 @@ export function appsMarkdown(report: AppsReport): string {
       : []),
     "## History",
     "",
-    "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tokens vs AI | latency vs AI (slower pages) | tasks | record |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | n/a | n/a | 54/140 | `apps.before.md` |",
-    "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | n/a | n/a | 127/140 | `apps.after.md` |",
-    "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | `apps.md` at 6945e7e |",
-    "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | `apps.md` at 42e8660 |",
-    "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | `apps.md` at e1b7ae3 |",
-    "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | `apps.md` at 727499d |",
-    "| round 6 (`main` at 145b5bf: the TCP transport with Nagle off, same-origin sibling frames in one call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 29.2% (1) | 44.4% | 38.5% (0) | 140/140 | `apps.md` at 145b5bf |",
-    "| round 7 (`main` at e8167bb: a no-op round trip and the text without header, ids and link targets measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 30.9% (1) | 44.4% | 39.3% (0) | 140/140 | `apps.md` at e8167bb |",
-    `| round 8 (this run: a Material UI page and its three tasks added; a label's and aria-hidden text are no container's own) | ${
+    "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tokens vs AI | latency vs AI (slower pages) | tasks | clicks verified | record |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | n/a | n/a | 54/140 | n/a | `apps.before.md` |",
+    "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | n/a | n/a | 127/140 | n/a | `apps.after.md` |",
+    "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | n/a | `apps.md` at 6945e7e |",
+    "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | n/a | `apps.md` at 42e8660 |",
+    "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | n/a | `apps.md` at e1b7ae3 |",
+    "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | n/a | `apps.md` at 727499d |",
+    "| round 6 (`main` at 145b5bf: the TCP transport with Nagle off, same-origin sibling frames in one call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 29.2% (1) | 44.4% | 38.5% (0) | 140/140 | n/a | `apps.md` at 145b5bf |",
+    "| round 7 (`main` at e8167bb: a no-op round trip and the text without header, ids and link targets measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 30.9% (1) | 44.4% | 39.3% (0) | 140/140 | n/a | `apps.md` at e8167bb |",
+    "| round 8 (`main` at 5804ecc: a Material UI page and its three tasks added, nine component-library pages) | 100% (90.7% in the text) | 1 | 0 pages | 80.4% | 25.3% (1) | 38.6% | 37% (0) | 260/260 | 48/50 (2 taken on mousedown, counted apart) | `apps.md` at 5804ecc |",
+    `| round 9 (this run: the actions' in-page code bundled from typed page modules, one stand-in rule; every click ok with a receipt, checked by the bench's own probe) | ${
       pct(summary.recall)
     } (${
       pct(summary.recallInText)
@@ -289,9 +290,11 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.tokensVsAriaAi)
     } | ${
       pct(summary.latencyVsAriaAi)
-    } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
+    } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | ${
+      summary.clicksOk === undefined ? "n/a" : `${summary.clicksVerified}/${summary.clicksOk}`
+    } | this file |`,
     "",
-    "Round 1 counted summarised controls as misses; rounds 2 to 8 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call. Round 7 changes nothing measured and adds the figures of \"Where the tokens and the time go\". Round 8 adds `/mui-settings` (Material UI 5, its UMD build) with three tasks: 18 pages, 170 task runs.",
+    "Round 1 counted summarised controls as misses; rounds 2 to 9 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call. Round 7 changes nothing measured and adds the figures of \"Where the tokens and the time go\". Round 8 adds `/mui-settings` (Material UI 5, its UMD build) with three tasks, and nine component-library pages with a task each. Round 9 counts clicks verified by the bench's own probe with every receipt (whole, handled: default prevented or the DOM changed between press and release, gone: the press on the target, then its document replaced); round 8 counted only whole clicks as verified and presses taken on mousedown apart.",
     "",
     "## How it is measured",
     "",
