@@ -138,23 +138,23 @@ export class ElementCalls {
     returnByValue: boolean,
     options: WorldOptions = {},
   ): Promise<CommandResult<"Runtime.callFunctionOn">> {
-    const byId = "local" in ref && !options.world;
+    const held = "local" in ref ? ref : undefined;
+    // The element's id in its world, or null: `this` is the handle's element, or unset.
+    const local = held && !options.world ? held.local : null;
     const send = (functionDeclaration: string) =>
       ref.session.send("Runtime.callFunctionOn", {
         ...("local" in ref
           ? { executionContextId: ref.executionContextId }
           : { objectId: ref.objectId }),
         functionDeclaration,
-        arguments: [name, "local" in ref && byId ? ref.local : null, ...args].map((value) => ({
-          value,
-        })),
+        arguments: [name, local, ...args].map((value) => ({ value })),
         returnByValue,
       }, { timeoutMs: this.#timeoutMs });
     // A world gone with its document fails the call: the actor's
     // `#translate` makes that stale-id.
     let answer = await send(ACT_STUB);
     if (answer.result.value === LIBRARY_MISSING) answer = await send(ACT_FULL);
-    if (byId && answer.result.value === ELEMENT_GONE) throw stale((ref as IdRef).id);
+    if (held && local !== null && answer.result.value === ELEMENT_GONE) throw stale(held.id);
     return answer;
   }
 
