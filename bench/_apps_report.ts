@@ -55,11 +55,32 @@ export interface TaskRow {
   seeds: number;
   /** Click steps the env reported ok (absent in runs before the count). */
   clicksOk?: number;
-  /** Of those, the ones the bench saw the target receive whole in the page (press, release, click). */
+  /** Of those, the ones with a receipt the bench read in the page: whole, handled or gone (see {@linkcode ClickReceipts}). */
   clicksVerified?: number;
-  /** Of the rest, presses the page took on mousedown (the engine's `press: "handled"`): no click follows, for a person either. */
+  /** The receipts, by kind (absent in runs before they were told apart). */
+  clickReceipts?: ClickReceipts;
+  /** Runs before the receipts: presses taken on mousedown, counted apart from the verified ones. */
   clicksTakenOnPress?: number;
   failures: { seed: number; instruction: string; reason: string }[];
+}
+
+/**
+ * How the bench verified the clicks the env reported ok, each by what its
+ * own probe read in the page, apart from the engine's receipts.
+ */
+export interface ClickReceipts {
+  /** The press, the release and the click reached the target. */
+  whole: number;
+  /**
+   * The press reached the target and the page took it there, with no click:
+   * a page listener prevented its default, or the DOM changed between the
+   * press and the release (a menu opening on mousedown under a backdrop).
+   */
+  handled: number;
+  /** The press reached the target, then its document was replaced (a navigation). */
+  gone: number;
+  /** Reported ok with none of these: no receipt. */
+  unverified: number;
 }
 
 /** Who ran the benchmark where, and what it found. */
@@ -103,10 +124,10 @@ export interface AppsSummary {
   tasksTotal: number;
   /** Click steps reported ok, over all tasks. */
   clicksOk?: number;
-  /** Of those, the ones the target received whole (press, release and click), read by the bench in the page. */
+  /** Of those, the ones with a receipt the bench read in the page. */
   clicksVerified?: number;
-  /** Of the rest, presses the page took on mousedown. */
-  clicksTakenOnPress?: number;
+  /** The receipts, by kind, over all tasks. */
+  clickReceipts?: ClickReceipts;
   controls: number;
   controlsWithId: number;
   pagesContentBelowAria: string[];
@@ -171,7 +192,7 @@ export function summarise(pageRows: PageRow[], taskRows: TaskRow[]): AppsSummary
       ? {
         clicksOk: taskRows.reduce((n, r) => n + (r.clicksOk ?? 0), 0),
         clicksVerified: taskRows.reduce((n, r) => n + (r.clicksVerified ?? 0), 0),
-        clicksTakenOnPress: taskRows.reduce((n, r) => n + (r.clicksTakenOnPress ?? 0), 0),
+        ...(receiptsOf(taskRows) ? { clickReceipts: receiptsOf(taskRows)! } : {}),
       }
       : {}),
     controls: totalControls,
@@ -248,17 +269,18 @@ export function appsMarkdown(report: AppsReport): string {
       : []),
     "## History",
     "",
-    "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tokens vs AI | latency vs AI (slower pages) | tasks | record |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | n/a | n/a | 54/140 | `apps.before.md` |",
-    "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | n/a | n/a | 127/140 | `apps.after.md` |",
-    "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | `apps.md` at 6945e7e |",
-    "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | `apps.md` at 42e8660 |",
-    "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | `apps.md` at e1b7ae3 |",
-    "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | `apps.md` at 727499d |",
-    "| round 6 (`main` at 145b5bf: the TCP transport with Nagle off, same-origin sibling frames in one call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 29.2% (1) | 44.4% | 38.5% (0) | 140/140 | `apps.md` at 145b5bf |",
-    "| round 7 (`main` at e8167bb: a no-op round trip and the text without header, ids and link targets measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 30.9% (1) | 44.4% | 39.3% (0) | 140/140 | `apps.md` at e8167bb |",
-    `| round 8 (this run: a Material UI page and its three tasks added; a label's and aria-hidden text are no container's own) | ${
+    "| round | recall | false ids | content below aria | tokens vs aria | latency vs aria (slower pages) | tokens vs AI | latency vs AI (slower pages) | tasks | clicks verified | record |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| before issue 8's work (`main` at c1e8878) | 78.6% | 19 | 7 pages | 68% | 18.8% (2) | n/a | n/a | 54/140 | n/a | `apps.before.md` |",
+    "| round 1 (distill and act merged) | 81.9% | 2 | 4 pages | 81.8% | 17.5% (1) | n/a | n/a | 127/140 | n/a | `apps.after.md` |",
+    "| round 2 (`main` at 6945e7e) | 100% (90.1% in the text) | 2 | 0 pages | 80.4% | 28.3% (0) | n/a | n/a | 138/140 | n/a | `apps.md` at 6945e7e |",
+    "| round 3 (`main` at 42e8660: hand-labelled datepicker arrows, the headless shell, act calls by name) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 28.9% (1) | n/a | n/a | 140/140 | n/a | `apps.md` at 42e8660 |",
+    "| round 4 (`main` at e1b7ae3: Playwright's AI snapshot measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 34.8% (1) | 44.4% | 48.4% (0) | 140/140 | n/a | `apps.md` at e1b7ae3 |",
+    "| round 5 (`main` at 727499d: hit tests only under positioned boxes, same-process frames in their parent's call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 31.9% (1) | 44.4% | 40.6% (0) | 140/140 | n/a | `apps.md` at 727499d |",
+    "| round 6 (`main` at 145b5bf: the TCP transport with Nagle off, same-origin sibling frames in one call) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 29.2% (1) | 44.4% | 38.5% (0) | 140/140 | n/a | `apps.md` at 145b5bf |",
+    "| round 7 (`main` at e8167bb: a no-op round trip and the text without header, ids and link targets measured beside) | 100% (90.1% in the text) | 0 | 0 pages | 80.4% | 30.9% (1) | 44.4% | 39.3% (0) | 140/140 | n/a | `apps.md` at e8167bb |",
+    "| round 8 (`main` at 5804ecc: a Material UI page and its three tasks added, nine component-library pages) | 100% (90.7% in the text) | 1 | 0 pages | 80.4% | 25.3% (1) | 38.6% | 37% (0) | 260/260 | 48/50 (2 taken on mousedown, counted apart) | `apps.md` at 5804ecc |",
+    `| round 9 (this run: the actions' in-page code bundled from typed page modules, one stand-in rule; every click ok with a receipt, checked by the bench's own probe) | ${
       pct(summary.recall)
     } (${
       pct(summary.recallInText)
@@ -268,9 +290,11 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.tokensVsAriaAi)
     } | ${
       pct(summary.latencyVsAriaAi)
-    } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | this file |`,
+    } (${summary.pagesSlowerThanAriaAi.length}) | ${summary.tasksSolved}/${summary.tasksTotal} | ${
+      summary.clicksOk === undefined ? "n/a" : `${summary.clicksVerified}/${summary.clicksOk}`
+    } | this file |`,
     "",
-    "Round 1 counted summarised controls as misses; rounds 2 to 8 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call. Round 7 changes nothing measured and adds the figures of \"Where the tokens and the time go\". Round 8 adds `/mui-settings` (Material UI 5, its UMD build) with three tasks: 18 pages, 170 task runs.",
+    "Round 1 counted summarised controls as misses; rounds 2 to 9 count a control a summary line of chrome lists on request apart, as `summarised`. Round 3 runs on the headless shell (`chromium-headless-shell`), which `findChrome()` now picks for headless runs; ariaSnapshot runs on the same browser. Round 4 adds Playwright's AI snapshot as a second peer. Round 5 hit-tests a candidate for covers only where a positioned box overlaps it, and distils same-origin iframes in their parent's call. Round 6 runs on `TcpTransport` (Deno's WebSocket held a command of 1 to 64 KiB ~40 ms for a delayed ACK), and distils out-of-process sibling frames of one origin, which share a renderer, in one call. Round 7 changes nothing measured and adds the figures of \"Where the tokens and the time go\". Round 8 adds `/mui-settings` (Material UI 5, its UMD build) with three tasks, and nine component-library pages with a task each. Round 9 counts clicks verified by the bench's own probe with every receipt (whole, handled: default prevented or the DOM changed between press and release, gone: the press on the target, then its document replaced); round 8 counted only whole clicks as verified and presses taken on mousedown apart.",
     "",
     "## How it is measured",
     "",
@@ -299,14 +323,14 @@ export function appsMarkdown(report: AppsReport): string {
       pct(summary.latencyVsAria)
     }; slower on ${summary.pagesSlowerThanAria.length} pages |`,
     `| scripted tasks solved | all | ${summary.tasksSolved}/${summary.tasksTotal} |`,
-    `| clicks verified (press, release and click on the target, read by the bench in the page) over clicks reported ok | 100% | ${
+    `| clicks verified over clicks reported ok (a receipt the bench read in the page: whole, handled or gone) | 100% | ${
       summary.clicksOk === undefined
         ? "not measured"
         : `${
           pct(summary.clicksVerified! / Math.max(1, summary.clicksOk))
-        } (${summary.clicksVerified}/${summary.clicksOk}; ${
-          summary.clicksTakenOnPress ?? 0
-        } of the rest taken by the page on mousedown, where no click follows)`
+        } (${summary.clicksVerified}/${summary.clicksOk}${
+          summary.clickReceipts ? `: ${receiptsText(summary.clickReceipts)}` : ""
+        })`
     } |`,
     "",
     "Against Playwright's AI snapshot (references and iframes, as this observation has):",
@@ -347,7 +371,11 @@ export function appsMarkdown(report: AppsReport): string {
         r.clicksOk === undefined
           ? "n/a"
           : `${r.clicksVerified}/${r.clicksOk}${
-            r.clicksTakenOnPress ? ` (${r.clicksTakenOnPress} taken on mousedown)` : ""
+            r.clickReceipts
+              ? ` (${receiptsText(r.clickReceipts)})`
+              : r.clicksTakenOnPress
+              ? ` (${r.clicksTakenOnPress} taken on mousedown)`
+              : ""
           }`
       } |`
     ),
@@ -392,4 +420,22 @@ export function appsMarkdown(report: AppsReport): string {
   md.push("");
 
   return md.join("\n");
+}
+
+/** The receipts of all tasks that have them, summed; `undefined` when none has. */
+function receiptsOf(taskRows: TaskRow[]): ClickReceipts | undefined {
+  const rows = taskRows.filter((r) => r.clickReceipts);
+  if (rows.length === 0) return undefined;
+  const sum = { whole: 0, handled: 0, gone: 0, unverified: 0 };
+  for (const r of rows) {
+    for (const key of Object.keys(sum) as (keyof ClickReceipts)[]) {
+      sum[key] += r.clickReceipts![key];
+    }
+  }
+  return sum;
+}
+
+/** The receipts as text: `whole 40, handled 2, gone 0, no receipt 0`. */
+function receiptsText(r: ClickReceipts): string {
+  return `whole ${r.whole}, handled ${r.handled}, gone ${r.gone}, no receipt ${r.unverified}`;
 }

@@ -51,7 +51,14 @@ import {
   truthScripts,
 } from "../fixtures/apps/mod.ts";
 import { interleave, openPlaywright } from "./_harness.ts";
-import { appsMarkdown, type Miss, type PageRow, summarise, type TaskRow } from "./_apps_report.ts";
+import {
+  appsMarkdown,
+  type ClickReceipts,
+  type Miss,
+  type PageRow,
+  summarise,
+  type TaskRow,
+} from "./_apps_report.ts";
 import { logFailure } from "../engine/log.ts";
 
 const QUICK = Deno.args.includes("--quick");
@@ -333,58 +340,133 @@ await playwright.close();
 
 // ---------------------------------------------------------------- tasks
 
-// Clicks verified by the bench itself, in the page: listeners on the target
-// (and its labels, and a hidden toggle's siblings, which the engine may aim
-// at instead) record whether the press, the release and the click reached it.
-const PROBE = `function () {
+// Clicks verified by the bench itself, in the page, apart from the engine:
+// listeners on the target (and its labels, and a hidden toggle's siblings,
+// which the engine may aim at instead) record whether the press, the release
+// and the click reached it, whether a page listener prevented the press's
+// default, and whether the DOM changed between the press and the release.
+// The record is also kept in the tab's sessionStorage, so a click that
+// navigates (to a page of the same origin) is read in the next document.
+const PROBE = `function (key) {
   const el = this;
+  const doc = el.ownerDocument, win = doc.defaultView;
   const aims = [el, ...(el.labels || [])];
   if (el.localName === "input" && /^(checkbox|radio)$/.test(el.type)) {
     for (const s of [el.previousElementSibling, el.nextElementSibling]) if (s) aims.push(s);
   }
-  const record = { down: false, up: false, click: false };
+  const record = { down: false, up: false, click: false, prevented: false, changed: false };
+  const presses = [];
+  let changes = null;
+  const save = () => {
+    record.prevented = record.prevented || presses.some((e) => e.defaultPrevented);
+    try { win.sessionStorage.setItem(key, JSON.stringify(record)); } catch {}
+  };
+  const close = () => {
+    if (!changes) return;
+    if (changes.takeRecords().length > 0) record.changed = true;
+    changes.disconnect();
+    changes = null;
+  };
+  const down = (e) => {
+    record.down = true;
+    presses.push(e);
+    if (!changes && !record.up) {
+      changes = new MutationObserver(() => { record.changed = true; save(); });
+      changes.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    save();
+  };
   for (const node of aims) {
-    node.addEventListener("mousedown", () => record.down = true, true);
-    node.addEventListener("pointerdown", () => record.down = true, true);
-    node.addEventListener("mouseup", () => record.up = true, true);
-    node.addEventListener("pointerup", () => record.up = true, true);
-    node.addEventListener("click", () => record.click = true, true);
+    node.addEventListener("mousedown", down, true);
+    node.addEventListener("pointerdown", down, true);
+    node.addEventListener("mouseup", () => { record.up = true; save(); }, true);
+    node.addEventListener("pointerup", () => { record.up = true; save(); }, true);
+    node.addEventListener("click", () => { record.click = true; save(); }, true);
   }
-  el.ownerDocument.defaultView.__benchClick = record;
+  // After the page's own press listeners (bubbling at the window): was the default prevented?
+  win.addEventListener("mousedown", save, false);
+  // The first release anywhere closes the window of changes the press made.
+  const release = () => { close(); save(); win.removeEventListener("mouseup", release, true); };
+  win.addEventListener("mouseup", release, true);
+  win.__benchClick = { read: () => { close(); save(); return record; } };
+  save();
 }`;
 const READ_PROBE = `function () {
-  const r = this.ownerDocument.defaultView.__benchClick;
-  return !!r && r.down && r.up && r.click;
+  const probe = this.ownerDocument.defaultView.__benchClick;
+  return probe ? probe.read() : null;
 }`;
 
-/** Arms the probe on the click's target; the handle to read it with, or undefined. */
-async function armProbe(
-  id: number,
-): Promise<{ session: CdpSession; objectId: string } | undefined> {
+/** What the bench's probe read of one click. */
+interface ProbeRecord {
+  down: boolean;
+  up: boolean;
+  click: boolean;
+  prevented: boolean;
+  changed: boolean;
+}
+
+/** An armed probe: the target's handle, and the sessionStorage key its record is kept under. */
+interface Probe {
+  session: CdpSession;
+  objectId: string;
+  key: string;
+}
+
+let probes = 0;
+
+/** Arms the probe on the click's target; the probe to read, or undefined. */
+async function armProbe(id: number): Promise<Probe | undefined> {
   const handle = await env.observer.resolve(id);
   if (!handle) return undefined;
+  const key = `__benchClick${++probes}`;
   await handle.session.send("Runtime.callFunctionOn", {
     objectId: handle.objectId,
     functionDeclaration: PROBE,
+    arguments: [{ value: key }],
   });
-  return handle;
+  return { ...handle, key };
 }
 
-/** Whether the probe saw a whole click; a document gone with the click (a navigation) counts. */
-async function readProbe(handle: { session: CdpSession; objectId: string }): Promise<boolean> {
+/**
+ * What the probe recorded, and whether the target's document was replaced
+ * since (then the record comes from the tab's sessionStorage, `null` when
+ * the next document is of another origin).
+ */
+async function readProbe(probe: Probe): Promise<{ record: ProbeRecord | null; replaced: boolean }> {
   try {
-    const { result } = await handle.session.send("Runtime.callFunctionOn", {
-      objectId: handle.objectId,
+    const { result } = await probe.session.send("Runtime.callFunctionOn", {
+      objectId: probe.objectId,
       functionDeclaration: READ_PROBE,
       returnByValue: true,
     });
-    return result.value === true;
+    return { record: result.value as ProbeRecord | null, replaced: false };
   } catch {
-    return true;
+    const stored = await evaluate(
+      probe.session,
+      `sessionStorage.getItem(${JSON.stringify(probe.key)})`,
+    ).catch(() => null);
+    return {
+      record: typeof stored === "string" ? JSON.parse(stored) as ProbeRecord : null,
+      replaced: true,
+    };
   }
 }
 
-const clicks = { ok: 0, verified: 0, taken: 0 };
+/**
+ * How the bench verified one click reported ok: `whole` (press, release
+ * and click on the target), `handled` (the press on the target, its default
+ * prevented or the DOM changed between press and release), `gone` (the
+ * press on the target, then its document replaced), or `unverified`.
+ */
+function receiptOf(read: { record: ProbeRecord | null; replaced: boolean }): keyof ClickReceipts {
+  const r = read.record;
+  if (!r || !r.down) return "unverified";
+  if (r.up && r.click) return "whole";
+  if (r.prevented || r.changed) return "handled";
+  return read.replaced ? "gone" : "unverified";
+}
+
+const clicks: ClickReceipts = { whole: 0, handled: 0, gone: 0, unverified: 0 };
 const agent: TaskAgent = {
   observe: () => env.observe(),
   async act(action) {
@@ -396,12 +478,8 @@ const agent: TaskAgent = {
       })
       : undefined;
     const step = await env.step(action);
-    if (probe) {
-      clicks.ok++;
-      if (await readProbe(probe)) clicks.verified++;
-      // A press the page took on mousedown (a menu that opens there) gets no click, from a person either.
-      else if (step.result.press === "handled") clicks.taken++;
-    }
+    // A step that returned is a click reported ok (an action error throws).
+    if (probe) clicks[receiptOf(await readProbe(probe))]++;
     return step.observation ?? await env.observe();
   },
 };
@@ -418,7 +496,11 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
     clicksVerified: 0,
     failures: [],
   };
-  clicks.ok = clicks.verified = clicks.taken = 0;
+  clicks.whole =
+    clicks.handled =
+    clicks.gone =
+    clicks.unverified =
+      0;
   for (let seed = 0; seed < SEEDS; seed++) {
     let reason = "";
     try {
@@ -432,10 +514,12 @@ for (const task of APP_TASKS.filter((t) => !ONLY || t.page === ONLY)) {
     if (reason) row.failures.push({ seed, instruction: task.instruction(seed), reason });
     else row.solved++;
   }
-  row.clicksOk = clicks.ok;
-  row.clicksVerified = clicks.verified;
-  row.clicksTakenOnPress = clicks.taken;
-  console.log(`${task.name}\t${row.solved}/${row.seeds}\tclicks ${clicks.verified}/${clicks.ok}`);
+  row.clicksVerified = clicks.whole + clicks.handled + clicks.gone;
+  row.clicksOk = row.clicksVerified + clicks.unverified;
+  row.clickReceipts = { ...clicks };
+  console.log(
+    `${task.name}\t${row.solved}/${row.seeds}\tclicks ${row.clicksVerified}/${row.clicksOk}`,
+  );
   taskRows.push(row);
 }
 await env.close();
@@ -482,6 +566,7 @@ const report = {
     "contentKeptAriaAi, tokensVsAriaAi, latencyVsAriaAi: the same against Playwright's AI snapshot (references and iframes)",
     "tokensBareVsAria: the same as tokensVsAria for the observation text without its header line, ids and link targets (what the default snapshot has no counterpart for)",
     "floor: one env.evaluate('0') round trip to the page, interleaved with the rest; workVsAriaAi: median of (engine - floor) / (ariaAi - floor)",
+    "clicks: every click the env reported ok, checked by the bench's own probe in the page (not the engine's): whole (press, release and click on the target), handled (the press on the target, its default prevented by a page listener or the DOM changed between press and release), gone (the press on the target, then its document replaced; read from sessionStorage), else no receipt; clicksVerified = whole + handled + gone",
   ],
   summary,
   reruns,

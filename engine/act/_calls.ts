@@ -1,16 +1,24 @@
 /**
  * How the actor reaches an element: by id in the observer's world when the
  * resolver knows where it lives, else by a CDP handle; and how it runs the
- * in-page functions of `_in_page.ts` and `_typing.ts` on it (by name from
- * `_library.ts` where that is installed).
+ * in-page functions (`ActFunctions` in `_in_page.ts`, built from
+ * `engine/page/act/`) on it: by name through the short stub where the
+ * observer installed the library, else with the whole bundle.
  *
  * @module
  */
 import type { CommandResult } from "../cdp/protocol.ts";
 import type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
-import { type ElementFacts, FACTS } from "./_in_page.ts";
-import { ELEMENT_GONE, fullSource, LIBRARY_MISSING, libraryStub } from "./_library.ts";
+import {
+  type ActArgs,
+  type ActName,
+  type ActResult,
+  ELEMENT_GONE,
+  type ElementFacts,
+  LIBRARY_MISSING,
+} from "./_in_page.ts";
+import { ACT_FULL, ACT_STUB } from "../observe/_page_bundle.ts";
 
 /**
  * The error of an id whose element left the page.
@@ -37,6 +45,12 @@ export interface IdRef extends ElementLocation {
 
 /** An element as an action holds it: a CDP handle, or an id in its world. */
 export type Ref = ElementRef | IdRef;
+
+/** How {@linkcode ElementCalls.invoke} runs a function. */
+export interface WorldOptions {
+  /** Run in the element's world without finding the element there (`this` is then unset for an id). */
+  world?: boolean;
+}
 
 /** What {@linkcode ElementCalls.ready} may let through. */
 export interface ReadyOptions {
@@ -106,38 +120,41 @@ export class ElementCalls {
 
   /**
    * Runs an in-page function on an element: by name from the library in the
-   * element's world when it is there (see `_library.ts`), else from source.
-   * An element held by id is found by the world itself.
+   * element's world when it is there, else from the whole bundle. An element
+   * held by id is found by the world itself.
    *
    * @param ref the element
-   * @param fn the function's source, as `_in_page.ts` or `_typing.ts` exports it
+   * @param name the function
    * @param args its arguments after the element
    * @param returnByValue whether to return a JSON value rather than a remote object
+   * @param options whether to call in the element's world without finding the element
    * @returns the browser's answer
    * @throws {ActionError} `stale-id` when the element is gone from its world
    */
-  async invoke(
+  async invoke<K extends ActName>(
     ref: Ref,
-    fn: string,
-    args: unknown[],
+    name: K,
+    args: ActArgs<K>,
     returnByValue: boolean,
+    options: WorldOptions = {},
   ): Promise<CommandResult<"Runtime.callFunctionOn">> {
-    const byId = "local" in ref;
+    const held = "local" in ref ? ref : undefined;
+    // The element's id in its world, or null: `this` is the handle's element, or unset.
+    const local = held && !options.world ? held.local : null;
     const send = (functionDeclaration: string) =>
       ref.session.send("Runtime.callFunctionOn", {
-        ...(byId ? { executionContextId: ref.executionContextId } : { objectId: ref.objectId }),
+        ...("local" in ref
+          ? { executionContextId: ref.executionContextId }
+          : { objectId: ref.objectId }),
         functionDeclaration,
-        arguments: (byId ? [ref.local, ...args] : args).map((value) => ({ value })),
+        arguments: [name, local, ...args].map((value) => ({ value })),
         returnByValue,
       }, { timeoutMs: this.#timeoutMs });
     // A world gone with its document fails the call: the actor's
     // `#translate` makes that stale-id.
-    const stub = libraryStub(fn, byId);
-    let answer = stub === undefined ? undefined : await send(stub);
-    if (answer === undefined || answer.result.value === LIBRARY_MISSING) {
-      answer = await send(fullSource(fn, byId));
-    }
-    if (byId && answer.result.value === ELEMENT_GONE) throw stale(ref.id);
+    let answer = await send(ACT_STUB);
+    if (answer.result.value === LIBRARY_MISSING) answer = await send(ACT_FULL);
+    if (held && local !== null && answer.result.value === ELEMENT_GONE) throw stale(held.id);
     return answer;
   }
 
@@ -145,36 +162,64 @@ export class ElementCalls {
    * Calls an in-page function on an element and returns its JSON value.
    *
    * @param ref the element
-   * @param fn the function's source
+   * @param name the function
    * @param args its arguments after the element
    * @returns what the function returned
    * @throws {Error} when the function threw in the page
    */
-  async call<T>(ref: Ref, fn: string, args: unknown[] = []): Promise<T> {
-    const { result, exceptionDetails } = await this.invoke(ref, fn, args, true);
+  async call<K extends ActName>(ref: Ref, name: K, ...args: ActArgs<K>): Promise<ActResult<K>> {
+    return await this.#value(ref, name, args, {});
+  }
+
+  /**
+   * Calls an in-page function that needs no element in the element's world
+   * (`this` is the element only when held by a handle): it answers even
+   * when the element left the page.
+   *
+   * @param ref the element whose world to call in
+   * @param name the function
+   * @param args its arguments
+   * @returns what the function returned
+   * @throws {Error} when the function threw in the page
+   */
+  async callInWorld<K extends ActName>(
+    ref: Ref,
+    name: K,
+    ...args: ActArgs<K>
+  ): Promise<ActResult<K>> {
+    return await this.#value(ref, name, args, { world: true });
+  }
+
+  async #value<K extends ActName>(
+    ref: Ref,
+    name: K,
+    args: ActArgs<K>,
+    options: WorldOptions,
+  ): Promise<ActResult<K>> {
+    const { result, exceptionDetails } = await this.invoke(ref, name, args, true, options);
     if (exceptionDetails) {
       throw new Error(
         `In-page call failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
       );
     }
-    // Our own in-page functions produce these values; this is the one cast.
-    return result.value as T;
+    // Our own in-page functions produce these values (typed by `ActFunctions`); this is the one cast.
+    return result.value as ActResult<K>;
   }
 
   /**
    * Calls an in-page function that returns an element, as a new handle.
    *
    * @param ref the element
-   * @param fn the function's source
+   * @param name the function
    * @param args its arguments after the element
    * @returns a handle the caller releases, or `undefined` when no element came back
    */
-  async callForElement(
+  async callForElement<K extends ActName>(
     ref: Ref,
-    fn: string,
-    args: unknown[] = [],
+    name: K,
+    ...args: ActArgs<K>
   ): Promise<ElementRef | undefined> {
-    const { result } = await this.invoke(ref, fn, args, false);
+    const { result } = await this.invoke(ref, name, args, false);
     if (result.subtype !== "node" || !result.objectId) return undefined;
     return { session: ref.session, objectId: result.objectId };
   }
@@ -189,6 +234,6 @@ export class ElementCalls {
    * @throws {ActionError} as {@linkcode readyFacts} does
    */
   async ready(ref: Ref, id: number, options: ReadyOptions = {}): Promise<ElementFacts> {
-    return readyFacts(await this.call<ElementFacts>(ref, FACTS), id, options);
+    return readyFacts(await this.call(ref, "FACTS"), id, options);
   }
 }

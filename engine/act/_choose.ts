@@ -8,13 +8,7 @@
 import { bestEffort } from "../log.ts";
 import { CdpTimeoutError } from "../cdp/errors.ts";
 import { ActionError } from "./errors.ts";
-import {
-  type ElementFacts,
-  FACTS,
-  FIND_OPTION,
-  SELECT_NATIVE,
-  type SelectResult,
-} from "./_in_page.ts";
+import type { ElementFacts } from "./_in_page.ts";
 import type { ElementCalls } from "./_calls.ts";
 import type { Pointer } from "./_pointer.ts";
 
@@ -59,7 +53,7 @@ export async function selectOption(
   const { calls, pointer, settle } = tools;
   const ref = await calls.element(id);
   const facts = await calls.ready(ref, id);
-  const native = await calls.call<SelectResult>(ref, SELECT_NATIVE, [option, by]);
+  const native = await calls.call(ref, "SELECT_NATIVE", option, by);
   if (native.kind === "done") return native.chosen;
   if (native.kind === "not-found") throw optionNotFound(id, option, by, native.options);
   // ARIA: open a combobox with a click, then click the option.
@@ -67,9 +61,9 @@ export async function selectOption(
     await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
     await settle(BRIEF_SETTLE_MS);
   }
-  const found = await calls.callForElement(ref, FIND_OPTION, [option, by]);
+  const found = await calls.callForElement(ref, "FIND_OPTION", option, by);
   if (!found) {
-    const labels = await calls.call<string[] | null>(ref, FIND_OPTION, [option, by]);
+    const labels = await calls.call(ref, "FIND_OPTION", option, by);
     throw optionNotFound(id, option, by, Array.isArray(labels) ? labels : []);
   }
   try {
@@ -133,9 +127,9 @@ export async function setChecked(
   // its input, or a handler that undoes the change, leaves it as it was.
   let after: ElementFacts;
   try {
-    after = await calls.call<ElementFacts>(ref, FACTS);
+    after = await calls.call(ref, "FACTS");
     if (after.state !== "stale" && after.checked !== checked && await settle(BRIEF_SETTLE_MS)) {
-      after = await calls.call<ElementFacts>(ref, FACTS);
+      after = await calls.call(ref, "FACTS");
     }
   } catch (error) {
     // The click navigated (a form that submits on change): its document is gone.

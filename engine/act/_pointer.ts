@@ -16,32 +16,37 @@ import type { Page } from "../browser/page.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import type { Modifier } from "./action.ts";
 import { ActionError } from "./errors.ts";
-import {
-  CHECK_POINT,
-  type CheckResult,
-  CLICK_RECORD,
-  type ClickRecord,
-  DOCUMENT_ELEMENT,
-  type ElementFacts,
-  FACTS_POINT,
-  HOVERED,
-  OWNER_COVER,
-  POINT,
-  type PointResult,
-} from "./_in_page.ts";
+import type { ClickRecord, PointResult } from "./_in_page.ts";
 import { modifierMask } from "./_keys.ts";
 import { type ElementCalls, readyFacts, type ReadyOptions, type Ref } from "./_calls.ts";
 import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
 
 /**
- * How a press was verified: `whole` when the press, the release and the
- * click all reached the target; `handled` when the press reached it and the
- * page took it there (prevented its default, or changed the DOM while
- * handling it: a menu opening on `mousedown`, a field replaced on focus); `gone` when the target's
- * document or the target itself went away after the release (a navigation,
- * a button that removes itself).
+ * How a press was verified, each by a receipt the engine read from the
+ * target's document: `whole` when the press, the release and the click (for
+ * the left button) all reached the target; `handled` when the press reached
+ * it and the page took it there, with no click to follow (a listener
+ * prevented the press's default, or the page changed the DOM while handling
+ * the press: a menu opening on `mousedown`, a field replaced on focus);
+ * `gone` when the press reached the target (read between the press and the
+ * release) or the document went away during the press itself, and the
+ * target's document then went away before the release could be read (a
+ * navigation). A target removed by the click is read as any other: its
+ * document's record outlives it.
  */
 export type PressOutcome = "whole" | "handled" | "gone";
+
+/** What a press showed before its release: whether it reached the target, or that its document went away. */
+type Seen = boolean | "unloaded";
+
+/**
+ * Whether an in-page call failed because the element's document or tab went
+ * away (a navigation); a dead browser is ours to report, not this.
+ */
+function goneWithDocument(error: unknown): boolean {
+  if (error instanceof ActionError && error.code === "stale-id") return true;
+  return error instanceof ProtocolError && !(error instanceof ConnectionClosedError);
+}
 
 /** A point aimed at on an element: in the page, and in the element's own frame. */
 export interface Aim {
@@ -88,11 +93,7 @@ export class Pointer {
 
   /** {@linkcode ElementCalls.ready} and {@linkcode Pointer.point} in one round trip. */
   async aim(ref: Ref, id: number, options: ReadyOptions = {}): Promise<Aim> {
-    const answer = await this.#calls.call<{ facts: ElementFacts; point?: PointResult }>(
-      ref,
-      FACTS_POINT,
-      [options.allowDisabled ?? false],
-    );
+    const answer = await this.#calls.call(ref, "FACTS_POINT", options.allowDisabled ?? false);
     readyFacts(answer.facts, id, options);
     if (!answer.point) throw new Error("In-page call failed: a ready element gave no point");
     return await this.#pointFrom(ref, id, answer.point);
@@ -100,7 +101,7 @@ export class Pointer {
 
   /** A hit-tested point on the element, in the page's coordinates. */
   async point(ref: Ref, id: number): Promise<Aim> {
-    return await this.#pointFrom(ref, id, await this.#calls.call<PointResult>(ref, POINT));
+    return await this.#pointFrom(ref, id, await this.#calls.call(ref, "POINT"));
   }
 
   /** Where to press on the page, from the point the element's frame found. */
@@ -126,7 +127,7 @@ export class Pointer {
     const topFrame = found.top && ref.session.parentSessionId === undefined;
     const documentElement = topFrame
       ? undefined
-      : await this.#calls.callForElement(ref, DOCUMENT_ELEMENT);
+      : await this.#calls.callForElement(ref, "DOCUMENT_ELEMENT");
     if (documentElement) {
       try {
         const { quads } = await ref.session.send("DOM.getContentQuads", {
@@ -159,7 +160,7 @@ export class Pointer {
       if (owner.object.objectId) {
         const ownerRef = { session: parent, objectId: owner.object.objectId };
         try {
-          const cover = await this.#calls.call<string | null>(ownerRef, OWNER_COVER, [x, y]);
+          const cover = await this.#calls.call(ownerRef, "OWNER_COVER", x, y);
           if (cover !== null) {
             throw new ActionError("covered", `Element ${id} is covered by ${cover}`, { id, cover });
           }
@@ -190,11 +191,7 @@ export class Pointer {
   async #reaim(aim: Aim, mask: number): Promise<Aim & { reached: boolean }> {
     for (let tries = 0;; tries++) {
       // Where it lands, the check arms the record of the press (see `CLICK_RECORD`).
-      const check = await this.#calls.call<CheckResult>(aim.ref, CHECK_POINT, [
-        aim.local.x,
-        aim.local.y,
-        true,
-      ]);
+      const check = await this.#calls.call(aim.ref, "CHECK_POINT", aim.local.x, aim.local.y, true);
       if (check.ok) return { ...aim, reached: check.reached };
       if (check.gone) {
         throw new ActionError(
@@ -248,10 +245,7 @@ export class Pointer {
   async #routed(aim: Aim, mask: number): Promise<void> {
     const deadline = performance.now() + 1_000;
     for (;;) {
-      const reached = await this.#calls.call<"yes" | "no" | "unknown">(aim.ref, HOVERED, [
-        aim.local.x,
-        aim.local.y,
-      ]);
+      const reached = await this.#calls.call(aim.ref, "HOVERED", aim.local.x, aim.local.y);
       if (reached === "yes") return;
       if (performance.now() > deadline) {
         if (reached === "unknown") return;
@@ -302,11 +296,19 @@ export class Pointer {
     for (let attempt = 1;; attempt++) {
       const aim = await this.#reaim(point, mask);
       if (!aim.reached && aim.page.frameSessions.length > 0) await this.#routed(aim, mask);
-      await this.#press(aim, kind, button, mask);
+      const seen = await this.#press(aim, kind, button, mask);
       const got = await this.#received(aim.ref);
+      if (got === "gone") {
+        // Its receipt: the press reached the target before the document went.
+        if (seen !== false) return "gone";
+        throw new ActionError(
+          "target-moved",
+          `Element ${point.id} did not receive the press, and its page went away after it (the press landed on something else that navigated)`,
+          { id: point.id },
+        );
+      }
       // Right and middle buttons fire no click where the page shows a menu.
-      const whole = got === "gone" || (got.down && got.up && (got.click || button !== "left"));
-      if (whole) return got === "gone" ? "gone" : "whole";
+      if (got.down && got.up && (got.click || button !== "left")) return "whole";
       if (got.down && got.handled) return "handled";
       const what = `the press ${got.down ? "reached" : "missed"} it, the release ${
         got.up ? "reached" : "missed"
@@ -330,13 +332,21 @@ export class Pointer {
     }
   }
 
-  /** Presses and releases the button at `aim` (twice for a double click). */
+  /**
+   * Presses and releases the button at `aim` (twice for a double click);
+   * between the first press and its release, reads whether the press
+   * reached the target.
+   *
+   * @returns whether the first press reached the target, or `unloaded` when
+   *   its document went away during the press
+   */
   async #press(
     aim: Aim,
     kind: "click" | "dblclick",
     button: "left" | "right" | "middle",
     mask: number,
-  ): Promise<void> {
+  ): Promise<Seen> {
+    let seen: Seen = false;
     const options = { timeoutMs: this.#timeoutMs };
     const { page, x, y } = aim;
     const session = page.session;
@@ -355,6 +365,7 @@ export class Pointer {
           { type: "mousePressed", buttons, ...base },
           options,
         );
+        if (clickCount === 1) seen = await this.#pressSeen(aim.ref);
       } catch (error) {
         // Never leave the button held down: the next action would drag.
         bestEffort("releasing the mouse button", release());
@@ -362,23 +373,31 @@ export class Pointer {
       }
       await release();
     }
+    return seen;
+  }
+
+  /** Whether the armed press reached the target so far; `unloaded` when its document went away. */
+  async #pressSeen(ref: Ref): Promise<Seen> {
+    try {
+      return await this.#calls.callInWorld(ref, "PRESS_SEEN") === true;
+    } catch (error) {
+      if (goneWithDocument(error)) return "unloaded";
+      throw error;
+    }
   }
 
   /**
-   * What the target's document recorded of the press; `gone` when the
-   * document (a navigation) or the element held by id went away with it.
+   * What the target's document recorded of the press (read in its world,
+   * so a target the click removed still answers); `gone` when the document
+   * went away with it (a navigation).
    */
   async #received(ref: Ref): Promise<ClickRecord | "gone"> {
     try {
-      const record = await this.#calls.call<ClickRecord | null>(ref, CLICK_RECORD);
+      const record = await this.#calls.callInWorld(ref, "CLICK_RECORD");
       // No record: the document the press was armed in was replaced.
       return record ?? "gone";
     } catch (error) {
-      if (error instanceof ActionError && error.code === "stale-id") return "gone";
-      // The document or the tab went with the press; a dead browser is ours to report.
-      if (error instanceof ProtocolError && !(error instanceof ConnectionClosedError)) {
-        return "gone";
-      }
+      if (goneWithDocument(error)) return "gone";
       throw error;
     }
   }

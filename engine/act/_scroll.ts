@@ -7,7 +7,6 @@
  */
 import type { Page } from "../browser/page.ts";
 import type { Action } from "./action.ts";
-import { SCROLL_BY, SCROLL_INTO_VIEW, type ScrollByResult, VIEWPORT } from "./_in_page.ts";
 import type { ElementCalls } from "./_calls.ts";
 import type { Pointer } from "./_pointer.ts";
 
@@ -38,7 +37,7 @@ export async function scroll(
   if (action.id !== undefined && action.direction === undefined) {
     const ref = await calls.element(action.id);
     await calls.ready(ref, action.id, { allowDisabled: true });
-    await calls.call(ref, SCROLL_INTO_VIEW);
+    await calls.call(ref, "SCROLL_INTO_VIEW");
     return;
   }
   const direction = action.direction ?? "down";
@@ -51,22 +50,17 @@ export async function scroll(
     await calls.ready(ref, action.id, { allowDisabled: true });
     // A container scrolls itself (or its nearest scrolling ancestor): a
     // wheel at its centre would scroll whatever nested box lies there.
-    const done = await calls.call<ScrollByResult>(ref, SCROLL_BY, [
-      vertical,
-      sign,
-      action.amount ?? 0,
-    ]);
+    const done = await calls.call(ref, "SCROLL_BY", vertical, sign, action.amount ?? 0);
     if (done.kind === "scrolled") return `${done.container} scrolled to ${done.x},${done.y}`;
     if (done.kind === "at-end") return `${done.container} is already at its ${direction} end`;
-    viewport = await calls.call(ref, VIEWPORT);
+    viewport = await calls.call(ref, "VIEWPORT");
     point = await pointer.point(ref, action.id);
   } else {
-    const { result } = await page.session.send("Runtime.evaluate", {
-      expression:
-        "({ width: document.documentElement.clientWidth || innerWidth, height: document.documentElement.clientHeight || innerHeight })",
-      returnByValue: true,
-    }, { timeoutMs: tools.timeoutMs });
-    viewport = result.value as { width: number; height: number };
+    // The layout viewport without scrollbars, as the browser measures it: no page script runs.
+    const { cssLayoutViewport } = await page.session.send("Page.getLayoutMetrics", undefined, {
+      timeoutMs: tools.timeoutMs,
+    });
+    viewport = { width: cssLayoutViewport.clientWidth, height: cssLayoutViewport.clientHeight };
     point = { page, x: viewport.width / 2, y: viewport.height / 2 };
   }
   const amount = action.amount ?? Math.round((vertical ? viewport.height : viewport.width) * 0.8);

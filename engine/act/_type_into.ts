@@ -8,24 +8,17 @@
  */
 import { bestEffort } from "../log.ts";
 import { ActionError } from "./errors.ts";
-import { CARET_TO_END, FOCUS, HAS_TEXT, PAGE_LOCALE } from "./_in_page.ts";
 import { EXAMPLES, isDateLike, toInputValue } from "./_dates.ts";
 import { keyDefinition } from "./_keys.ts";
 import {
   consumed,
   expectedValue,
-  FIELD_STATE,
-  type FieldState,
   type FieldWatch,
-  FOCUSED_EDITABLE,
   formatOf,
   holds,
   isSettable,
   quoteHeld,
-  READ_WATCH,
-  SET_VALUE,
   TYPE_MAX_LENGTH,
-  WATCH_FIELD,
 } from "./_typing.ts";
 import type { ElementCalls, Ref } from "./_calls.ts";
 import type { Pointer } from "./_pointer.ts";
@@ -85,9 +78,9 @@ export async function typeInto(
   // Focus the way a person does, with a click; focus() only if that did not.
   await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
   let target = ref;
-  let field = await calls.call<FieldState>(ref, FIELD_STATE);
+  let field = await calls.call(ref, "FIELD_STATE");
   if (standIn) {
-    const focused = await calls.callForElement(ref, FOCUSED_EDITABLE);
+    const focused = await calls.callForElement(ref, "FOCUSED_EDITABLE");
     if (!focused) {
       throw new ActionError(
         "not-editable",
@@ -96,14 +89,14 @@ export async function typeInto(
       );
     }
     target = focused;
-    field = await calls.call<FieldState>(target, FIELD_STATE);
+    field = await calls.call(target, "FIELD_STATE");
   } else if (field.connected && field.disabled) {
     throw notSet(`Element ${id} (${facts.name}) became disabled when it took focus`);
   }
-  if (target === ref && (!field.connected || !await calls.call<boolean>(ref, FOCUS))) {
+  if (target === ref && (!field.connected || !await calls.call(ref, "FOCUS"))) {
     // Replaced (or hidden behind a new field) as it took focus: keys go to
     // whatever editable has focus now, as they would for a person.
-    const focused = await calls.callForElement(ref, FOCUSED_EDITABLE);
+    const focused = await calls.callForElement(ref, "FOCUSED_EDITABLE");
     if (!focused) {
       if (!field.connected) {
         throw notSet(
@@ -115,7 +108,7 @@ export async function typeInto(
       });
     }
     target = focused;
-    field = await calls.call<FieldState>(target, FIELD_STATE);
+    field = await calls.call(target, "FIELD_STATE");
   }
   let detail: string | undefined;
   let watcher: string | undefined;
@@ -126,7 +119,7 @@ export async function typeInto(
       : expectedValue(field.value ?? field.text ?? "", text, mode, field.tag);
     if (isDateLike(field.type)) {
       // What a person types ("8:22 AM", "09/10/2012") read in the page's locale.
-      const locale = await calls.call<string>(target, PAGE_LOCALE);
+      const locale = await calls.call(target, "PAGE_LOCALE");
       const value = toInputValue(field.type, text, locale);
       if (value === undefined) {
         throw notSet(
@@ -141,20 +134,20 @@ export async function typeInto(
       if (value !== text) detail = `read "${text}" as ${value}`;
     }
     if (settable) {
-      await calls.call(target, SET_VALUE, [expected]);
+      await calls.call(target, "SET_VALUE", expected);
     } else {
       if (mode === "replace") {
-        if (await calls.call<boolean>(target, HAS_TEXT)) {
+        if (await calls.call(target, "HAS_TEXT")) {
           await keyboard.chord(["Control"], keyDefinition("a")!);
           await keyboard.chord([], keyDefinition("Backspace")!);
         }
       } else {
-        await calls.call(target, CARET_TO_END);
+        await calls.call(target, "CARET_TO_END");
       }
       watcher = await watch(calls, target);
       await keyboard.typeText(text);
     }
-    let after = await calls.call<FieldState>(target, FIELD_STATE);
+    let after = await calls.call(target, "FIELD_STATE");
     // A tag or chip input that turned the text into tags and cleared itself.
     const seen = watcher !== undefined ? await unwatch(calls, target, watcher) : undefined;
     watcher = undefined;
@@ -184,8 +177,8 @@ export async function typeInto(
       // Keys did not take (a field that filters or rebuilds its value):
       // set it the way a framework listens for, once.
       if (after.value !== null && !settable) {
-        await calls.call(target, SET_VALUE, [expected]);
-        after = await calls.call<FieldState>(target, FIELD_STATE);
+        await calls.call(target, "SET_VALUE", expected);
+        after = await calls.call(target, "FIELD_STATE");
       }
       if (!holds(after, expected)) {
         const format = formatOf(after.type);
@@ -215,7 +208,7 @@ export async function typeInto(
 
 /** Starts watching a field being typed into; returns the watcher's handle. */
 async function watch(calls: ElementCalls, target: Ref): Promise<string | undefined> {
-  const { result } = await calls.invoke(target, WATCH_FIELD, [], false);
+  const { result } = await calls.invoke(target, "WATCH_FIELD", [], false);
   return result.objectId;
 }
 
@@ -226,10 +219,7 @@ async function unwatch(
   watcher: string,
 ): Promise<FieldWatch | undefined> {
   try {
-    return await calls.call<FieldWatch>(
-      { session: target.session, objectId: watcher },
-      READ_WATCH,
-    );
+    return await calls.call({ session: target.session, objectId: watcher }, "READ_WATCH");
   } catch (error) {
     if (error instanceof ActionError) throw error;
     return undefined;

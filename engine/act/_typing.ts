@@ -1,7 +1,9 @@
 /**
  * How `type` fills a field and checks that it took the text: the plan of key
- * presses and insertions, the in-page functions that read and set a field's
- * value, and the comparison of what the field holds with what was asked.
+ * presses and insertions, the shapes the in-page functions that read and set
+ * a field's value answer with (the functions are in
+ * `engine/page/act/_fields.ts`), and the comparison of what the field holds
+ * with what was asked.
  *
  * Invariants:
  * - text longer than {@linkcode TYPE_MAX_LENGTH} is refused before anything
@@ -117,54 +119,6 @@ export interface FieldState {
   maxLength: number;
 }
 
-/** Reads the field's state; see {@linkcode FieldState}. */
-export const FIELD_STATE = `function () {
-  const el = this.localName === "label" && this.control ? this.control : this;
-  const tag = el.localName;
-  const field = tag === "input" || tag === "textarea";
-  return {
-    connected: el.isConnected,
-    disabled: typeof el.matches === "function" && el.matches(":disabled"),
-    tag,
-    type: tag === "input" ? String(el.type || "text").toLowerCase() : "",
-    value: field ? String(el.value) : null,
-    text: field ? null : String(el.innerText ?? el.textContent ?? ""),
-    maxLength: field && typeof el.maxLength === "number" ? el.maxLength : -1,
-  };
-}`;
-
-/**
- * Sets an input's or textarea's value through the native setter of its
- * prototype (so an instance-level setter, such as React's value tracker,
- * does not swallow it), then fires `input` and `change` as a user's edit.
- */
-export const SET_VALUE = `function (value) {
-  const el = this.localName === "label" && this.control ? this.control : this;
-  const view = el.ownerDocument.defaultView;
-  const proto = el.localName === "textarea" ? view.HTMLTextAreaElement.prototype : view.HTMLInputElement.prototype;
-  const setter = Object.getOwnPropertyDescriptor(proto, "value")?.set;
-  if (!setter) return false;
-  setter.call(el, value);
-  el.dispatchEvent(new view.InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: value }));
-  el.dispatchEvent(new view.Event("change", { bubbles: true }));
-  return true;
-}`;
-
-/**
- * The editable element that has focus in the element's document (shadow
- * roots pierced), or `null`: where typed keys go when the target was replaced
- * as it took focus.
- */
-export const FOCUSED_EDITABLE = `function () {
-  let a = this.ownerDocument.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  if (!a || a === this.ownerDocument.body) return null;
-  const type = (a.getAttribute("type") || "").toLowerCase();
-  const editable = a.localName === "textarea" || a.isContentEditable ||
-    (a.localName === "input" && !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type));
-  return editable && !a.matches(":disabled") && !a.readOnly ? a : null;
-}`;
-
 /** Letters and digits only, lowercased: what survives masks and separators. */
 function fold(text: string): string {
   return text.normalize("NFC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
@@ -227,47 +181,7 @@ export function quoteHeld(state: FieldState): string {
   return `"${short.replace(/\n/g, "\\n")}"`;
 }
 
-/**
- * Starts watching a field while it is typed into: text added in elements
- * near it (the field's ancestors up to three levels, stopping at a form or
- * the body) and `change` events it fires. Returns the watcher (kept as a
- * handle, so the page never sees it); {@linkcode READ_WATCH} reads and stops it.
- */
-export const WATCH_FIELD = `function () {
-  const el = this.localName === "label" && this.control ? this.control : this;
-  const doc = el.ownerDocument;
-  let root = el;
-  for (let i = 0; i < 3; i++) {
-    const up = root.parentElement || (root.parentNode && root.parentNode.host);
-    if (!up || up === doc.body || up === doc.documentElement || root.localName === "form") break;
-    root = up;
-  }
-  const watch = { added: [], changed: false };
-  const take = (records) => {
-    for (const r of records) {
-      for (const n of r.addedNodes) {
-        const t = n.nodeType === 1 ? (n.innerText || n.textContent || "") : n.nodeType === 3 ? n.textContent || "" : "";
-        if (t.trim()) watch.added.push(t.replace(/\\s+/g, " ").trim());
-      }
-    }
-  };
-  const observer = new MutationObserver(take);
-  observer.observe(root, { childList: true, subtree: true });
-  const onChange = () => { watch.changed = true; };
-  el.addEventListener("change", onChange);
-  watch.stop = () => {
-    take(observer.takeRecords());
-    observer.disconnect();
-    el.removeEventListener("change", onChange);
-    return { added: watch.added.slice(0, 50), changed: watch.changed };
-  };
-  return watch;
-}`;
-
-/** Called on a watcher from {@linkcode WATCH_FIELD}: stops it and returns what it saw. */
-export const READ_WATCH = `function () { return this.stop(); }`;
-
-/** What {@linkcode WATCH_FIELD} saw while typing. */
+/** What the field watch (`WATCH_FIELD`, `engine/page/act/_fields.ts`) saw while typing. */
 export interface FieldWatch {
   /** The text of each element or text node added near the field. */
   added: string[];

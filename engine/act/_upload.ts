@@ -9,7 +9,6 @@ import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { bestEffort } from "../log.ts";
 import { ActionError } from "./errors.ts";
-import { type ElementFacts, FACTS, FILE_INPUT } from "./_in_page.ts";
 import { type ElementCalls, stale } from "./_calls.ts";
 
 /** What `upload` acts with. */
@@ -39,11 +38,11 @@ export async function uploadFiles(
   const { calls } = tools;
   const ref = await calls.element(id);
   // File inputs are often hidden behind a styled label: no visibility check.
-  const facts = await calls.call<ElementFacts>(ref, FACTS);
+  const facts = await calls.call(ref, "FACTS");
   if (facts.state === "stale") {
     throw stale(id);
   }
-  const input = await calls.callForElement(ref, FILE_INPUT);
+  const input = await calls.callForElement(ref, "FILE_INPUT");
   if (!input) {
     throw new ActionError("not-editable", `Element ${id} is not a file input`, { id });
   }

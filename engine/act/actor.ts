@@ -48,7 +48,6 @@ import type { SettleOptions, Settler, SettleResult } from "../settle/settler.ts"
 import { type Action, parseAction } from "./action.ts";
 import type { ElementResolver } from "./element_resolver.ts";
 import { ActionError } from "./errors.ts";
-import { FOCUS } from "./_in_page.ts";
 import { parseChord } from "./_keys.ts";
 import { ElementCalls } from "./_calls.ts";
 import { Pointer, type PressOutcome } from "./_pointer.ts";
@@ -125,11 +124,13 @@ export interface ActResult {
    */
   detail?: string;
   /**
-   * For `click` and `dblclick`: how the page was seen to receive the press
-   * (see `PressOutcome`): `whole` (press, release and click on the target),
-   * `handled` (the page took the press on the target itself), `gone` (the
-   * target's document or the target went away with it). A press not seen
-   * received is an error, never a result.
+   * For `click` and `dblclick`: the receipt of the press (see
+   * `PressOutcome`): `whole` (press, release and click on the target),
+   * `handled` (the press on the target, whose default a page listener
+   * prevented or while handling which the page changed the DOM), `gone`
+   * (the press on the target, then its document went away: a navigation).
+   * A press without a receipt is aimed again once, then an error, never a
+   * result.
    */
   press?: PressOutcome;
 }
@@ -417,7 +418,7 @@ export class Actor {
         if (action.id !== undefined) {
           const ref = await calls.element(action.id);
           await calls.ready(ref, action.id);
-          await calls.call(ref, FOCUS);
+          await calls.call(ref, "FOCUS");
         }
         await keyboard.chord(chord.modifiers, chord.key);
         return;

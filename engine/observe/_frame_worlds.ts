@@ -9,6 +9,8 @@ import type { CdpSession } from "../cdp/connection.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { bestEffort } from "../log.ts";
 import type { DistillRequest, DistillResult } from "./wire.ts";
+// The observe call answers one JSON string: it crosses faster than the same value as a protocol object tree.
+import { OBSERVE_CALL } from "./_page_bundle.ts";
 
 /** The name of the isolated world the distiller runs in. */
 export const WORLD_NAME = "__webserv_observer";
@@ -47,10 +49,6 @@ export interface FrameInfo {
   parentId: string | undefined;
   state: SessionState;
 }
-
-// One JSON string crosses faster than the same value as a protocol object tree.
-const OBSERVE_FUNCTION =
-  "function(req, ...owners) { return JSON.stringify(globalThis.__webserv.observe(req, ...owners)); }";
 
 /** Whether a CDP error says the context, frame or object went away (not the target). */
 export function isContextGone(error: unknown): boolean {
@@ -229,7 +227,7 @@ export class FrameWorlds {
         const { result, exceptionDetails } = await frame.state.session.send(
           "Runtime.callFunctionOn",
           {
-            functionDeclaration: OBSERVE_FUNCTION,
+            functionDeclaration: OBSERVE_CALL,
             executionContextId: contextId,
             arguments: [
               { value: req },

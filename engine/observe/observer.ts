@@ -36,10 +36,16 @@ import type { CommandResult } from "../cdp/protocol.ts";
 import type { DistillRequest, DistillResult, WireNode } from "./wire.ts";
 import { ProtocolError } from "../cdp/errors.ts";
 import { formatNodes } from "./format_observation.ts";
-import { HOOK_SCRIPT, ISOLATED_SCRIPT, PAGE_BUNDLE_VERSION } from "./_page_bundle.ts";
-// The actor calls its in-page functions on handles from this world; installed
-// with the world, they cost nothing per call (see `_library.ts`).
-import { ACT_LIBRARY } from "../act/_library.ts";
+import {
+  ACT_INSTALL,
+  ELEMENT_CALL,
+  HOOK_INSTALL,
+  ISOLATED_INSTALL,
+  PAGE_BUNDLE_VERSION,
+} from "./_page_bundle.ts";
+// The actor calls its in-page functions (`ACT_INSTALL`, from engine/page/act/)
+// on elements of this world by name: installed with the world, they cost a
+// short stub per call (see `engine/act/_calls.ts`).
 import type { ElementLocation } from "../act/element_resolver.ts";
 import { decodePng, encodePng } from "./_png.ts";
 import { drawMarks, type Mark } from "./set_of_marks.ts";
@@ -71,8 +77,6 @@ interface FrameIds {
   /** The frame's ids → ids of the context. */
   global: Map<number, number>;
 }
-
-const ELEMENT_FUNCTION = "function(id) { return globalThis.__webserv.element(id); }";
 
 function randomSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -109,12 +113,11 @@ export class Observer {
   #previous = new WeakMap<Page, SeenPage>();
 
   private constructor() {
-    const hook = `(() => { ${HOOK_SCRIPT}; __webservHook.installHook(${
-      JSON.stringify(this.#secret)
-    }); })();`;
-    const isolated = `(() => { ${ISOLATED_SCRIPT}; __webservIsolated.installIsolated(${
-      JSON.stringify(this.#secret)
-    }, ${JSON.stringify(PAGE_BUNDLE_VERSION)}); })();\n${ACT_LIBRARY}`;
+    // Scripts that call the bundle's declarations (engine/page/) with their arguments.
+    const hook = `(${HOOK_INSTALL})(${JSON.stringify(this.#secret)});`;
+    const isolated = `(${ISOLATED_INSTALL})(${JSON.stringify(this.#secret)}, ${
+      JSON.stringify(PAGE_BUNDLE_VERSION)
+    });\n(${ACT_INSTALL})();`;
     this.#worlds = new FrameWorlds(hook, isolated);
   }
 
@@ -384,7 +387,7 @@ export class Observer {
     let answer: CommandResult<"Runtime.callFunctionOn">;
     try {
       answer = await where.state.session.send("Runtime.callFunctionOn", {
-        functionDeclaration: ELEMENT_FUNCTION,
+        functionDeclaration: ELEMENT_CALL,
         executionContextId: contextId,
         arguments: [{ value: where.local }],
         objectGroup: OBJECT_GROUP,

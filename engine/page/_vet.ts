@@ -10,6 +10,7 @@ import type { Layout, Rect } from "./layout.ts";
 import type { WireBox } from "../observe/wire.ts";
 import { drawnPlaceholders, fieldLabels, unwrapContainers } from "./_containers.ts";
 import { fold, isDisabled } from "./roles.ts";
+import { siblingStandIn } from "./stand_in.ts";
 import {
   type DNode,
   F_ARIA_DISABLED,
@@ -239,27 +240,6 @@ function clientBox(layout: Layout, el: Element): Rect {
     w: html.clientWidth,
     h: html.clientHeight,
   };
-}
-
-/**
- * The visible sibling that stands in for a hidden checkbox or radio: the
- * next (else previous) element sibling when it is a label for no other
- * control or an inline box such as a span drawn by CSS.
- */
-function siblingStandIn(layout: Layout, input: Element): Element | null {
-  for (const sibling of [input.nextElementSibling, input.previousElementSibling]) {
-    if (!sibling) continue;
-    const tag = sibling.localName;
-    if (tag === "label") {
-      const control = (sibling as HTMLLabelElement).control;
-      if (control && control !== input) continue;
-      if (sibling.hasAttribute("for") && !control) continue;
-    } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
-    if (sibling.querySelector("input,select,textarea,button,a[href]")) continue;
-    const r = layout.rect(sibling);
-    if (r.w >= 2 && r.h >= 2 && layout.visible(sibling)) return sibling;
-  }
-  return null;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * What settling holds for one CDP session (a page or an out-of-process
- * iframe): the listeners feeding its page's {@linkcode PageActivity}, and a
- * render barrier run in an isolated world.
+ * iframe): the listeners feeding its page's {@linkcode PageActivity}, and the
+ * render barriers of `engine/page/settle.ts`, run in an isolated world.
  *
  * @module
  */
@@ -9,48 +9,7 @@ import { logFailure } from "../log.ts";
 import type { CdpSession } from "../cdp/connection.ts";
 import { listen } from "./_listeners.ts";
 import type { PageActivity } from "./_page_activity.ts";
-
-/**
- * Waits for two animation frames, so work a rendering step queues (scroll
- * events, IntersectionObserver and ResizeObserver callbacks) has run. Runs in
- * an isolated world: the page's own `requestAnimationFrame` is neither used
- * nor seen. A hidden document renders no frames and passes at once.
- */
-const BARRIER = `new Promise((resolve) => {
-  if (document.visibilityState === "hidden") return resolve(true);
-  requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)));
-})`;
-
-/**
- * Waits, at most `budgetMs` in all, for the CSS transitions, CSS animations
- * and Web Animations running in the document (a dropdown fading and sliding
- * in) to end, then for two animation frames; answers how many it waited for.
- * Endless animations (a spinner) and those ending later than `budgetMs` from
- * now are not waited for. New ones started meanwhile (the staggered items of
- * a menu) are, within the same budget.
- */
-const ANIMATIONS = `(budgetMs) => new Promise((resolve) => {
-  if (document.visibilityState === "hidden") return resolve(0);
-  const end = performance.now() + budgetMs;
-  const waited = new Set();
-  const check = () => {
-    const left = end - performance.now();
-    let longest = 0;
-    for (const animation of document.getAnimations()) {
-      if (animation.playState !== "running" || !animation.effect) continue;
-      const timing = animation.effect.getComputedTiming();
-      const rate = Math.abs(animation.playbackRate) || 1;
-      const now = Number(animation.currentTime ?? 0);
-      const remaining = animation.playbackRate < 0 ? now / rate : (timing.endTime - now) / rate;
-      if (!Number.isFinite(remaining) || remaining <= 0 || remaining > left) continue;
-      waited.add(animation);
-      longest = Math.max(longest, remaining);
-    }
-    if (longest > 0) setTimeout(check, Math.min(longest, left) + 1);
-    else requestAnimationFrame(() => requestAnimationFrame(() => resolve(waited.size)));
-  };
-  check();
-})`;
+import { SETTLE_ANIMATIONS, SETTLE_BARRIER } from "../observe/_page_bundle.ts";
 
 /** The world name of the barrier. */
 const WORLD = "__webserv_settle";
@@ -96,9 +55,9 @@ export class SessionTracker {
     if (this.session.closeReason !== undefined) return true;
     try {
       const contextId = await this.#isolatedWorld();
-      const { exceptionDetails } = await this.session.send("Runtime.evaluate", {
-        expression: BARRIER,
-        contextId,
+      const { exceptionDetails } = await this.session.send("Runtime.callFunctionOn", {
+        functionDeclaration: SETTLE_BARRIER,
+        executionContextId: contextId,
         awaitPromise: true,
         returnByValue: true,
       }, { timeoutMs: Math.max(1, timeoutMs) });
@@ -112,7 +71,7 @@ export class SessionTracker {
 
   /**
    * Waits for the running finite animations of the session's document to
-   * end (see {@linkcode ANIMATIONS}), then for two frames.
+   * end (`engine/page/settle.ts`), then for two frames.
    *
    * @param budgetMs how long to wait for animations at most
    * @param timeoutMs how long the call may take at most
@@ -122,9 +81,10 @@ export class SessionTracker {
     if (this.session.closeReason !== undefined) return 0;
     try {
       const contextId = await this.#isolatedWorld();
-      const { result, exceptionDetails } = await this.session.send("Runtime.evaluate", {
-        expression: `(${ANIMATIONS})(${Math.max(0, Math.floor(budgetMs))})`,
-        contextId,
+      const { result, exceptionDetails } = await this.session.send("Runtime.callFunctionOn", {
+        functionDeclaration: SETTLE_ANIMATIONS,
+        arguments: [{ value: Math.max(0, Math.floor(budgetMs)) }],
+        executionContextId: contextId,
         awaitPromise: true,
         returnByValue: true,
       }, { timeoutMs: Math.max(1, timeoutMs) });

@@ -10,7 +10,7 @@ import type { Page } from "../../../engine/browser/page.ts";
 import type { CdpSession } from "../../../engine/cdp/connection.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { ElementCalls, type Ref } from "../../../engine/act/_calls.ts";
-import { CHECK_POINT, type CheckResult, HOVERED } from "../../../engine/act/_in_page.ts";
+import type { ActArgs, ActName, ActResult, CheckResult } from "../../../engine/act/_in_page.ts";
 import { Pointer } from "../../../engine/act/_pointer.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
@@ -205,11 +205,17 @@ Deno.test("Actor.act() pointer", async (t) => {
       // (its hit-test data behind a scroll), which no page can cause at will:
       // the in-page checks say the move never arrived.
       class Unrouted extends ElementCalls {
-        override async call<T>(ref: Ref, fn: string, args: unknown[] = []): Promise<T> {
-          if (fn === HOVERED) return "no" as T;
-          const answer = await super.call<T>(ref, fn, args);
+        override async call<K extends ActName>(
+          ref: Ref,
+          name: K,
+          ...args: ActArgs<K>
+        ): Promise<ActResult<K>> {
+          if (name === "HOVERED") return "no" as ActResult<K>;
+          const answer = await super.call(ref, name, ...args);
           const check = answer as CheckResult;
-          return fn === CHECK_POINT && check.ok ? { ...check, reached: false } as T : answer;
+          return name === "CHECK_POINT" && check.ok
+            ? { ...check, reached: false } as ActResult<K>
+            : answer;
         }
       }
       const calls = new Unrouted(new SelectorResolver(page, { 3: "cross >> #cross-btn" }), 5_000);

@@ -1,0 +1,291 @@
+/**
+ * The actions' other in-page functions: focus and caret, native and ARIA
+ * options, scrolling, file inputs, and reading, setting and watching a
+ * field's value. See `ActFunctions` in `engine/act/_in_page.ts` for each
+ * contract.
+ *
+ * @module
+ */
+import type { ScrollByResult, SelectResult, ViewportSize } from "../../act/_in_page.ts";
+import type { FieldState, FieldWatch } from "../../act/_typing.ts";
+import { activeOf, controlOf, viewOf, viewportOf, visible } from "./_dom.ts";
+
+/** The page's locale: the document's `lang`, else the browser's language. */
+export function pageLocale(this: Element): string {
+  const doc = this.ownerDocument;
+  return doc.documentElement.lang || viewOf(this).navigator.language || "en-US";
+}
+
+/** The next ancestor for scrolling: the slot it is assigned to, its parent, or its shadow host. */
+function scrollParent(e: Element): Element | null {
+  return e.assignedSlot || e.parentElement || ((e.parentNode as ShadowRoot | null)?.host ?? null);
+}
+
+/** A short description of a scroll container: tag, id or first class. */
+function short(e: Element): string {
+  return e.localName +
+    (e.id
+      ? "#" + e.id
+      : typeof e.className === "string" && e.className.trim()
+      ? "." + e.className.trim().split(/\s+/)[0]
+      : "");
+}
+
+/** Scrolls the element or its nearest ancestor that scrolls on that axis. */
+export function scrollBy(
+  this: Element,
+  vertical: boolean,
+  sign: number,
+  amount: number,
+): ScrollByResult {
+  return scrollFrom(this, vertical, sign, amount);
+}
+
+function scrollFrom(el: Element, vertical: boolean, sign: number, amount: number): ScrollByResult {
+  const doc = el.ownerDocument;
+  const win = viewOf(el);
+  const scrolls = (e: Element) => {
+    const cs = win.getComputedStyle(e);
+    if (vertical) {
+      return /(auto|scroll|overlay)/.test(cs.overflowY) && e.scrollHeight > e.clientHeight;
+    }
+    return /(auto|scroll|overlay)/.test(cs.overflowX) && e.scrollWidth > e.clientWidth;
+  };
+  let box: Element | null = el;
+  while (box && box !== doc.documentElement && box !== doc.body && !scrolls(box)) {
+    box = scrollParent(box);
+  }
+  if (!box || box === doc.documentElement || box === doc.body) return { kind: "none" };
+  const size = vertical ? box.clientHeight : box.clientWidth;
+  const delta = sign * (amount > 0 ? amount : Math.round(size * 0.8));
+  const before = [box.scrollLeft, box.scrollTop];
+  box.scrollBy({ left: vertical ? 0 : delta, top: vertical ? delta : 0, behavior: "instant" });
+  if (box.scrollLeft === before[0] && box.scrollTop === before[1]) {
+    return { kind: "at-end", container: short(box) };
+  }
+  return {
+    kind: "scrolled",
+    container: short(box),
+    x: Math.round(box.scrollLeft),
+    y: Math.round(box.scrollTop),
+  };
+}
+
+/** The document element of the element's document. */
+export function documentElement(this: Element): Element {
+  return this.ownerDocument.documentElement;
+}
+
+/** Focuses the element (or the focusable it labels); returns whether it has focus. */
+export function focus(this: Element): boolean {
+  const el = controlOf(this) as HTMLElement;
+  const active = () => activeOf(el.ownerDocument);
+  if (active() !== el && !el.contains(active())) el.focus({ preventScroll: true });
+  const now = active();
+  return now === el || el.contains(now);
+}
+
+/** Whether the editable holds any text. */
+export function hasText(this: Element): boolean {
+  const el = controlOf(this);
+  const value = (el as HTMLInputElement).value;
+  if ("value" in el && typeof value === "string") return value.length > 0;
+  return (el.textContent || "").length > 0;
+}
+
+/** Puts the caret at the end of an editable. */
+export function caretToEnd(this: Element): void {
+  const el = controlOf(this) as HTMLInputElement;
+  if (typeof el.setSelectionRange === "function" && typeof el.value === "string") {
+    try {
+      el.setSelectionRange(el.value.length, el.value.length);
+      return;
+    } catch {
+      // Not a text input (a number field): the caret stays where it is.
+    }
+  }
+  if (el.isContentEditable) {
+    const selection = el.ownerDocument.getSelection();
+    const range = el.ownerDocument.createRange();
+    range.selectNodeContents(el);
+    range.collapse(false);
+    if (!selection) return;
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+}
+
+/** Whitespace folded and trimmed. */
+function fold(s: string | null | undefined): string {
+  return (s || "").replace(/\s+/g, " ").trim();
+}
+
+/** Chooses an option of a native `<select>` by label or value, as a person's pick does. */
+export function selectNative(this: Element, wanted: string, by: "label" | "value"): SelectResult {
+  const el = controlOf(this);
+  if (el.localName !== "select") return { kind: "not-select" };
+  const select = el as HTMLSelectElement;
+  const options = Array.from(select.options).filter((o) => !o.disabled);
+  const key = (o: HTMLOptionElement) => by === "value" ? o.value : fold(o.label || o.text);
+  const option = options.find((o) => key(o) === wanted) ||
+    options.find((o) => key(o).toLowerCase() === fold(wanted).toLowerCase());
+  if (!option) return { kind: "not-found", options: options.slice(0, 20).map(key) };
+  if (!option.selected || select.value !== option.value) {
+    option.selected = true;
+    select.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+  return { kind: "done", chosen: key(option) };
+}
+
+/** Finds an ARIA option by label or value; the option element, or the labels seen. */
+export function findOption(
+  this: Element,
+  wanted: string,
+  by: "label" | "value",
+): Element | string[] {
+  const doc = this.ownerDocument;
+  const scopes: ParentNode[] = [];
+  if ((this.getAttribute("role") || "") === "listbox") scopes.push(this);
+  for (const attr of ["aria-controls", "aria-owns"]) {
+    for (const id of (this.getAttribute(attr) || "").split(/\s+/)) {
+      const scope = id && doc.getElementById(id);
+      if (scope) scopes.push(scope);
+    }
+  }
+  if (scopes.length === 0) scopes.push(doc);
+  const options: Element[] = [];
+  for (const scope of scopes) {
+    for (const o of Array.from(scope.querySelectorAll('[role="option"]'))) {
+      if (visible(o)) options.push(o);
+    }
+  }
+  const key = (o: Element) =>
+    by === "value"
+      ? (o.getAttribute("data-value") ?? o.getAttribute("value") ?? fold(o.textContent))
+      : fold(o.getAttribute("aria-label") || o.textContent);
+  const match = options.find((o) => key(o) === wanted) ||
+    options.find((o) => key(o).toLowerCase() === fold(wanted).toLowerCase());
+  return match || options.slice(0, 20).map(key);
+}
+
+/** Scrolls the element into view, centred. */
+export function scrollIntoView(this: Element): boolean {
+  if (!this.isConnected) return false;
+  this.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+  return true;
+}
+
+/** The element as a file input: itself, or the control of a label. */
+export function fileInput(this: Element): Element | null {
+  const el = controlOf(this);
+  return el.localName === "input" && ((el as HTMLInputElement).type || "").toLowerCase() === "file"
+    ? el
+    : null;
+}
+
+/** The viewport size of the element's document. */
+export function viewport(this: Element): ViewportSize {
+  return viewportOf(this.ownerDocument);
+}
+
+/** Reads the field's state. */
+export function fieldState(this: Element): FieldState {
+  const el = controlOf(this);
+  const tag = el.localName;
+  const field = tag === "input" || tag === "textarea";
+  const input = el as HTMLInputElement;
+  return {
+    connected: el.isConnected,
+    disabled: typeof el.matches === "function" && el.matches(":disabled"),
+    tag,
+    type: tag === "input" ? String(input.type || "text").toLowerCase() : "",
+    value: field ? String(input.value) : null,
+    text: field ? null : String((el as HTMLElement).innerText ?? el.textContent ?? ""),
+    maxLength: field && typeof input.maxLength === "number" ? input.maxLength : -1,
+  };
+}
+
+/** Sets an input's or textarea's value through its prototype's native setter, as a user's edit. */
+export function setValue(this: Element, value: string): boolean {
+  const el = controlOf(this);
+  const view = viewOf(el);
+  const proto = el.localName === "textarea"
+    ? view.HTMLTextAreaElement.prototype
+    : view.HTMLInputElement.prototype;
+  const setter = Object.getOwnPropertyDescriptor(proto, "value")?.set;
+  if (!setter) return false;
+  setter.call(el, value);
+  el.dispatchEvent(
+    new view.InputEvent("input", {
+      bubbles: true,
+      composed: true,
+      inputType: "insertReplacementText",
+      data: value,
+    }),
+  );
+  el.dispatchEvent(new view.Event("change", { bubbles: true }));
+  return true;
+}
+
+/** The editable element that has focus in the element's document, or `null`. */
+export function focusedEditable(this: Element): Element | null {
+  const a = activeOf(this.ownerDocument);
+  if (!a || a === this.ownerDocument.body) return null;
+  const type = (a.getAttribute("type") || "").toLowerCase();
+  const editable = a.localName === "textarea" || (a as HTMLElement).isContentEditable ||
+    (a.localName === "input" &&
+      !/^(checkbox|radio|submit|button|reset|image|file|hidden)$/.test(type));
+  return editable && !a.matches(":disabled") && !(a as HTMLInputElement).readOnly ? a : null;
+}
+
+/** A field watch: what it saw so far, and how to stop it. */
+export interface Watch {
+  /** Stops the watch and returns what it saw. */
+  stop(): FieldWatch;
+}
+
+/** Starts watching a field while it is typed into. */
+export function watchField(this: Element): Watch {
+  const el = controlOf(this);
+  const doc = el.ownerDocument;
+  let root: Element = el;
+  for (let i = 0; i < 3; i++) {
+    const up = root.parentElement || ((root.parentNode as ShadowRoot | null)?.host ?? null);
+    if (!up || up === doc.body || up === doc.documentElement || root.localName === "form") break;
+    root = up;
+  }
+  const added: string[] = [];
+  let changed = false;
+  const take = (records: MutationRecord[]) => {
+    for (const r of records) {
+      for (const n of Array.from(r.addedNodes)) {
+        const t = n.nodeType === 1
+          ? ((n as HTMLElement).innerText || n.textContent || "")
+          : n.nodeType === 3
+          ? n.textContent || ""
+          : "";
+        if (t.trim()) added.push(t.replace(/\s+/g, " ").trim());
+      }
+    }
+  };
+  const observer = new MutationObserver(take);
+  observer.observe(root, { childList: true, subtree: true });
+  const onChange = () => {
+    changed = true;
+  };
+  el.addEventListener("change", onChange);
+  return {
+    stop() {
+      take(observer.takeRecords());
+      observer.disconnect();
+      el.removeEventListener("change", onChange);
+      return { added: added.slice(0, 50), changed };
+    },
+  };
+}
+
+/** Stops a watch from `watchField` (`this`) and returns what it saw. */
+export function readWatch(this: Watch): FieldWatch {
+  return this.stop();
+}

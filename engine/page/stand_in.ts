@@ -1,0 +1,62 @@
+/**
+ * The one rule for which visible sibling stands in for a hidden checkbox or
+ * radio. The observer (`_vet.ts`) gives the input its id with the stand-in's
+ * box, and the actions (`act/_dom.ts`) aim at the same stand-in: both import
+ * this module, so the agent is never shown an id that the actions aim at
+ * differently.
+ *
+ * @module
+ */
+import type { Layout, Rect } from "./layout.ts";
+
+/** What the rule measures: the layout's box and paint test. */
+export type StandInProbe = Pick<Layout, "rect" | "visible">;
+
+/** Elements that are controls of their own: a sibling holding one stands in for nothing. */
+const CONTROLS = "input,select,textarea,button,a[href]";
+
+/**
+ * The visible sibling that stands in for a hidden checkbox or radio: the
+ * next (else previous) element sibling when it is a label for no other
+ * control, or a `span`, `i` or `div` (a box drawn by CSS), holds no control
+ * of its own, and is painted at least 2 px square.
+ *
+ * @param probe how to measure and test paint
+ * @param input the hidden checkbox or radio
+ * @returns the stand-in, or `null`
+ */
+export function siblingStandIn(probe: StandInProbe, input: Element): Element | null {
+  for (const sibling of [input.nextElementSibling, input.previousElementSibling]) {
+    if (!sibling) continue;
+    const tag = sibling.localName;
+    if (tag === "label") {
+      const control = (sibling as HTMLLabelElement).control;
+      if (control && control !== input) continue;
+      if (sibling.hasAttribute("for") && !control) continue;
+    } else if (tag !== "span" && tag !== "i" && tag !== "div") continue;
+    if (sibling.querySelector(CONTROLS)) continue;
+    const r = probe.rect(sibling);
+    if (r.w >= 2 && r.h >= 2 && probe.visible(sibling)) return sibling;
+  }
+  return null;
+}
+
+/**
+ * Whether an element is painted, as the observer's layout tests it:
+ * rendered, not `visibility: hidden`, not inside `opacity: 0`.
+ *
+ * @param el the element
+ * @returns whether it is painted
+ */
+export function painted(el: Element): boolean {
+  return el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+}
+
+/** The live DOM's probe, for code that has no {@linkcode Layout} (the actions). */
+export const DOM_PROBE: StandInProbe = {
+  rect(el: Element): Rect {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height };
+  },
+  visible: painted,
+};
