@@ -48,6 +48,7 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
   const expected: Record<string, string[]> = {
     "/naive-table": [],
     "/mui-table": [],
+    "/prime-table": [],
     // aria-sort announces the sortable header.
     "/bootstrap-table": ["columnheader Age"],
     // The sortable column has a pointer cursor of its own; a row click handler draws one on rows.
