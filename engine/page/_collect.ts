@@ -153,7 +153,11 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (listened & LISTEN_CLICK) sig |= S_LISTENER;
   // Keys reach only what has focus: a key listener is a signal on a focusable
   // element (a custom widget), not on a panel that hears its children's keys.
-  if (listened & LISTEN_KEY && sig & S_TABINDEX) sig |= S_LISTENER;
+  let keysOnly = false;
+  if (listened & LISTEN_KEY && sig & S_TABINDEX && !(sig & S_LISTENER)) {
+    sig |= S_LISTENER;
+    keysOnly = true;
+  }
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
   let pointer = inh.pointer;
   if (!inh.inStrong || sig & STRONG) {
@@ -203,6 +207,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     clipper: inh.clipper,
   };
   if (clips) node.scrolls = scrolls;
+  if (keysOnly) node.keysOnly = true;
   if (display === "inline" || display === "math" || display === "inline math") node.inline = true;
   // `font-size: 0` is asked only where text is met (`collectKid`).
   if (style.overflow !== "visible" && isVisuallyHidden(layout, el, style)) node.unseen = true;

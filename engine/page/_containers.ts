@@ -40,9 +40,13 @@ import {
 const DIALOGS = new Set(["dialog", "alertdialog"]);
 
 export function unwrapContainers(pass: Pass): void {
+  quietPagerItems(pass);
   for (const node of pass.candidates) {
     if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
-    const delegated = (node.sig & S_DELEGATED) !== 0;
+    // A part with a pointer cursor and no handler of its own (flatpickr's month arrows) is
+    // served by a listener around it: that listener delegates, as a probed handler shows.
+    const delegated = (node.sig & S_DELEGATED) !== 0 ||
+      (node.sig & WEAK) === S_POINTER;
     for (let up = node.up; up; up = up.up) {
       if (up.inner && (!delegated || up.delegates)) break;
       up.inner = true;
@@ -60,7 +64,10 @@ export function unwrapContainers(pass: Pass): void {
       continue;
     }
     const parts: string[] = [];
-    contentText(node, parts, notOwnText);
+    // A dialog's title is the dialog's name, not its title bar's own text: a bar listened for
+    // dragging, holding the close button (PrimeReact's Dialog), is no target beside it.
+    const title = dialogTitle(node.el);
+    contentText(node, parts, (kid) => kid.el === title || notOwnText(kid));
     // A dialog holding controls is where they live, not one more thing to click: its
     // handlers close it on a backdrop click or serve its controls (React-Bootstrap's Modal).
     const own = !DIALOGS.has(node.role) && fold(parts.join("")) !== "";
@@ -68,10 +75,57 @@ export function unwrapContainers(pass: Pass): void {
       if (node.sig & OWN_TARGET) continue;
       const r = node.rect;
       const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
-      if (node.sig & (S_LISTENER | S_ONATTR) && !node.delegates && !big) continue;
+      // A key listener on a focusable box holding targets (Naive UI's date panel) moves
+      // focus among them: it is no click of its own.
+      const listens = node.sig & S_ONATTR || (node.sig & S_LISTENER && !node.keysOnly);
+      if (listens && !node.delegates && !big) continue;
     }
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
+  }
+}
+
+/** The element that names the dialog `el` is in (its `aria-labelledby`), if any. */
+function dialogTitle(el: Element): Element | null {
+  const dialog = el.closest("[role=dialog], [role=alertdialog], dialog");
+  const by = dialog?.getAttribute("aria-labelledby")?.trim();
+  if (!dialog || !by || by.includes(" ")) return null;
+  const title = (dialog.getRootNode() as Document | ShadowRoot).getElementById(by);
+  return title && el.contains(title) ? title : null;
+}
+
+/** A class that says its element is a pager (`pagination`, `pager`, `paginator`). */
+const PAGER_CLASS = /(^|[\s_-])(pagination|pager|paginator)([\s_-]|$)/i;
+
+/** A class that says a pager's item is the current one or out of use. */
+const QUIET_ITEM_CLASS = /(^|\s)(active|current|disabled)(\s|$)/;
+
+/**
+ * The current page of a pager, and a disabled arrow, do nothing: a library
+ * often keeps its click handler on them all the same (React-Bootstrap's
+ * current item, a `<span>` in `li.page-item.active`). A weak-only candidate
+ * inside a pager (an ancestor whose class says `pagination`, `pager` or
+ * `paginator`) that is marked current (`aria-current`) or whose item (it or
+ * an ancestor below the pager) has the class `active`, `current` or
+ * `disabled`, and is no link, gets no id. Its text stays.
+ */
+function quietPagerItems(pass: Pass): void {
+  for (const node of pass.candidates) {
+    if (node.keep !== 2 || node.sig & STRONG || node.el.hasAttribute("href")) continue;
+    let quiet = false;
+    for (let el: Element | null = node.el, depth = 0; el && depth < 4; el = el.parentElement) {
+      const cls = el.getAttribute("class") ?? "";
+      if (PAGER_CLASS.test(cls)) {
+        if (quiet) {
+          node.sig &= ~WEAK;
+          if (!(node.sig & S_SCROLL)) node.keep = 0;
+        }
+        break;
+      }
+      const current = el.getAttribute("aria-current");
+      if ((current !== null && current !== "false") || QUIET_ITEM_CLASS.test(cls)) quiet = true;
+      depth++;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
  */
 
 import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } from "./roles.ts";
+import { classHint } from "./_class_names.ts";
 import {
   contentText,
   type DNode,
@@ -24,6 +25,9 @@ import {
   S_SCROLL,
   S_TABINDEX,
 } from "./_tree.ts";
+
+/** Roles of controls that may be drawn as an icon alone. */
+const ICON_ROLES = new Set(["clickable", "button", "link"]);
 
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const { req } = pass;
@@ -60,6 +64,8 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
+  // An icon-only control nothing names: the words its class gives it (`…__prev` → "previous").
+  if (!name && ICON_ROLES.has(role) && !node.proxy) name = classHint(target);
   if (keepText) {
     // The name is the start of the text; the text itself is the content.
   } else if (name && fromContent && !node.named) {

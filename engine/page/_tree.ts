@@ -190,6 +190,8 @@ export interface DNode {
   inner?: boolean;
   /** Whether a candidate inside this one was found by the delegation probe. */
   delegates?: boolean;
+  /** Whether its only listener is for keys (a focusable box that moves focus among its parts). */
+  keysOnly?: boolean;
   /** The nearest ancestor that clips its content (overflow other than visible). */
   clipper?: DNode | undefined;
   /** Whether this element scrolls (rather than only clips) its overflow. */

@@ -4,7 +4,8 @@
 // announced as sortable and a row with a pointer cursor of its own keep one.
 // Web components' checkboxes and switches are ticked through their ids,
 // though a hit test on their slotted label text answers with their own host.
-// Their modal dialogs give ids to what is inside only, and their dialog and
+// Their modal dialogs give ids to what is inside only (a title bar listened
+// for dragging is none), and their dialog and
 // date picker tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
@@ -48,6 +49,7 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
   const expected: Record<string, string[]> = {
     "/naive-table": [],
     "/mui-table": [],
+    "/prime-table": [],
     // aria-sort announces the sortable header.
     "/bootstrap-table": ["columnheader Age"],
     // The sortable column has a pointer cursor of its own; a row click handler draws one on rows.
@@ -257,6 +259,8 @@ Deno.test("Env.step() works inside library modal dialogs: ids inside while open,
     "/material-dialog": ["textbox Project name", "button Cancel", "button Save"],
     "/quasar-dialog": ["textbox Project name", "button Cancel", "button Save"],
     "/carbon-dialog": ["button Close", "textbox Project name", "button Cancel", "button Save"],
+    // PrimeReact listens on the title bar to drag the dialog: the title names the dialog.
+    "/prime-form": ["button Close", "textbox Project name", "button Cancel", "button Save"],
   };
   for (const [path, inside] of Object.entries(cases)) {
     await t.step(path, async () => {
