@@ -9,12 +9,11 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { blindControls } from "../fixtures/sites/kit/blind.ts";
+import { BLIND_LIMIT, blindControls } from "../fixtures/sites/kit/blind.ts";
 import { TEST_SEED_START } from "../fixtures/sites/kit/task.ts";
 import { siteByName } from "../fixtures/sites/registry.ts";
 
-/** The largest share of a template's test tasks a blind control may win. */
-export const BLIND_LIMIT = 0.05;
+export { BLIND_LIMIT };
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({

@@ -15,6 +15,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
 import { Browser } from "../engine/browser/browser.ts";
 import { checkSite, formatReport, solverMedians } from "../fixtures/sites/kit/check.ts";
 import type { SiteReport, TemplateReport } from "../fixtures/sites/kit/check_types.ts";
@@ -102,6 +103,8 @@ export async function main(args: string[]): Promise<SiteReport> {
         sandbox,
         seeds: seeds.slice(at, at + chunk),
         concurrency,
+        // Isolation is the site's, not the seeds': the first chunk checks it.
+        isolation: at === 0,
         ...(templates ? { templates } : {}),
         onProgress: (line) =>
           console.error(
@@ -132,6 +135,15 @@ async function writeResults(
 ): Promise<void> {
   const { episodes: _episodes, ...summary } = report;
   let sites: Record<string, Omit<SiteReport, "episodes">> = { [report.site]: summary };
+  if (!json && !md) return;
+  // Runs of several sites at once share the files: one writes at a time,
+  // under a lock file in the temporary directory named after the files.
+  const name = encodeURIComponent(resolve(json ?? md ?? "")).replaceAll("%", "_");
+  await using lock = await Deno.open(
+    join(Deno.env.get("TMPDIR") ?? "/tmp", `webserv-site-check-${name}.lock`),
+    { create: true, write: true },
+  );
+  await lock.lock(true);
   if (json) {
     // One results file for every site: this run replaces its site's entry.
     try {

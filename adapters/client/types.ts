@@ -20,6 +20,16 @@ export interface ErrorBody {
 /** How observations are returned. */
 export type ObservationMode = "text" | "json" | "diff";
 
+/** How the page is distilled into an observation. */
+export interface ObservationOptions {
+  /** Summarise runs of similar siblings longer than this; 0 never does. Default 20. */
+  summarise_after?: number | undefined;
+  /** How many items of a summarised run are listed besides those in view. Default 5. */
+  keep_items?: number | undefined;
+  /** Longest name or value kept, in characters (10 to 10000). Default 100. */
+  max_text?: number | undefined;
+}
+
 /** What a session runs: a task id, a site with template and seed, or a bare URL. */
 export interface SessionSpec {
   /** A task id, such as `"shop/add-to-cart/7"`. */
@@ -36,6 +46,8 @@ export interface SessionSpec {
   viewport?: { width: number; height: number } | undefined;
   /** How observations are returned. */
   observation?: ObservationMode | undefined;
+  /** How the page is distilled. */
+  observation_options?: ObservationOptions | undefined;
   /** Steps after which the episode is truncated. */
   max_steps?: number | undefined;
   /** Whether a PNG is written beside the trajectory after every step. */
@@ -92,6 +104,8 @@ export interface TaskBody {
   difficulty?: "easy" | "medium" | "hard" | undefined;
   /** `"state"`, `"information"` or `"navigation"`. */
   kind?: string | undefined;
+  /** `false` on an accepted task proposal: no solver has won it. */
+  proven?: false | undefined;
 }
 
 /** Which tasks `GET /v1/tasks` lists. */
@@ -182,6 +196,8 @@ export interface ResetRequest {
   max_steps?: number | undefined;
   /** A new observation mode. */
   observation?: ObservationMode | undefined;
+  /** New observation options. */
+  observation_options?: ObservationOptions | undefined;
   /** A new viewport. */
   viewport?: { width: number; height: number } | undefined;
 }

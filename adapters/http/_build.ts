@@ -10,7 +10,7 @@ import { logFailure } from "../../engine/log.ts";
 import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
 import type { Catalog, Placement } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
-import type { ResetRequest, SessionSpec } from "./protocol.ts";
+import { observeOptionsOf, type ResetRequest, type SessionSpec } from "./protocol.ts";
 import { messageOf, refusal } from "./_failures.ts";
 import type { Session } from "./_session.ts";
 
@@ -60,7 +60,10 @@ export async function build(
       ...(instance ? { site: instance } : {}),
       ...(task ? { task } : {}),
       ...(url ? { startUrl: url.href, onlyOrigins: [url.origin] } : {}),
-      ...(spec.observation === "diff" ? { observe: { mode: "diff" as const } } : {}),
+      observe: {
+        ...(spec.observation === "diff" ? { mode: "diff" as const } : {}),
+        ...observeOptionsOf(spec.observation_options ?? {}),
+      },
       ...(spec.viewport ? { viewport: spec.viewport } : {}),
       timeoutMs,
     });
@@ -109,6 +112,9 @@ export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
   }
   if (request.max_steps !== undefined) next.max_steps = request.max_steps;
   if (request.observation !== undefined) next.observation = request.observation;
+  if (request.observation_options !== undefined) {
+    next.observation_options = request.observation_options;
+  }
   if (request.viewport !== undefined) next.viewport = request.viewport;
   return next;
 }

@@ -15,9 +15,11 @@
 import type { EnvTask, EpisodeOutcome, Verdict } from "../../mod.ts";
 import type { Instance, Site } from "../../sandboxes/mod.ts";
 import {
+  acceptedProposal,
   bindTask,
   evaluate,
   generateTask,
+  isProposalTemplate,
   parseTaskId,
   type SiteModule,
   SITES,
@@ -123,6 +125,8 @@ const MAX_SEED = 2 ** 31 - 1;
 interface Source {
   site: Site;
   templates: readonly string[];
+  /** Whether the site's accepted task proposals run as tasks (kit sites). */
+  proposals?: boolean;
   describe(template: string, seed: number): TaskBody;
   bind(template: string, seed: number, task: TaskBody): (instance: Instance) => ServedTask;
 }
@@ -153,6 +157,19 @@ export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITE
   function template(from: Source, id: string): string {
     if (!from.templates.includes(id)) {
       throw new HttpError(404, "unknown-template", `No template "${id}" on "${from.site.name}"`);
+    }
+    return id;
+  }
+  // An accepted task proposal runs like a template's task; it is not one of
+  // the site's templates, so it is looked up among the accepted ones.
+  function proposal(from: Source, id: string, seed: number): string {
+    const task = `${from.site.name}/${id}/${seed}`;
+    if (!acceptedProposal(task)) {
+      throw new HttpError(
+        404,
+        "unknown-proposal",
+        `No accepted task proposal "${task}": GET /v1/tasks/proposals lists them, POST /v1/tasks/proposals proposes one`,
+      );
     }
     return id;
   }
@@ -196,7 +213,9 @@ export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITE
       const from = source(siteName);
       const finalSeed = seed ?? 0;
       if (templateId === undefined) return { site: from.site, seed: finalSeed, task: null };
-      const id = template(from, templateId);
+      const id = from.proposals && isProposalTemplate(templateId)
+        ? proposal(from, templateId, finalSeed)
+        : template(from, templateId);
       const task = from.describe(id, finalSeed);
       return { site: from.site, seed: finalSeed, task, bind: from.bind(id, finalSeed, task) };
     },
@@ -219,12 +238,16 @@ function kitSource(site: SiteModule): Source {
   return {
     site,
     templates: site.templates.map((t) => t.id),
+    proposals: true,
     describe(template, seed) {
       const key = `${template}/${seed}`;
       let body = described.get(key);
       if (!body) {
         const task = generate(template, seed);
-        body = describe(task, site.templates.find((t) => t.id === template)?.kind);
+        body = isProposalTemplate(template)
+          // A proposal is an information task no solver has won.
+          ? { ...describe(task, "information"), proven: false }
+          : describe(task, site.templates.find((t) => t.id === template)?.kind);
         described.set(key, body);
         if (described.size > DESCRIBED) described.delete(described.keys().next().value!);
       }

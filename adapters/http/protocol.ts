@@ -8,6 +8,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ACTION_SCHEMA } from "../../mod.ts";
+import type { ObserveOptions } from "../../engine/observe/observation.ts";
 import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
@@ -27,6 +28,42 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const ObservationMode = z.enum(["text", "json", "diff"]).openapi("ObservationMode");
 /** How observations are returned. */
 export type ObservationMode = z.infer<typeof ObservationMode>;
+
+/**
+ * The observation options an agent may set for its session, beside the
+ * mode: the engine's `ObserveOptions` (`engine/observe/observation.ts`) in
+ * the protocol's snake case. `observeOptionsOf` maps them to the engine's,
+ * and the compiler checks that every key is one of the engine's.
+ */
+export const ObservationOptionsBody = z.object({
+  summarise_after: z.number().int().min(0).max(10_000).optional().openapi({
+    description: "Summarise runs of similar siblings longer than this; 0 never does. Default 20",
+  }),
+  keep_items: z.number().int().min(0).max(1_000).optional().openapi({
+    description: "How many items of a summarised run are listed besides those in view. Default 5",
+  }),
+  max_text: z.number().int().min(10).max(10_000).optional().openapi({
+    description: "Longest name or value kept, in characters. Default 100",
+  }),
+}).strict().openapi("ObservationOptions");
+/** The observation options an agent may set. */
+export type ObservationOptionsBody = z.infer<typeof ObservationOptionsBody>;
+
+/**
+ * The engine's observation options for a session's.
+ *
+ * @param body the session's options
+ * @returns the engine's, only those set
+ */
+export function observeOptionsOf(
+  body: ObservationOptionsBody,
+): Pick<ObserveOptions, "summariseAfter" | "keepItems" | "maxText"> {
+  return {
+    ...(body.summarise_after !== undefined ? { summariseAfter: body.summarise_after } : {}),
+    ...(body.keep_items !== undefined ? { keepItems: body.keep_items } : {}),
+    ...(body.max_text !== undefined ? { maxText: body.max_text } : {}),
+  };
+}
 
 /** A viewport in CSS pixels. */
 export const ViewportBody = z.object({
@@ -60,6 +97,9 @@ export const SessionSpec = z.object({
   }),
   viewport: ViewportBody.optional(),
   observation: ObservationMode.optional().openapi({ description: 'Default "text"' }),
+  observation_options: ObservationOptionsBody.optional().openapi({
+    description: "How the page is distilled: summaries of long runs, text length",
+  }),
   max_steps: z.number().int().min(1).max(10_000).optional(),
   record_screenshots: z.boolean().optional().openapi({
     description: "Write a PNG beside the trajectory after every step",
@@ -133,6 +173,9 @@ export const TaskBody = z.object({
   }),
   difficulty: z.enum(["easy", "medium", "hard"]).optional(),
   kind: z.string().optional().openapi({ description: '"state", "information" or "navigation"' }),
+  proven: z.literal(false).optional().openapi({
+    description: "false on an accepted task proposal: no solver has won it",
+  }),
 }).openapi("Task");
 /** A task as listed. */
 export type TaskBody = z.infer<typeof TaskBody>;
@@ -251,6 +294,7 @@ export const ResetRequest = z.object({
   task: TaskId.optional(),
   max_steps: z.number().int().min(1).max(10_000).optional(),
   observation: ObservationMode.optional(),
+  observation_options: ObservationOptionsBody.optional(),
   viewport: ViewportBody.optional(),
 }).strict().openapi("ResetRequest");
 /** Reset options. */

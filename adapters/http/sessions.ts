@@ -495,10 +495,11 @@ export class SessionManager implements AsyncDisposable {
   }
 
   async #reset(session: Session, request: ResetRequest): Promise<SessionCreated> {
-    // A new seed, task, observation mode or viewport needs a new instance or
-    // env; max_steps alone is the session's own count.
+    // A new seed, task, observation mode or options or viewport needs a new
+    // instance or env; max_steps alone is the session's own count.
     const changed = request.seed !== undefined || request.task !== undefined ||
-      request.observation !== undefined || request.viewport !== undefined;
+      request.observation !== undefined || request.observation_options !== undefined ||
+      request.viewport !== undefined;
     const browserGone = !session.browser.connected;
     const spec = respec(session.spec, request);
     let observation: EnvObservation | undefined;

@@ -10,7 +10,8 @@
  *
  * One connection drives one session at a time, its messages in order. Every
  * reset honours its options (`seed`, `task` or `task_id`, `site`/`template`,
- * `url`, `max_steps`, `observation`, `viewport`, …; unknown keys are refused
+ * `url`, `max_steps`, `observation`, `observation_options`, `viewport`, …;
+ * unknown keys are refused
  * as OpenEnv refuses them); with no task named the connection's last one
  * runs, at first the first listed task. A session is held while its
  * connection is open (never reaped for idling), and a reset after it expired
@@ -153,12 +154,13 @@ class Connection {
     const { spec: change, episodeId } = parsed.options;
     if (this.#session !== undefined && !needsNewSession(change)) {
       try {
-        const { seed, task, max_steps, observation, viewport } = change;
+        const { seed, task, max_steps, observation, observation_options, viewport } = change;
         const reset = await this.#sessions.reset(this.#session, {
           ...(seed !== undefined ? { seed } : {}),
           ...(task !== undefined ? { task } : {}),
           ...(max_steps !== undefined ? { max_steps } : {}),
           ...(observation !== undefined ? { observation } : {}),
+          ...(observation_options !== undefined ? { observation_options } : {}),
           ...(viewport !== undefined ? { viewport } : {}),
         });
         this.#spec = openingSpec(this.#spec, change, undefined);

@@ -195,6 +195,7 @@ class WebServEnv:
         start_url: Optional[str] = None,
         token: Optional[str] = None,
         observation: Optional[str] = None,
+        observation_options: Optional[Dict[str, int]] = None,
         max_steps: Optional[int] = None,
         session: Optional[Dict[str, Any]] = None,
         client: Optional[WebServClient] = None,
@@ -203,7 +204,8 @@ class WebServEnv:
         self.token = token
         self.spec = _clean({
             "task": task, "site": site, "template": template, "seed": seed, "url": start_url,
-            "observation": observation, "max_steps": max_steps,
+            "observation": observation, "observation_options": observation_options,
+            "max_steps": max_steps,
         })
         self.client = client
         self.session_id: Optional[str] = None

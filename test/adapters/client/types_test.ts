@@ -22,6 +22,7 @@ const checks: true[] = [
   true as Same<client.TaskBody, z.infer<typeof server.TaskBody>>,
   true as Same<client.TaskPage, z.infer<typeof server.TaskPage>>,
   true as Same<client.TaskQuery, z.infer<typeof server.TaskQuery>>,
+  true as Same<client.ObservationOptions, z.infer<typeof server.ObservationOptionsBody>>,
 ];
 
 Deno.test("client types match the server's protocol schemas", () => {

@@ -1,7 +1,8 @@
 // Task proposals through the server: POST /v1/tasks/proposals accepts a proposal (201, the
 // task without its truth, unproven) and lists it; a bad one gets 422 with the reason, a body
-// that is not JSON 400.
+// that is not JSON 400. An accepted proposal runs as a session's task by its id.
 import { assertEquals, assertStringIncludes } from "@std/assert";
+import { WebServClient } from "../../../adapters/client/mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
 
@@ -39,4 +40,55 @@ Deno.test("POST /v1/tasks/proposals accepts a sound proposal, lists it, and refu
   const notJson = await post("{");
   assertEquals(notJson.status, 400);
   await notJson.body?.cancel();
+});
+
+Deno.test("an accepted proposal opens as a session by its task id: the right answer earns 1, a wrong one 0, an unknown proposal 404", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const db = seededDatabase(siteByName("forum"), 5);
+  const forum = db.prepare("SELECT id, slug FROM forums ORDER BY id LIMIT 1 OFFSET 2").get()!;
+  const members = Number(
+    db.prepare("SELECT COUNT(*) AS n FROM subscriptions WHERE forum_id = ?").get(
+      forum["id"]!,
+    )!["n"],
+  );
+  const accepted = await fetch(`${server.url}/v1/tasks/proposals`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      site: "forum",
+      seed: 5,
+      instruction: `How many members does the forum f/${forum["slug"]} have?`,
+      read: { table: "subscriptions", where: { forum_id: Number(forum["id"]) }, count: true },
+      op: "number",
+    }),
+  });
+  assertEquals(accepted.status, 201);
+  const { id } = await accepted.json();
+
+  const right = await client.createSession({ task: id });
+  assertEquals(right.task?.id, id);
+  assertEquals(right.task?.proven, false, "an accepted proposal is marked unproven");
+  assertEquals(right.task?.kind, "information");
+  const won = await client.step(right.id, {
+    action: "stop",
+    answer: `The forum has ${members} members.`,
+  });
+  assertEquals([won.done, won.reward], [true, 1]);
+
+  const wrong = await client.createSession({ task: id });
+  const lost = await client.step(wrong.id, { action: "stop", answer: String(members + 1) });
+  assertEquals([lost.done, lost.reward], [true, 0]);
+  await client.close(right.id);
+  await client.close(wrong.id);
+
+  const unknown = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ task: "forum/proposal-0123456789ab/5" }),
+  });
+  assertEquals(unknown.status, 404);
+  const error = await unknown.json();
+  assertEquals(error.code, "unknown-proposal");
+  assertStringIncludes(error.message, "GET /v1/tasks/proposals");
 });
