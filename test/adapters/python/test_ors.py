@@ -13,8 +13,7 @@ import os
 import urllib.request
 
 import pytest
-from ors.client import ORS, ToolCallError
-from ors.client._types import Task
+from ors.client import ORS, AuthenticationError, Task, ToolCallError
 
 URL = os.environ["WEBSERV_URL"]
 TASK = "demo/add-note/2"
@@ -118,3 +117,16 @@ def test_the_session_is_closed_when_the_client_leaves(env):
         assert live_session("demo/add-note/3")
     with pytest.raises(StopIteration):
         live_session("demo/add-note/3")
+
+
+def test_the_servers_token_is_the_clients_api_key():
+    """Run only by the token server of ors_test.ts (WEBSERV_TOKEN set)."""
+    token = os.environ["WEBSERV_TOKEN"]
+    with ORS(URL, api_key="wrong") as client:
+        with pytest.raises(AuthenticationError):
+            client.environment("webserv").list_splits()
+    with ORS(URL, api_key=token) as client:
+        env = client.environment("webserv")
+        assert env.list_splits() == ["train", "test"]
+        with env.session(task(TASK)) as session:
+            assert NOTE in session.get_prompt()[0].text
