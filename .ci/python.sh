@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python test venv: the real libraries trainers use (OpenEnv's client,
-# gymnasium, schemathesis, the MCP SDK, transformers, Ray, pytest), pinned in
+# gymnasium, schemathesis, the MCP SDK, transformers, Ray, ors-sdk, pytest), pinned in
 # adapters/python/requirements-test.txt and installed from PyPI into
 # $WEBSERV_VENV (default ~/.cache/webserv-venv). The Python tests run inside
 # `deno task test` (test/adapters/python/) and fail when this venv is missing.
@@ -34,5 +34,6 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
 fi
 "$VENV/bin/python" -m pip check
 "$VENV/bin/python" -c 'import importlib.metadata as m
-for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray"):
+for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray",
+             "ors-sdk"):
     print(name, m.version(name))'

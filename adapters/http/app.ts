@@ -38,6 +38,7 @@ import {
 } from "./protocol.ts";
 import type { SessionManager } from "./sessions.ts";
 import { mountOpenEnv } from "./openenv.ts";
+import { mountOrs } from "./ors.ts";
 import { strictRoutes } from "./_strict.ts";
 
 /** What the app is built from. */
@@ -50,7 +51,10 @@ export interface AppOptions {
   metrics: Metrics;
   /** Whether the browser is connected now. */
   browserConnected: () => boolean;
-  /** A bearer token every request but `/health` must carry; none when absent. */
+  /**
+   * A token every request but `/health` must carry (bearer, `X-API-Key` or
+   * `?token=`); none when absent.
+   */
   token?: string;
   /**
    * The largest request body, in bytes.
@@ -108,7 +112,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     const token = options.token;
     if (!token || c.req.path === "/health") return await next();
     const header = c.req.header("authorization");
-    const given = header?.startsWith("Bearer ") ? header.slice(7) : c.req.query("token");
+    // ORS's client sends its key (ORS_API_KEY) as X-API-Key.
+    const given = header?.startsWith("Bearer ")
+      ? header.slice(7)
+      : c.req.header("x-api-key") ?? c.req.query("token");
     if (!given || !equalTimingSafe(given, token)) {
       throw new HttpError(401, "unauthorized", "A valid bearer token is required");
     }
@@ -430,6 +437,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     }));
 
   mountOpenEnv(app, sessions);
+  mountOrs(app, sessions, catalog);
 
   app.doc31("/openapi.json", document);
   app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));

@@ -110,6 +110,14 @@ export interface Catalog {
    */
   list(query?: TaskQuery): TaskPage;
   /**
+   * How many tasks {@linkcode Catalog.list} pages through for a query.
+   *
+   * @param query the site, template and split (offset and limit do not count)
+   * @returns the number of tasks
+   * @throws {HttpError} 404 for an unknown site or template
+   */
+  count(query?: TaskQuery): number;
+  /**
    * Resolves a task id, or a site with template and seed.
    *
    * @param spec the request's fields
@@ -173,17 +181,25 @@ export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITE
     }
     return id;
   }
+  function chosen(query: TaskQuery) {
+    const from = query.site === undefined ? [...sources.values()] : [source(query.site)];
+    const pairs = from.flatMap((site) =>
+      (query.template === undefined ? site.templates : [template(site, query.template)])
+        .map((id) => ({ from: site, id }))
+    );
+    const split = query.split ?? "train";
+    const first = split === "train" ? 0 : TEST_SEED_START;
+    const last = split === "train" ? TEST_SEED_START - 1 : MAX_SEED;
+    return { pairs, first, last };
+  }
   return {
     sites: siteMap,
+    count(query = {}) {
+      const { pairs, first, last } = chosen(query);
+      return pairs.length * (last - first + 1);
+    },
     list(query = {}) {
-      const chosen = query.site === undefined ? [...sources.values()] : [source(query.site)];
-      const pairs = chosen.flatMap((from) =>
-        (query.template === undefined ? from.templates : [template(from, query.template)])
-          .map((id) => ({ from, id }))
-      );
-      const split = query.split ?? "train";
-      const first = split === "train" ? 0 : TEST_SEED_START;
-      const last = split === "train" ? TEST_SEED_START - 1 : MAX_SEED;
+      const { pairs, first, last } = chosen(query);
       const offset = query.offset ?? 0;
       const limit = query.limit ?? 50;
       const tasks: TaskBody[] = [];
