@@ -9,7 +9,8 @@
  * seeds it finished. Exits with status 1 on any failure, 2 on bad arguments.
  *
  * The Incus backend needs the site's image (`deno task image
- * fixtures/sites/<site>/mod.ts`) and a storage pool (`WEBSERV_INCUS_POOL`,
+ * fixtures/sites/<site>/mod.ts`, or `deno task image:apps wordpress` for
+ * WordPress, which only runs there) and a storage pool (`WEBSERV_INCUS_POOL`,
  * default `webserv-btrfs`).
  *
  * @module
@@ -82,6 +83,8 @@ export async function main(args: string[]): Promise<SiteReport> {
       image: `webserv-${site.name}`,
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
       prefix: "wsc-",
+      // A real application (WordPress) starts its database and web server in each env.
+      readyTimeoutMs: 120_000,
     })
     : (() => {
       throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);

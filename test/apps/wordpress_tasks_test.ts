@@ -1,0 +1,189 @@
+/**
+ * WordPress as a task environment on Incus (`deno task test:apps`): the
+ * host's mirror of the seeded content equals the container's MariaDB, a
+ * template runs end to end through `Env.create({ task })` (its solver wins,
+ * doing nothing does not), and WordPress's own writes while a person uses
+ * wp-admin are declared harmless (and would fail a task if they were not).
+ *
+ * Fails, never skips, when the image is missing: build it with
+ * `deno task image:apps wordpress`.
+ */
+import { assert, assertEquals } from "@std/assert";
+import { DatabaseSync } from "node:sqlite";
+import { Browser } from "../../engine/browser/browser.ts";
+import { Env } from "../../engine/env.ts";
+import { bindTask } from "../../fixtures/sites/kit/bind.ts";
+import { harm } from "../../fixtures/sites/kit/_evaluate_state.ts";
+import { generateTask } from "../../fixtures/sites/kit/generate.ts";
+import { meaningfulDiff } from "../../fixtures/sites/kit/meaning.ts";
+import { look } from "../../fixtures/sites/kit/solve.ts";
+import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
+import type { Row } from "../../fixtures/sites/kit/types.ts";
+import site from "../../fixtures/sites/wordpress/mod.ts";
+import { seedMirror } from "../../fixtures/sites/wordpress/data.ts";
+import { login } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
+import { dismissGuide } from "../../fixtures/sites/wordpress/tasks/_editor.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import { SandboxError } from "../../sandboxes/errors.ts";
+import { IncusClient } from "../../sandboxes/incus/client.ts";
+import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
+import type { Instance } from "../../sandboxes/types.ts";
+
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+const IMAGE = "webserv-wordpress";
+const SEED = 1;
+
+async function openWordPress(gateway: Gateway): Promise<IncusSandbox> {
+  using client = new IncusClient();
+  try {
+    await client.imageFingerprint(IMAGE);
+  } catch (error) {
+    if (error instanceof SandboxError && error.status === 404) {
+      throw new Error(
+        `Incus has no image "${IMAGE}": build it with "deno task image:apps wordpress"`,
+      );
+    }
+    throw error;
+  }
+  return await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    prefix: "wstask-",
+    readyTimeoutMs: 180_000,
+  });
+}
+
+async function table(instance: Instance, name: string): Promise<Row[]> {
+  return await new StateSdk(instance.state!).rows(name, {}, 100_000);
+}
+
+Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.php in the container", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const db = new DatabaseSync(":memory:");
+    seedMirror(db, SEED);
+    // Posts and pages; the theme's global-styles post is WordPress's own.
+    const posts = (await table(instance, "wp_posts")).filter((post) =>
+      post["post_type"] === "post" || post["post_type"] === "page"
+    );
+    assertEquals(posts.length, 312);
+    for (const post of posts) {
+      const mirrored = db.prepare("SELECT * FROM posts WHERE id = ?").get(Number(post["ID"]));
+      assert(mirrored, `post ${post["ID"]} is not in the mirror`);
+      assertEquals(
+        [mirrored["title"], mirrored["slug"], mirrored["status"], mirrored["author_id"]],
+        [post["post_title"], post["post_name"], post["post_status"], Number(post["post_author"])],
+      );
+      assertEquals(mirrored["content"], String(post["post_content"]));
+      assertEquals(Number(mirrored["comment_count"]), Number(post["comment_count"]));
+    }
+    for (const user of await table(instance, "wp_users")) {
+      const mirrored = db.prepare("SELECT login FROM users WHERE id = ?").get(Number(user["ID"]));
+      assertEquals(mirrored?.["login"], String(user["user_login"]));
+    }
+    const comments = await table(instance, "wp_comments");
+    assertEquals(comments.length, 900);
+    for (const comment of comments) {
+      const mirrored = db.prepare("SELECT * FROM comments WHERE id = ?").get(
+        Number(comment["comment_ID"]),
+      );
+      assertEquals(
+        [mirrored?.["post_id"], mirrored?.["content"], String(mirrored?.["approved"])],
+        [
+          Number(comment["comment_post_ID"]),
+          comment["comment_content"],
+          comment["comment_approved"],
+        ],
+      );
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
+
+Deno.test("Env.create({ task }) runs a WordPress task end to end: the solver earns 1, doing nothing 0", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const task = generateTask(site, "change-role", SEED);
+    const template = site.templates.find((t) => t.id === "change-role")!;
+    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+    const env = await Env.create(browser, { site: instance, task: bound });
+    try {
+      await template.solve(env, task);
+      const verdict = await env.verify();
+      assertEquals(verdict.reward, 1, verdict.reason);
+    } finally {
+      await env.close();
+    }
+    await instance.reset();
+    const idle = await Env.create(browser, { site: instance, task: bound });
+    try {
+      await idle.step({ action: "stop", answer: "done" });
+      const verdict = await idle.verify();
+      assertEquals(verdict.reward, 0, verdict.reason);
+    } finally {
+      await idle.close();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
+
+Deno.test("the WordPress site declares harmless what wp-admin writes by itself, and nothing else", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const task = generateTask(site, "post-category", SEED);
+    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+    const env = await Env.create(browser, { site: instance, task: bound });
+    try {
+      // Log in and open the block editor: a session, the dashboard's and the
+      // editor's auto-drafts, the guide's dismissal, no change a person asked for.
+      const dashboard = await login(env, task.instruction);
+      const add = dashboard.elements.find((el) => el.role === "link" && el.name === "New");
+      assert(add, "no New link");
+      await env.step({ action: "click", id: add.id });
+      await dismissGuide(env);
+      await look(env);
+      const diff = meaningfulDiff(await bound.sdk.diff(), site.tracked);
+      assert(
+        Object.keys(diff.tables).length > 0,
+        "wp-admin wrote nothing: the check checks nothing",
+      );
+      assertEquals(harm(diff, site.harmless), undefined);
+      assert(harm(diff, []) !== undefined, "without the declaration the writes would be harm");
+      // A real change is still harm: a comment approved by hand is not declared.
+      const sdk = bound.sdk;
+      const pending = (await sdk.rows("wp_comments", { comment_approved: "0" }, 1))[0];
+      assert(pending, "no pending comment");
+      const later = {
+        tables: {
+          ...diff.tables,
+          wp_comments: {
+            added: [],
+            removed: [],
+            changed: [{
+              key: { comment_ID: pending["comment_ID"] ?? null },
+              before: pending,
+              after: { ...pending, comment_approved: "1" },
+              columns: ["comment_approved"],
+            }],
+          },
+        },
+      };
+      assert(harm(later, site.harmless) !== undefined, "an approved comment passed as harmless");
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
