@@ -5,15 +5,15 @@
  *
  * @module
  */
-import { assertEquals } from "@std/assert";
+import { assertEquals, assertNotEquals } from "@std/assert";
 import { SandboxError } from "../../sandboxes/errors.ts";
-import type { Gateway } from "../../sandboxes/gateway.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
 import { DockerClient } from "../../sandboxes/docker/client.ts";
 import { DockerSandbox } from "../../sandboxes/docker/docker_sandbox.ts";
 import type { Instance, Sandbox } from "../../sandboxes/types.ts";
-import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
+import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 
 /** Opens a sandbox of an application's image behind a gateway. */
 export type OpenApp = (gateway: Gateway) => Promise<Sandbox>;
@@ -111,4 +111,61 @@ export function diffRows(diff: StateDiff): string[] {
     ...changes.removed.map(() => `${table} removed`),
     ...changes.changed.map(() => `${table} changed`),
   ]);
+}
+
+/** What {@linkcode withInstance} gives a check. */
+export interface AppInstance {
+  /** The gateway the instance is routed through. */
+  gateway: Gateway;
+  /** The instance, made from seed 1. */
+  instance: Instance;
+  /** Reads its state API. */
+  state: <T>(path: string, init?: RequestInit) => Promise<T>;
+}
+
+/**
+ * Opens a sandbox behind a new gateway, creates an instance of seed 1, runs
+ * the check, and closes everything.
+ *
+ * @param open how the sandbox is opened
+ * @param check what is checked on the instance
+ */
+export async function withInstance(
+  open: OpenApp,
+  check: (app: AppInstance) => Promise<void>,
+): Promise<void> {
+  await using gateway = new Gateway();
+  const sandbox = await open(gateway);
+  await using _closed = { [Symbol.asyncDispose]: () => sandbox.close() };
+  const instance = await sandbox.create({ seed: 1 });
+  await check({ gateway, instance, state: stateReader(instance) });
+}
+
+/**
+ * Checks that the gateway never routes to the state API: `/hash` through it
+ * is the application's own page, without the state API's header.
+ *
+ * @param app the instance
+ */
+export async function assertStateNotRouted(app: AppInstance): Promise<void> {
+  const probe = await app.gateway.request(app.instance.origin, "/hash");
+  await probe.body?.cancel();
+  assertEquals(probe.headers.get("x-webserv-state"), null);
+}
+
+/**
+ * Checks that the state changed, resets the instance, and checks that the
+ * state hash is the seeded one again.
+ *
+ * @param app the instance
+ * @param seeded the hash before the change
+ */
+export async function assertResetRestores(app: AppInstance, seeded: StateHash): Promise<void> {
+  assertNotEquals((await app.state<StateHash>("/hash")).hash, seeded.hash);
+  await app.instance.reset();
+  assertEquals(
+    (await app.state<StateHash>("/hash")).hash,
+    seeded.hash,
+    "reset did not restore the seeded state",
+  );
 }

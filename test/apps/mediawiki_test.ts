@@ -8,8 +8,7 @@
  * Not in the default run (the image takes minutes to build): run with
  * `deno task test:apps`. It fails, never skips, when the image is missing.
  */
-import { assert, assertEquals, assertNotEquals, assertStringIncludes } from "@std/assert";
-import { Gateway } from "../../sandboxes/gateway.ts";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import type {
   PageSummary,
@@ -18,11 +17,14 @@ import type {
 } from "../../fixtures/sites/mediawiki/state_server.ts";
 import {
   type AppImage,
+  type AppInstance,
+  assertResetRestores,
+  assertStateNotRouted,
   diffRows,
   type OpenApp,
   openDocker,
   openIncus,
-  stateReader,
+  withInstance,
 } from "./_apps.ts";
 
 const APP: AppImage = {
@@ -33,11 +35,11 @@ const APP: AppImage = {
 };
 
 async function servesAndResets(open: OpenApp): Promise<void> {
-  await using gateway = new Gateway();
-  const sandbox = await open(gateway);
-  await using _closed = { [Symbol.asyncDispose]: () => sandbox.close() };
-  const instance = await sandbox.create({ seed: 1 });
-  const state = stateReader(instance);
+  await withInstance(open, (app) => checks(app));
+}
+
+async function checks(app: AppInstance): Promise<void> {
+  const { gateway, instance, state } = app;
 
   // The archive the image carries: long pages with many revisions.
   const archive = (await state<{ result: PageSummary[] }>(
@@ -83,10 +85,7 @@ async function servesAndResets(open: OpenApp): Promise<void> {
   )).text();
   assertStringIncludes(search, "mw-search-result-heading", "the search index found nothing");
 
-  // The state API is on its own socket: the gateway never routes to it.
-  const probe = await gateway.request(instance.origin, "/hash");
-  await probe.body?.cancel();
-  assertEquals(probe.headers.get("x-webserv-state"), null);
+  await assertStateNotRouted(app);
 
   const seeded = await state<StateHash>("/hash");
   await state("/mark", { method: "POST" });
@@ -119,14 +118,7 @@ async function servesAndResets(open: OpenApp): Promise<void> {
     `/query/history?title=${encodeURIComponent(article.title)}&limit=1`,
   )).result;
   assertEquals(after[0]?.comment, summary);
-  assertNotEquals((await state<StateHash>("/hash")).hash, seeded.hash);
-
-  await instance.reset();
-  assertEquals(
-    (await state<StateHash>("/hash")).hash,
-    seeded.hash,
-    "reset did not restore the seeded state",
-  );
+  await assertResetRestores(app, seeded);
   const again = (await state<{ result: PageText }>(
     `/query/page?title=${encodeURIComponent(article.title)}`,
   )).result;

@@ -8,17 +8,19 @@
  * Not in the default run (the image takes minutes to build): run with
  * `deno task test:apps`. It fails, never skips, when the image is missing.
  */
-import { assert, assertEquals, assertNotEquals, assertStringIncludes } from "@std/assert";
-import { Gateway } from "../../sandboxes/gateway.ts";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { IssueSummary, ProjectSummary } from "../../fixtures/sites/redmine/state_server.ts";
 import {
   type AppImage,
+  type AppInstance,
+  assertResetRestores,
+  assertStateNotRouted,
   diffRows,
   type OpenApp,
   openDocker,
   openIncus,
-  stateReader,
+  withInstance,
 } from "./_apps.ts";
 
 const APP: AppImage = {
@@ -29,11 +31,11 @@ const APP: AppImage = {
 };
 
 async function servesAndResets(open: OpenApp): Promise<void> {
-  await using gateway = new Gateway();
-  const sandbox = await open(gateway);
-  await using _closed = { [Symbol.asyncDispose]: () => sandbox.close() };
-  const instance = await sandbox.create({ seed: 1 });
-  const state = stateReader(instance);
+  await withInstance(open, (app) => checks(app));
+}
+
+async function checks(app: AppInstance): Promise<void> {
+  const { gateway, instance, state } = app;
 
   const projects = (await state<{ result: ProjectSummary[] }>("/query/projects")).result;
   assertEquals(projects.length, 6);
@@ -64,10 +66,7 @@ async function servesAndResets(open: OpenApp): Promise<void> {
   assertEquals(wiki.status, 200);
   assertStringIncludes(await wiki.text(), "Roadmap");
 
-  // The state API is on its own socket: the gateway never routes to it.
-  const probe = await gateway.request(instance.origin, "/hash");
-  await probe.body?.cancel();
-  assertEquals(probe.headers.get("x-webserv-state"), null);
+  await assertStateNotRouted(app);
 
   const seeded = await state<StateHash>("/hash");
   await state("/mark", { method: "POST" });
@@ -98,14 +97,7 @@ async function servesAndResets(open: OpenApp): Promise<void> {
     `/query/issues?project=${project.identifier}&status=New&limit=2000`,
   )).result.filter((candidate) => candidate.id === issue.id);
   assertEquals(typed?.spent_hours, issue.spent_hours + 1.5);
-  assertNotEquals((await state<StateHash>("/hash")).hash, seeded.hash);
-
-  await instance.reset();
-  assertEquals(
-    (await state<StateHash>("/hash")).hash,
-    seeded.hash,
-    "reset did not restore the seeded state",
-  );
+  await assertResetRestores(app, seeded);
 }
 
 Deno.test("Redmine on Incus serves its seeded projects, reports its MariaDB state, and resets to the seeded hash", async () => {
