@@ -17,7 +17,8 @@
  * packages themselves are not pinned: a rebuild after the mirror moved gets
  * the newer bookworm point release.
  *
- * Only WordPress exists so far (issue 23 asks for MediaWiki and Redmine too).
+ * Each application's recipe is in its own module (`fixtures/sites/APP/recipe.ts`
+ * for MediaWiki and Redmine); {@linkcode RECIPES} lists them.
  *
  * @module
  */
@@ -25,6 +26,8 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DockerClient } from "../sandboxes/docker/client.ts";
 import { IncusClient } from "../sandboxes/incus/client.ts";
+import { MEDIAWIKI } from "../fixtures/sites/mediawiki/recipe.ts";
+import { REDMINE } from "../fixtures/sites/redmine/recipe.ts";
 
 /** One application's image recipe. */
 export interface AppRecipe {
@@ -34,8 +37,10 @@ export interface AppRecipe {
   packages: string[];
   /** Files copied into the root filesystem: file under `fixtures/sites/NAME/` → path inside. */
   files: Record<string, { path: string; mode: number }>;
-  /** Deno scripts under `fixtures/sites/NAME/`, bundled to `/srv/NAME/SCRIPT.js`. */
+  /** Deno scripts (paths from `fixtures/sites/NAME/`), bundled to `/srv/NAME/BASENAME.js`. */
   scripts: string[];
+  /** Debconf answers (`debconf-set-selections` lines) given before the packages install. */
+  debconf?: string[];
   /** Commands run in the root filesystem (chroot) after the files are in. */
   commands: string[][];
 }
@@ -91,6 +96,8 @@ export const RECIPES: Record<string, AppRecipe> = {
       ],
     ],
   },
+  mediawiki: MEDIAWIKI,
+  redmine: REDMINE,
 };
 
 /** What {@linkcode buildAppImage} did. */
@@ -269,7 +276,7 @@ export async function buildAppImage(
   try {
     const bundles: string[] = [];
     for (const script of recipe.scripts) {
-      const output = join(stage, script.replace(/\.ts$/, ".js"));
+      const output = join(stage, basename(script).replace(/\.ts$/, ".js"));
       await bundle(recipe, script, output);
       bundles.push(output);
     }
@@ -306,7 +313,11 @@ export async function buildAppImage(
     const base = join(
       cacheDir,
       `${recipe.name}-${
-        (await sha256([JSON.stringify({ packages: recipe.packages, sources })]))
+        (await sha256([JSON.stringify({
+          packages: recipe.packages,
+          sources,
+          ...(recipe.debconf ? { debconf: recipe.debconf } : {}),
+        })]))
           .slice(0, 16)
       }.tar`,
     );
@@ -320,6 +331,9 @@ export async function buildAppImage(
         "--quiet",
         "--format=tar",
         `--include=${recipe.packages.join(",")}`,
+        ...(recipe.debconf ?? []).map((answer) =>
+          `--essential-hook=echo '${answer}' | chroot "$1" debconf-set-selections`
+        ),
         "bookworm",
         `${base}.partial`,
         ...sources.map((s) => `deb ${s.uri} ${s.suite} main`),
