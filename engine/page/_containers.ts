@@ -71,7 +71,7 @@ export function unwrapContainers(pass: Pass): void {
     // A dialog holding controls is where they live, not one more thing to click: its
     // handlers close it on a backdrop click or serve its controls (React-Bootstrap's Modal).
     const own = !DIALOGS.has(node.role) && fold(parts.join("")) !== "";
-    if (own) {
+    if (own && !isSelectBox(pass, node)) {
       if (node.sig & OWN_TARGET) continue;
       const r = node.rect;
       const big = r !== undefined && (r.w * r.h > vp.w * vp.h / 2 || r.h > vp.h);
@@ -83,6 +83,25 @@ export function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/**
+ * Whether `node` is the box of a select drawn as its value beside an arrow
+ * (PrimeReact's Dropdown): the one target it holds is a text-less trigger of
+ * a listbox (`aria-haspopup="listbox"`). One control, one id: the trigger's,
+ * with its role, name and state; the value the box shows stays as text.
+ */
+function isSelectBox(pass: Pass, node: DNode): boolean {
+  let trigger: DNode | undefined;
+  for (const other of pass.candidates) {
+    if (other === node || other.keep !== 2 || !node.el.contains(other.proxy ?? other.el)) continue;
+    if (trigger) return false;
+    trigger = other;
+  }
+  if (!trigger || trigger.el.getAttribute("aria-haspopup") !== "listbox") return false;
+  const parts: string[] = [];
+  contentText(trigger, parts);
+  return fold(parts.join("")) === "";
 }
 
 /** The element that names the dialog `el` is in (its `aria-labelledby`), if any. */

@@ -4,7 +4,8 @@
 // the calendar panel that listens for keys is no target named by its
 // weekday row; the month name inside flatpickr's listened header is text;
 // the current page of React-Bootstrap's pager, which keeps React's click
-// handler, gets no id.
+// handler, gets no id; a select drawn as its value beside a listbox arrow
+// (PrimeReact's Dropdown) gets one id, the arrow's.
 import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { Env } from "../../../engine/env.ts";
@@ -85,4 +86,28 @@ Deno.test("Observer.observe() gives a pager's current item no id though it keeps
     .observation;
   assertEquals(await env.evaluate("window.__state.page"), 2);
   assertEquals(pager(observation), ["button 1", "button 3"], observation.text);
+});
+
+Deno.test("Observer.observe() gives a select drawn as its value beside an arrow one id, the arrow's (PrimeReact's Dropdown)", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/prime-form") });
+  assertEquals(await env.evaluate(WAIT_READY), true);
+  // The listened box shows the value; the listbox trigger inside it is the arrow.
+  const plan = (o: EnvObservation) =>
+    o.elements.filter((el) => /plan|^(Free|Pro|Team)$/.test(el.name)).map((el) =>
+      `${el.role} ${el.name}`
+    );
+  let observation = await env.observe();
+  assertEquals(plan(observation), ["button Choose a plan"], observation.text);
+  observation = (await env.step({
+    action: "click",
+    id: find(observation, "button", "Choose a plan").id,
+  })).observation;
+  observation = (await env.step({ action: "click", id: find(observation, "option", "Pro").id }))
+    .observation;
+  assertEquals(await env.evaluate("window.__state.plan"), "pro");
+  assertEquals(plan(observation), ["button Choose a plan"], observation.text);
+  assert(/\bPro\b/.test(observation.text), observation.text);
 });
