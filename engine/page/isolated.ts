@@ -9,6 +9,7 @@
  */
 import { createDistiller, type Distiller } from "./distiller.ts";
 import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY, type Rect } from "./layout.ts";
+import { DOM_PROBE } from "./stand_in.ts";
 import type { DistillRequest, DistillResult, SiblingRequest } from "../observe/wire.ts";
 
 /** What the driver finds at `globalThis.__webserv` in the isolated world. */
@@ -65,13 +66,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       // The live declaration: the distiller reads only the properties it needs.
       return getStyle(el);
     },
-    rect(el): Rect {
-      const r = el.getBoundingClientRect();
-      return { x: r.x, y: r.y, w: r.width, h: r.height };
-    },
-    visible(el) {
-      return el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
-    },
+    // The same box and paint tests the actions use (one rule, `stand_in.ts`).
+    rect: DOM_PROBE.rect,
+    visible: DOM_PROBE.visible,
     hit(root, x, y) {
       return root.elementFromPoint(x, y);
     },
