@@ -8,7 +8,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ACTION_SCHEMA } from "../../mod.ts";
-import type { ObserveOptions } from "../../engine/observe/observation.ts";
+import type { ObserveOptions } from "../../mod.ts";
 import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
