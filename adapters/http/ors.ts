@@ -49,6 +49,9 @@ export const ORS_LIST_LIMIT = 50;
 /** The most tasks one `task_range` answers. */
 const RANGE_LIMIT = 100;
 
+/** How many ORS ids of sessions closed without `/delete` are remembered. */
+const TOMBSTONES = 1000;
+
 /** How often a running call's stream carries a heartbeat comment. */
 const HEARTBEAT_MS = 10_000;
 
@@ -112,10 +115,23 @@ interface Entry {
  */
 export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Catalog): void {
   const bySid = new Map<string, Entry>();
-  // A session closed behind ORS's back (reaped, closed over /v1) drops its entry.
+  const sidById = new Map<string, string>();
+  // A session closed behind ORS's back (reaped, closed over /v1) keeps a small
+  // entry, so its next call is `expired` ({ok: false}), not an unknown id; the
+  // oldest such entries go past TOMBSTONES (a client that never deletes).
+  const closed = new Set<string>();
   sessions.subscribe((event) => {
     if (event.type !== "closed") return;
-    for (const [sid, entry] of bySid) if (entry.id === event.session) bySid.delete(sid);
+    const sid = sidById.get(event.session);
+    if (sid === undefined) return;
+    sidById.delete(event.session);
+    bySid.set(sid, { id: event.session, instruction: "", firstText: "" });
+    closed.add(sid);
+    for (const old of closed) {
+      if (closed.size <= TOMBSTONES) break;
+      closed.delete(old);
+      bySid.delete(old);
+    }
   });
   const tools = () =>
     actionTools("anthropic").map((tool) => ({
@@ -145,7 +161,8 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
   const close = async (sid: string) => {
     const found = bySid.get(sid);
     bySid.delete(sid);
-    if (found) await sessions.close(found.id);
+    closed.delete(sid);
+    if (found && sidById.delete(found.id)) await sessions.close(found.id);
     return { sid };
   };
 
@@ -242,6 +259,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
         await sessions.close(created.id);
         throw new HttpError(409, "session-exists", `ORS session "${sid}" already exists`);
       }
+      sidById.set(created.id, sid);
       bySid.set(sid, {
         id: created.id,
         instruction: created.task?.instruction ?? "",
