@@ -157,7 +157,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     }
     return parsed.data;
   };
-  const spec = (task: { id: string }) => ({ task: task.id });
+  const spec = (task: string) => ({ task });
   const close = async (sid: string) => {
     const found = bySid.get(sid);
     bySid.delete(sid);
@@ -252,7 +252,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
       if (bySid.has(sid)) {
         throw new HttpError(409, "session-exists", `ORS session "${sid}" already exists`);
       }
-      const task = bySpec ? body.task_spec!.task : taskAt(body.split!, body.index!).id;
+      const task = bySpec ? body.task_spec!.task : taskAt(body.split!, body.index!);
       const created = await sessions.create({ task });
       if (bySid.has(sid)) {
         // Two concurrent creates for one id: the later one is refused.
@@ -320,7 +320,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     if (index >= catalog.count({ split: chosen })) {
       throw new HttpError(400, "bad-index", `No task ${index} in split "${chosen}"`);
     }
-    return catalog.list({ split: chosen, offset: index, limit: 1 }).tasks[0]!;
+    return catalog.ids({ split: chosen, offset: index, limit: 1 })[0]!;
   };
   const TaskList = z.object({ tasks: z.array(TaskSpec), env_name: z.string().optional() });
 
@@ -335,8 +335,8 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     }),
     (c) => {
       const chosen = split(c.req.valid("json").split);
-      const page = catalog.list({ split: chosen, limit: ORS_LIST_LIMIT });
-      return c.json({ tasks: page.tasks.map(spec), env_name: ORS_ENV }, 200);
+      const ids = catalog.ids({ split: chosen, limit: ORS_LIST_LIMIT });
+      return c.json({ tasks: ids.map(spec), env_name: ORS_ENV }, 200);
     },
   );
 
@@ -414,7 +414,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
       }
       const tasks = stop <= start
         ? []
-        : catalog.list({ split: chosen, offset: start, limit: stop - start }).tasks;
+        : catalog.ids({ split: chosen, offset: start, limit: stop - start });
       return c.json({ tasks: tasks.map(spec) }, 200);
     },
   );
