@@ -84,8 +84,15 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
   description,
 });
+// Each event of the stream, as an SSE parser reads it (comments are no events).
+const SseEvent = z.object({
+  event: z.string().optional(),
+  data: z.string().optional(),
+  id: z.string().optional(),
+  retry: z.number().optional(),
+}).openapi("OrsSseEvent");
 const sse = (description: string) => ({
-  content: { "text/event-stream": { schema: z.string() } },
+  content: { "text/event-stream": { schema: SseEvent } },
   description,
 });
 
