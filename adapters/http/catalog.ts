@@ -118,6 +118,15 @@ export interface Catalog {
    */
   count(query?: TaskQuery): number;
   /**
+   * The ids of the tasks {@linkcode Catalog.list} lists, without generating
+   * them (cheap: a task is only made when a session opens on it).
+   *
+   * @param query the site, template, split and page
+   * @returns the ids
+   * @throws {HttpError} 404 for an unknown site or template
+   */
+  ids(query?: TaskQuery): string[];
+  /**
    * Resolves a task id, or a site with template and seed.
    *
    * @param spec the request's fields
@@ -197,6 +206,19 @@ export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITE
     count(query = {}) {
       const { pairs, first, last } = chosen(query);
       return pairs.length * (last - first + 1);
+    },
+    ids(query = {}) {
+      const { pairs, first, last } = chosen(query);
+      const ids: string[] = [];
+      const end = Math.min(
+        (query.offset ?? 0) + (query.limit ?? 50),
+        pairs.length * (last - first + 1),
+      );
+      for (let index = query.offset ?? 0; index < end; index++) {
+        const { from, id } = pairs[index % pairs.length]!;
+        ids.push(`${from.site.name}/${id}/${first + Math.floor(index / pairs.length)}`);
+      }
+      return ids;
     },
     list(query = {}) {
       const { pairs, first, last } = chosen(query);

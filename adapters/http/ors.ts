@@ -49,6 +49,9 @@ export const ORS_LIST_LIMIT = 50;
 /** The most tasks one `task_range` answers. */
 const RANGE_LIMIT = 100;
 
+/** How many ORS ids of sessions closed without `/delete` are remembered. */
+const TOMBSTONES = 1000;
+
 /** How often a running call's stream carries a heartbeat comment. */
 const HEARTBEAT_MS = 10_000;
 
@@ -81,8 +84,15 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
   description,
 });
+// Each event of the stream, as an SSE parser reads it (comments are no events).
+const SseEvent = z.object({
+  event: z.string().optional(),
+  data: z.string().optional(),
+  id: z.string().optional(),
+  retry: z.number().optional(),
+}).openapi("OrsSseEvent");
 const sse = (description: string) => ({
-  content: { "text/event-stream": { schema: z.string() } },
+  content: { "text/event-stream": { schema: SseEvent } },
   description,
 });
 
@@ -112,10 +122,23 @@ interface Entry {
  */
 export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Catalog): void {
   const bySid = new Map<string, Entry>();
-  // A session closed behind ORS's back (reaped, closed over /v1) drops its entry.
+  const sidById = new Map<string, string>();
+  // A session closed behind ORS's back (reaped, closed over /v1) keeps a small
+  // entry, so its next call is `expired` ({ok: false}), not an unknown id; the
+  // oldest such entries go past TOMBSTONES (a client that never deletes).
+  const closed = new Set<string>();
   sessions.subscribe((event) => {
     if (event.type !== "closed") return;
-    for (const [sid, entry] of bySid) if (entry.id === event.session) bySid.delete(sid);
+    const sid = sidById.get(event.session);
+    if (sid === undefined) return;
+    sidById.delete(event.session);
+    bySid.set(sid, { id: event.session, instruction: "", firstText: "" });
+    closed.add(sid);
+    for (const old of closed) {
+      if (closed.size <= TOMBSTONES) break;
+      closed.delete(old);
+      bySid.delete(old);
+    }
   });
   const tools = () =>
     actionTools("anthropic").map((tool) => ({
@@ -141,11 +164,12 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     }
     return parsed.data;
   };
-  const spec = (task: { id: string }) => ({ task: task.id });
+  const spec = (task: string) => ({ task });
   const close = async (sid: string) => {
     const found = bySid.get(sid);
     bySid.delete(sid);
-    if (found) await sessions.close(found.id);
+    closed.delete(sid);
+    if (found && sidById.delete(found.id)) await sessions.close(found.id);
     return { sid };
   };
 
@@ -235,13 +259,14 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
       if (bySid.has(sid)) {
         throw new HttpError(409, "session-exists", `ORS session "${sid}" already exists`);
       }
-      const task = bySpec ? body.task_spec!.task : taskAt(body.split!, body.index!).id;
+      const task = bySpec ? body.task_spec!.task : taskAt(body.split!, body.index!);
       const created = await sessions.create({ task });
       if (bySid.has(sid)) {
         // Two concurrent creates for one id: the later one is refused.
         await sessions.close(created.id);
         throw new HttpError(409, "session-exists", `ORS session "${sid}" already exists`);
       }
+      sidById.set(created.id, sid);
       bySid.set(sid, {
         id: created.id,
         instruction: created.task?.instruction ?? "",
@@ -302,7 +327,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     if (index >= catalog.count({ split: chosen })) {
       throw new HttpError(400, "bad-index", `No task ${index} in split "${chosen}"`);
     }
-    return catalog.list({ split: chosen, offset: index, limit: 1 }).tasks[0]!;
+    return catalog.ids({ split: chosen, offset: index, limit: 1 })[0]!;
   };
   const TaskList = z.object({ tasks: z.array(TaskSpec), env_name: z.string().optional() });
 
@@ -317,8 +342,8 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
     }),
     (c) => {
       const chosen = split(c.req.valid("json").split);
-      const page = catalog.list({ split: chosen, limit: ORS_LIST_LIMIT });
-      return c.json({ tasks: page.tasks.map(spec), env_name: ORS_ENV }, 200);
+      const ids = catalog.ids({ split: chosen, limit: ORS_LIST_LIMIT });
+      return c.json({ tasks: ids.map(spec), env_name: ORS_ENV }, 200);
     },
   );
 
@@ -396,7 +421,7 @@ export function mountOrs(app: OpenAPIHono, sessions: SessionManager, catalog: Ca
       }
       const tasks = stop <= start
         ? []
-        : catalog.list({ split: chosen, offset: start, limit: stop - start }).tasks;
+        : catalog.ids({ split: chosen, offset: start, limit: stop - start });
       return c.json({ tasks: tasks.map(spec) }, 200);
     },
   );

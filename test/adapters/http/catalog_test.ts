@@ -56,6 +56,19 @@ Deno.test("defaultCatalog() lists the recreated sites' tasks a page at a time, b
   );
 });
 
+Deno.test("defaultCatalog() counts a split and names its tasks' ids as list() would, without making them", () => {
+  const catalog = defaultCatalog();
+  const templates = catalog.ids({ limit: 500 }).filter((id) => id.endsWith("/0")).length;
+  assert(templates > 3);
+  assertEquals(catalog.count({ split: "train" }), templates * 1000);
+  assertEquals(catalog.count({ site: "demo", split: "test" }), 2 ** 31 - 1000);
+  for (const query of [{ offset: templates - 2, limit: 5 }, { split: "test" as const, limit: 3 }]) {
+    assertEquals(catalog.ids(query), catalog.list(query).tasks.map((t) => t.id));
+  }
+  const size = catalog.count({ site: "demo" });
+  assertEquals(catalog.ids({ site: "demo", offset: size - 1, limit: 5 }), ["demo/add-note/999"]);
+});
+
 Deno.test("GET /v1/tasks filters and pages, and refuses an unknown site or template with 404", async () => {
   await using server = await startServer({ port: 0 });
   const client = new WebServClient(server.url);

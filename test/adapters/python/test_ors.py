@@ -14,6 +14,7 @@ import urllib.request
 
 import pytest
 from ors.client import ORS, AuthenticationError, Task, ToolCallError
+from ors.client._session import SessionTerminatedError
 
 URL = os.environ["WEBSERV_URL"]
 TASK = "demo/add-note/2"
@@ -130,3 +131,16 @@ def test_the_servers_token_is_the_clients_api_key():
         assert env.list_splits() == ["train", "test"]
         with env.session(task(TASK)) as session:
             assert NOTE in session.get_prompt()[0].text
+
+
+def test_an_expired_session_is_raised_never_a_reward(env):
+    expired = "demo/add-note/6"
+    with env.session(task(expired)) as session:
+        reap = urllib.request.Request(
+            os.environ["WEBSERV_FAULTS"] + "/expire/" + live_session(expired), method="POST"
+        )
+        urllib.request.urlopen(reap, timeout=60).read()
+        # The call's {ok: false}, or, when the client's 10 s ping saw the 410
+        # first, its SessionTerminatedError: raised either way, never a reward.
+        with pytest.raises((ToolCallError, SessionTerminatedError), match="expired"):
+            session.call_tool("scroll", {"direction": "down"})
