@@ -1,6 +1,7 @@
 /**
  * `deno task tasks [--site NAME] [--seed S] [--count N] [--split train|test]
- * [--template ID] [--json]`: prints tasks of the shipped sites (instruction,
+ * [--template ID] [--json]`: prints tasks of the shipped sites (and of a real
+ * application such as WordPress, named by `--site`) (instruction,
  * start URL, template, evaluator kind), seed by seed from `--seed`, every
  * template for each seed, `--count` in all. `--json` prints the tasks
  * themselves, one JSON array.
@@ -11,7 +12,7 @@ import { parseArgs } from "node:util";
 import { listTasks } from "../fixtures/sites/kit/generate.ts";
 import type { Split } from "../fixtures/sites/kit/task.ts";
 import type { Evaluator, Task } from "../fixtures/sites/kit/types.ts";
-import { SITES } from "../fixtures/sites/registry.ts";
+import { APPS, SITES } from "../fixtures/sites/registry.ts";
 
 /**
  * Lists tasks as the command line asks.
@@ -44,7 +45,11 @@ export function main(args: string[]): string {
   if (split !== undefined && split !== "train" && split !== "test") {
     throw new TypeError(`Invalid --split "${split}": expected "train" or "test"`);
   }
-  const tasks = listTasks(Object.values(SITES), {
+  // A real application (WordPress) is listed when asked for by name.
+  const app = values.site !== undefined && Object.hasOwn(APPS, values.site)
+    ? APPS[values.site]
+    : undefined;
+  const tasks = listTasks(app ? [app] : Object.values(SITES), {
     count,
     ...(values.site !== undefined ? { site: values.site } : {}),
     ...(from !== undefined ? { from } : {}),

@@ -15,6 +15,14 @@ Deno.test("main() lists count tasks of one site from a seed", () => {
   assertStringIncludes(text, "start: /");
 });
 
+Deno.test("main() lists a real application's tasks when --site names it (WordPress)", () => {
+  const tasks: { id: string; seed: number; site: string; startUrl: string }[] = JSON.parse(
+    main(["--site", "wordpress", "--seed", "3", "--count", "2", "--json"]),
+  );
+  assertEquals(tasks.map((task) => [task.site, task.seed]), [["wordpress", 3], ["wordpress", 3]]);
+  assertEquals(tasks[0]?.startUrl, "/wp-login.php");
+});
+
 Deno.test("main() rejects bad arguments with a TypeError", () => {
   assertThrows(() => main(["--count", "0"]), TypeError, 'Invalid --count "0"');
   assertThrows(() => main(["--split", "dev"]), TypeError, 'Invalid --split "dev"');
