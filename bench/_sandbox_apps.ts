@@ -267,17 +267,37 @@ interface Side {
   writes: number[];
   resets: number[];
   envs: Instance[];
+  /** What failed: a launch or a write that did not take, a reset that threw. */
+  failures: string[];
+}
+
+function failed(side: Side, app: AppSpec, what: string, error: unknown): void {
+  const message = `${what}: ${String(error).replace(/\s+/g, " ").slice(0, 240)}`;
+  side.failures.push(message);
+  progress(`${app.label} on ${side.backend.label}: FAILED ${message}`);
 }
 
 let writes = 0;
 
 async function launch(side: Side, app: AppSpec, gateway: Gateway): Promise<void> {
   const start = performance.now();
-  const env = await side.sandbox.create({ seed: 1 });
-  side.envs.push(env);
+  let env: Instance;
+  try {
+    env = await side.sandbox.create({ seed: 1 });
+  } catch (error) {
+    failed(side, app, "create", error);
+    return;
+  }
   const ready = performance.now();
-  await app.write(gateway, env, ++writes);
+  try {
+    await app.write(gateway, env, ++writes);
+  } catch (error) {
+    // Not a sample: the env answered its readiness check but not the write.
+    failed(side, app, `first write ${round(performance.now() - ready)} ms after ready`, error);
+    return;
+  }
   const done = performance.now();
+  side.envs.push(env);
   side.ready.push(ready - start);
   side.written.push(done - start);
   side.writes.push(done - ready);
@@ -368,7 +388,16 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
       const warm = await sandbox.create({ seed: 1 });
       await app.write(gateway, warm, ++writes);
       await warm.destroy();
-      sides.push({ backend, sandbox, ready: [], written: [], writes: [], resets: [], envs: [] });
+      sides.push({
+        backend,
+        sandbox,
+        ready: [],
+        written: [],
+        writes: [],
+        resets: [],
+        envs: [],
+        failures: [],
+      });
     }
     // Alternating, each round in the other order, so that load hits both alike.
     for (let i = 0; i < settings.launches; i++) {
@@ -405,6 +434,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
         cgroupPerEnvMiB: mib(cgroup),
         processesPerEnv: processes,
         resetMs: stats([]),
+        failures: [],
       });
       progress(
         `${app.label} on ${side.backend.label}: storage per env p50 ${
@@ -422,10 +452,15 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
         // The launch's write is still there before the first reset; later
         // ones follow a reset (WordPress refuses a second comment from one
         // address within 15 s, and the reset is what forgets the first).
-        if (i > 0) await app.write(gateway, env, ++writes);
-        const start = performance.now();
-        await env.reset();
-        side.resets.push(performance.now() - start);
+        try {
+          if (i > 0) await app.write(gateway, env, ++writes);
+          const start = performance.now();
+          await env.reset();
+          side.resets.push(performance.now() - start);
+        } catch (error) {
+          failed(side, app, `reset round ${i + 1}`, error);
+          continue;
+        }
         progress(
           `${app.label} on ${side.backend.label}: reset ${side.resets.length} ${
             round(side.resets.at(-1) ?? 0)
@@ -436,9 +471,16 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
     // The reset env takes a write again: reset gave a working env.
     for (const side of sides) {
       const env = side.envs[0];
-      if (env) await app.write(gateway, env, ++writes);
+      if (env) {
+        await app.write(gateway, env, ++writes).catch((error) =>
+          failed(side, app, "the write after the resets", error)
+        );
+      }
       const row = measured.get(side.backend.key);
-      if (row) row.resetMs = stats(side.resets);
+      if (row) {
+        row.resetMs = stats(side.resets);
+        row.failures = side.failures;
+      }
     }
     const results: AppResult[] = [];
     for (const side of sides) {

@@ -50,6 +50,8 @@ export interface AppResult {
   cgroupPerEnvMiB: Stats;
   /** Processes per env. */
   processesPerEnv: number;
+  /** Launches, writes and resets that failed (not samples), with their errors. */
+  failures: string[];
   /** The most envs ready at once, each after its first write, and why the run stopped. */
   capacity: { ready: number; stoppedBecause: string; seconds: number };
 }
@@ -127,8 +129,9 @@ export function markdown(
       "storage per env p50 (MiB)",
       "memory per env p50: PSS / RSS / cgroup (MiB)",
       "envs ready at once",
+      "failed",
     ]),
-    row(["---", "---", "---", "---", "---", "---", "---"]),
+    row(["---", "---", "---", "---", "---", "---", "---", "---"]),
   ];
   for (const r of results) {
     lines.push(row([
@@ -139,7 +142,12 @@ export function markdown(
       r.storagePerEnvMiB.p50,
       `${r.pssPerEnvMiB.p50} / ${r.rssPerEnvMiB.p50} / ${r.cgroupPerEnvMiB.p50} (${r.processesPerEnv} processes)`,
       `${r.capacity.ready} (${r.capacity.stoppedBecause}; ${r.capacity.seconds} s)`,
+      r.failures.length,
     ]));
+  }
+  const failures = results.flatMap((r) => r.failures.map((f) => `- ${r.label}: ${f}`));
+  if (failures.length) {
+    lines.push("", "Failures (not counted as samples):", "", ...failures);
   }
   lines.push("", "## Ratios (the issue's targets: launch ≥ 5×, storage ≥ 100×)", "");
   for (const app of new Set(results.map((r) => r.app))) {
@@ -170,7 +178,7 @@ export function markdown(
     '- First write: one anonymous write through the gateway as a browser would make it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302.',
     "- Reset: the sandboxes' default reset, a fresh copy of the base behind the same origin (the old container removed in the background), timed after a write; the reset env takes a write again at the end.",
     "- Storage per env, after the env's first write: Incus, the bytes of the container's btrfs subvolume that share no extent with anything else (`btrfs filesystem du -s`, \"Exclusive\"), read per container because the pool is shared with other sessions; Docker, the container's writable layer (`SizeRw`).",
-    "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; btrfs reflinked files are distinct inodes with page caches of their own, so Incus envs share no file pages.",
+    "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; an Incus env's root is a btrfs snapshot, a subvolume of its own whose files are distinct inodes with page caches of their own, so Incus envs share no file pages even where they share extents.",
     "- Envs ready at once: envs created one after another, each followed by its first write, until the cap or a floor; each must still pass `check()` at the end to count. Every env is destroyed after each run, and on SIGINT/SIGTERM.",
     "",
   );
@@ -214,7 +222,7 @@ function paperComparison(results: AppResult[]): string[] {
     } GiB (${storage}×). The issue's target (≥ 100×) is ${
       held(storage >= 100)
     }. The mechanism is the paper's: a btrfs snapshot of the seeded base shares every extent, and a write un-shares only the pages MariaDB rewrites (the redo log, the pages of the rows it touched), while overlay2 holds a full copy of every file opened for writing. The Docker figure is the size of the database files, so the ratio scales with the database (the paper's 6.78 GiB against 1.6 GiB here).`,
-    `- Memory: copy-on-write storage does not share memory. Each env runs its own mariadbd, Apache and state server on either backend, so PSS per env is of the same order (${cow.pssPerEnvMiB.p50} MiB on Incus, ${docker.pssPerEnvMiB.p50} MiB on Docker, where overlay2's one lower-layer inode per binary lets envs share their program pages; btrfs's reflinked copies are distinct inodes and do not). Docker's cgroup figure (${docker.cgroupPerEnvMiB.p50} MiB) also holds the page cache of the copied database files. The paper's 200+ environments per host is a host of another size; here the capacity run stops where its column says, with Incus bounded by its loop-file pool (8 GiB on this machine) shared with other sessions and Docker by the host's disk.`,
+    `- Memory: copy-on-write storage does not share memory. Each env runs its own mariadbd, Apache and state server on either backend, so PSS per env is of the same order (${cow.pssPerEnvMiB.p50} MiB on Incus, ${docker.pssPerEnvMiB.p50} MiB on Docker, where overlay2's one lower-layer inode per binary lets envs share their program pages; the files of btrfs snapshots are distinct inodes and do not). Docker's cgroup figure (${docker.cgroupPerEnvMiB.p50} MiB) also holds the page cache of the copied database files. The paper's 200+ environments per host is a host of another size; here the capacity run stops where its column says, with Incus bounded by its loop-file pool (8 GiB on this machine) shared with other sessions and Docker by the host's disk.`,
     "",
     "## The shared-runtime mode, not measured here: what it would take for MariaDB",
     "",
