@@ -15,6 +15,14 @@
  * capacity run before free disk falls under this, default 20), BENCH_ONLY
  * (comma-separated backend keys).
  *
+ * Real applications instead (`bench/_sandbox_apps.ts`, results in
+ * `bench/results/sandbox_apps.{md,json}`): BENCH_APPS=mediawiki,wordpress
+ * runs only their rows, on Incus btrfs and Docker, from the images `deno task
+ * image:apps NAME` built. There BENCH_LAUNCHES and BENCH_RESETS default to 5,
+ * BENCH_CAP to 20; BENCH_MIN_FREE_GIB (host disk, default 20),
+ * BENCH_MIN_FREE_POOL_GIB (the Incus pool, default 0.5) and
+ * BENCH_MIN_FREE_MEMORY_GIB (MemAvailable, default 4) bound the capacity run.
+ *
  * @module
  */
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
@@ -27,13 +35,26 @@ import { IncusClient } from "../sandboxes/incus/client.ts";
 import { DockerClient } from "../sandboxes/docker/client.ts";
 import largeSite from "../fixtures/sites/demo/large.ts";
 import smallSite from "../fixtures/sites/demo/mod.ts";
+import { benchApps } from "./_sandbox_apps.ts";
+import {
+  command,
+  duBytes,
+  freeDisk,
+  machine,
+  memAvailable,
+  MIB,
+  progress,
+  round,
+  type Stats,
+  stats,
+} from "./_sandbox_common.ts";
 
 const LAUNCHES = Number(Deno.env.get("BENCH_LAUNCHES") ?? 10);
 const RESETS = Number(Deno.env.get("BENCH_RESETS") ?? 10);
 const CAP = Number(Deno.env.get("BENCH_CAP") ?? 100);
 const MIN_FREE = Number(Deno.env.get("BENCH_MIN_FREE_GIB") ?? 20) * 2 ** 30;
 const ONLY = Deno.env.get("BENCH_ONLY")?.split(",");
-const MIB = 2 ** 20;
+const APPS = Deno.env.get("BENCH_APPS")?.split(",").filter((key) => key !== "");
 
 interface Backend {
   key: string;
@@ -60,13 +81,6 @@ function modeOptions(
   return {};
 }
 
-interface Stats {
-  n: number;
-  p50: number;
-  p95: number;
-  mean: number;
-}
-
 interface Result {
   key: string;
   label: string;
@@ -79,55 +93,6 @@ interface Result {
   hostMemoryPerEnvMiB: number;
   resetMs: Record<string, Stats>;
   capacity: { ready: number; stoppedBecause: string; seconds: number };
-}
-
-function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-  return {
-    n: sorted.length,
-    p50: round(at(0.5)),
-    p95: round(at(0.95)),
-    mean: round(sorted.reduce((a, b) => a + b, 0) / (sorted.length || 1)),
-  };
-}
-
-function round(x: number, digits = 1): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
-}
-
-function progress(message: string): void {
-  console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
-}
-
-async function command(cmd: string, args: string[]): Promise<string> {
-  const { stdout, code, stderr } = await new Deno.Command(cmd, {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (code !== 0) {
-    throw new Error(
-      `"${cmd} ${args.join(" ")}" failed: ${new TextDecoder().decode(stderr)}`,
-    );
-  }
-  return new TextDecoder().decode(stdout);
-}
-
-async function duBytes(paths: string[]): Promise<number> {
-  if (paths.length === 0) return 0;
-  const out = await command("du", ["-s", "-B1", "--", ...paths]);
-  return out.trim().split("\n").reduce(
-    (sum, line) => sum + Number(line.split(/\s+/)[0] ?? 0),
-    0,
-  );
-}
-
-async function freeDisk(path: string): Promise<number> {
-  const out = await command("df", ["-B1", "--output=avail", path]);
-  return Number(out.trim().split("\n").at(-1));
 }
 
 /** Waits (untimed) until the sandbox has a spare ready, as it would between
@@ -148,13 +113,6 @@ function processRss(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-function memAvailable(): number {
-  const line = Deno.readTextFileSync("/proc/meminfo").split("\n").find((l) =>
-    l.startsWith("MemAvailable:")
-  );
-  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
 }
 
 async function firstWrite(gateway: Gateway, env: Instance): Promise<void> {
@@ -501,7 +459,17 @@ function markdown(results: Result[], meta: Record<string, unknown>): string {
   return lines.join("\n");
 }
 
-if (import.meta.main) {
+if (import.meta.main && APPS) {
+  await Deno.remove(fixtureDirectory, { recursive: true });
+  await benchApps(APPS, {
+    launches: Number(Deno.env.get("BENCH_LAUNCHES") ?? 5),
+    resets: Number(Deno.env.get("BENCH_RESETS") ?? 5),
+    cap: Number(Deno.env.get("BENCH_CAP") ?? 20),
+    minFreeDisk: MIN_FREE,
+    minFreePool: Number(Deno.env.get("BENCH_MIN_FREE_POOL_GIB") ?? 0.5) * 2 ** 30,
+    minFreeMemory: Number(Deno.env.get("BENCH_MIN_FREE_MEMORY_GIB") ?? 4) * 2 ** 30,
+  });
+} else if (import.meta.main) {
   progress("building the large demo site's images (skipped when up to date)");
   {
     using incus = new IncusClient();
@@ -521,14 +489,7 @@ if (import.meta.main) {
   await Deno.remove(fixtureDirectory, { recursive: true });
   const meta = {
     date: new Date().toISOString(),
-    machine: `${navigator.hardwareConcurrency} cores, ${
-      round(
-        Number(
-          Deno.readTextFileSync("/proc/meminfo").match(/MemTotal:\s+(\d+)/)
-            ?.[1],
-        ) / 2 ** 20,
-      )
-    } GiB, Deno ${Deno.version.deno}`,
+    machine: machine(),
     databaseMiB: 512,
     launches: LAUNCHES,
     resets: RESETS,

@@ -1,0 +1,144 @@
+/**
+ * What the sandbox benchmarks share (`bench/sandbox.ts` and its
+ * real-application rows in `bench/_sandbox_apps.ts`): latency statistics,
+ * progress lines, disk and memory readings of this host.
+ *
+ * @module
+ */
+
+/** A mebibyte. */
+export const MIB = 2 ** 20;
+
+/** A latency sample summary, in the samples' unit. */
+export interface Stats {
+  /** How many samples. */
+  n: number;
+  /** The median. */
+  p50: number;
+  /** The 95th percentile (nearest rank). */
+  p95: number;
+  /** The mean. */
+  mean: number;
+}
+
+/**
+ * Summarizes samples.
+ *
+ * @param samples the samples
+ * @returns count, median, 95th percentile and mean, rounded to 0.1
+ */
+export function stats(samples: number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return {
+    n: sorted.length,
+    p50: round(at(0.5)),
+    p95: round(at(0.95)),
+    mean: round(sorted.reduce((a, b) => a + b, 0) / (sorted.length || 1)),
+  };
+}
+
+/**
+ * Rounds to a number of decimal digits.
+ *
+ * @param x the number
+ * @param digits decimal digits (default 1)
+ * @returns the rounded number
+ */
+export function round(x: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+/**
+ * Prints a timestamped progress line on stderr.
+ *
+ * @param message the line
+ */
+export function progress(message: string): void {
+  console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
+
+/**
+ * Runs a command and returns its stdout.
+ *
+ * @param cmd the program
+ * @param args its arguments
+ * @returns its stdout
+ * @throws Error with its stderr when it exits with another code than 0
+ */
+export async function command(cmd: string, args: string[]): Promise<string> {
+  const { stdout, code, stderr } = await new Deno.Command(cmd, {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (code !== 0) {
+    throw new Error(
+      `"${cmd} ${args.join(" ")}" failed: ${new TextDecoder().decode(stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(stdout);
+}
+
+/**
+ * The disk space the paths use, as `du -s` counts it.
+ *
+ * @param paths files or folders
+ * @returns their bytes, summed
+ */
+export async function duBytes(paths: string[]): Promise<number> {
+  if (paths.length === 0) return 0;
+  const out = await command("du", ["-s", "-B1", "--", ...paths]);
+  return out.trim().split("\n").reduce(
+    (sum, line) => sum + Number(line.split(/\s+/)[0] ?? 0),
+    0,
+  );
+}
+
+/**
+ * The free disk space of the filesystem that holds a path.
+ *
+ * @param path the path
+ * @returns bytes available to unprivileged users
+ */
+export async function freeDisk(path: string): Promise<number> {
+  const out = await command("df", ["-B1", "--output=avail", path]);
+  return Number(out.trim().split("\n").at(-1));
+}
+
+/**
+ * The host's `MemAvailable`.
+ *
+ * @returns bytes
+ */
+export function memAvailable(): number {
+  const line = Deno.readTextFileSync("/proc/meminfo").split("\n").find((l) =>
+    l.startsWith("MemAvailable:")
+  );
+  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
+
+/**
+ * This machine, for a results header.
+ *
+ * @returns cores, memory and Deno version
+ */
+export function machine(): string {
+  const total = Number(
+    Deno.readTextFileSync("/proc/meminfo").match(/MemTotal:\s+(\d+)/)?.[1],
+  );
+  return `${navigator.hardwareConcurrency} cores, ${
+    round(total / 2 ** 20)
+  } GiB, Deno ${Deno.version.deno}`;
+}
+
+/**
+ * The load averages from `/proc/loadavg`.
+ *
+ * @returns 1, 5 and 15 minute load averages
+ */
+export function loadAverage(): number[] {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).map(Number);
+}
