@@ -8,7 +8,7 @@
  * @module
  */
 import { createDistiller, type Distiller } from "./distiller.ts";
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY, type Rect } from "./layout.ts";
+import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY } from "./layout.ts";
 import { DOM_PROBE } from "./stand_in.ts";
 import type { DistillRequest, DistillResult, SiblingRequest } from "../observe/wire.ts";
 
