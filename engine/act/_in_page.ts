@@ -173,8 +173,16 @@ export interface ActFunctions<E, W = unknown> {
   DOCUMENT_ELEMENT(): E;
   /** Focuses the element (or the focusable it labels); returns whether it has focus. */
   FOCUS(): boolean;
-  /** Whether the focused editable holds any text. */
+  /**
+   * Whether the editable holds text a person sees as typed: zero-width
+   * padding, parts that are not editable and a lone `<br>` do not count.
+   */
   HAS_TEXT(): boolean;
+  /**
+   * Selects a contenteditable's own contents with a DOM selection; false
+   * (nothing done) for inputs and textareas.
+   */
+  SELECT_CONTENTS(): boolean;
   /** Puts the caret at the end of an editable. */
   CARET_TO_END(): void;
   /**

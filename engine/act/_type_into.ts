@@ -138,8 +138,26 @@ export async function typeInto(
     } else {
       if (mode === "replace") {
         if (await calls.call(target, "HAS_TEXT")) {
-          await keyboard.chord(["Control"], keyDefinition("a")!);
+          // A contenteditable's own contents, selected in the DOM: Control+A
+          // there may select beyond the field (Gutenberg: all blocks).
+          const how = await calls.call(target, "SELECT_CONTENTS")
+            ? "its contents selected, then Backspace"
+            : "Control+A, then Backspace";
+          if (how.startsWith("Control")) await keyboard.chord(["Control"], keyDefinition("a")!);
           await keyboard.chord([], keyDefinition("Backspace")!);
+          // The page may delete the element itself rather than its text.
+          const gone = await calls.call(target, "FIELD_STATE").then(
+            (state) => !state.connected,
+            (error) => {
+              if (error instanceof ActionError && error.code === "stale-id") return true;
+              throw error;
+            },
+          );
+          if (gone) {
+            throw notSet(
+              `Element ${id} (${facts.name}) was removed from the page when its text was cleared (${how}), and nothing was typed: observe again, or type with mode "append"`,
+            );
+          }
         }
       } else {
         await calls.call(target, "CARET_TO_END");

@@ -2,8 +2,10 @@
  * WordPress as a task environment on Incus (`deno task test:apps`): the
  * host's mirror of the seeded content equals the container's MariaDB, a
  * template runs end to end through `Env.create({ task })` (its solver wins,
- * doing nothing does not), and WordPress's own writes while a person uses
- * wp-admin are declared harmless (and would fail a task if they were not).
+ * doing nothing does not), WordPress's own writes while a person uses
+ * wp-admin are declared harmless (and would fail a task if they were not),
+ * and `type` replaces text in the block editor's paragraphs without deleting
+ * the block.
  *
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps wordpress`.
@@ -180,6 +182,46 @@ Deno.test("the WordPress site declares harmless what wp-admin writes by itself, 
         },
       };
       assert(harm(later, site.harmless) !== undefined, "an approved comment passed as harmless");
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
+
+Deno.test("type replaces text in the block editor's paragraphs: the empty one is typed into, the full one cleared within itself", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const task = generateTask(site, "post-category", SEED);
+    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+    const env = await Env.create(browser, { site: instance, task: bound });
+    try {
+      const dashboard = await login(env, task.instruction);
+      const add = dashboard.elements.find((el) => el.role === "link" && el.name === "New");
+      assert(add, "no New link");
+      await env.step({ action: "click", id: add.id });
+      await dismissGuide(env);
+      let page = await look(env);
+      const block = page.elements.find((el) => el.name === "Add default block");
+      assert(block, `no "Add default block" in:\n${page.text}`);
+      await env.step({ action: "click", id: block.id });
+      page = await look(env);
+      // An empty paragraph holds U+FEFF and a placeholder span: typed into as
+      // is (a Control+A there selected and deleted every block).
+      const empty = page.elements.find((el) =>
+        el.role === "document" && /^Empty block/.test(el.name)
+      );
+      assert(empty, `no empty paragraph in:\n${page.text}`);
+      let step = await env.step({ action: "type", id: empty.id, text: "First words here" });
+      assert(step.observation.text.includes("First words here"), step.observation.text);
+      // The paragraph now holds text: replacing it clears the paragraph only.
+      step = await env.step({ action: "type", id: empty.id, text: "Second words there" });
+      assert(step.observation.text.includes("Second words there"), step.observation.text);
+      assert(!step.observation.text.includes("First words here"), step.observation.text);
     } finally {
       await env.close();
     }

@@ -85,12 +85,60 @@ export function focus(this: Element): boolean {
   return now === el || el.contains(now);
 }
 
-/** Whether the editable holds any text. */
+/**
+ * Characters editors put in an empty field that a person does not see as
+ * typed: zero-width spaces, joiners and the byte-order mark (Gutenberg's
+ * rich text pads an empty paragraph with U+FEFF).
+ */
+const INVISIBLE = /[\u200b-\u200d\u2060\ufeff]/g;
+
+/**
+ * Whether the editable holds text a person sees as typed content. In a
+ * contenteditable, text inside parts that are not editable
+ * (`contenteditable="false"`: placeholders, widgets) and zero-width padding
+ * do not count, and neither does a lone `<br>` (the browser's and editors'
+ * stand-in for an empty line): an empty Gutenberg paragraph holds U+FEFF
+ * and a placeholder span, and clearing it would delete the block.
+ */
 export function hasText(this: Element): boolean {
   const el = controlOf(this);
   const value = (el as HTMLInputElement).value;
   if ("value" in el && typeof value === "string") return value.length > 0;
-  return (el.textContent || "").length > 0;
+  // A tree walker's FILTER_REJECT skips the part's whole subtree.
+  const walker = el.ownerDocument.createTreeWalker(
+    el,
+    NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT,
+    (node) =>
+      node.nodeType === Node.ELEMENT_NODE &&
+        (node as Element).getAttribute("contenteditable") === "false"
+        ? NodeFilter.FILTER_REJECT
+        : NodeFilter.FILTER_ACCEPT,
+  );
+  let breaks = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      if ((node.textContent || "").replace(INVISIBLE, "").length > 0) return true;
+    } else if ((node as Element).localName === "br") breaks++;
+  }
+  return breaks > 1;
+}
+
+/**
+ * Selects a contenteditable's own contents with a DOM selection (true), so
+ * that clearing it cannot reach past the field: editors bind Control+A to
+ * "select all blocks" (Gutenberg), and Backspace then deletes them. False for
+ * inputs and textareas, where Control+A selects only the value.
+ */
+export function selectContents(this: Element): boolean {
+  const el = controlOf(this) as HTMLElement;
+  if (!el.isContentEditable || "value" in el) return false;
+  const selection = el.ownerDocument.getSelection();
+  if (!selection) return false;
+  const range = el.ownerDocument.createRange();
+  range.selectNodeContents(el);
+  selection.removeAllRanges();
+  selection.addRange(range);
+  return true;
 }
 
 /** Puts the caret at the end of an editable. */
