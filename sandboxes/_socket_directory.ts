@@ -16,6 +16,16 @@ export interface ReadyOptions {
   timeoutMs: number;
   /** Called about once a second; throw from it to stop waiting early. */
   probe?: () => Promise<void>;
+  /**
+   * Also wait until `site.sock` accepts a connection. Set it when the gateway
+   * reaches the site through that socket: an image may start its site relay
+   * and its state server side by side, and under load the state server can
+   * answer first, so "ready" on the state socket alone let the gateway's
+   * first request fail with a 502.
+   *
+   * @default {false}
+   */
+  site?: boolean;
 }
 
 /** One instance's socket folder on the host. */
@@ -63,7 +73,8 @@ export class SocketDirectory implements Disposable {
   }
 
   /**
-   * Polls the state socket until `GET /healthz` answers 200.
+   * Polls the state socket until `GET /healthz` answers 200 (and, with
+   * `site`, until the site's socket accepts a connection).
    *
    * @param options the timeout and a liveness probe
    * @throws {SandboxTimeoutError} when it does not answer in time
@@ -75,13 +86,21 @@ export class SocketDirectory implements Disposable {
     // Each attempt gets a short timeout that grows when the machine is slow
     // to answer, so one stuck connection does not hold up readiness.
     let attemptMs = 250;
+    let waiting = this.stateSocket;
     while (performance.now() < deadline) {
+      waiting = this.stateSocket;
       try {
         const response = await this.state.fetch("/healthz", {
           signal: AbortSignal.timeout(attemptMs),
         });
         await response.body?.cancel();
-        if (response.ok) return;
+        if (response.ok) {
+          if (!options.site) return;
+          waiting = this.siteSocket;
+          const connection = await Deno.connect({ transport: "unix", path: this.siteSocket });
+          connection.close();
+          return;
+        }
       } catch (error) {
         last = error;
         if (error instanceof DOMException && error.name === "TimeoutError") {
@@ -95,7 +114,7 @@ export class SocketDirectory implements Disposable {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     throw new SandboxTimeoutError(
-      `The site behind "${this.stateSocket}" did not answer within ${options.timeoutMs} ms`,
+      `The site behind "${waiting}" did not answer within ${options.timeoutMs} ms`,
       { cause: last },
     );
   }

@@ -207,6 +207,8 @@ export class DockerSandbox implements Sandbox {
       await directory.waitUntilReady({
         timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
         probe: () => this.#probe(name),
+        // The gateway reaches a Docker site through site.sock.
+        site: true,
       });
       return container;
     } catch (error) {

@@ -348,6 +348,8 @@ export class IncusSandbox implements Sandbox {
     await container.directory.waitUntilReady({
       timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
       probe: () => this.#probe(container.name),
+      // Without a TCP target the gateway reaches the site through site.sock.
+      site: container.target === undefined,
     });
   }
 
