@@ -64,7 +64,8 @@ export const RECIPES: Record<string, AppRecipe> = {
     ],
     scripts: ["state_server.ts", "site_relay.ts"],
     files: {
-      "init.sh": { path: "/sbin/init", mode: 0o755 },
+      "../kit/app_init.sh": { path: "/sbin/init", mode: 0o755 },
+      "hooks.sh": { path: "/srv/app/hooks.sh", mode: 0o644 },
       "wp-config.php": { path: "/etc/wordpress/config-default.php", mode: 0o644 },
       "seed.php": { path: "/srv/wordpress/seed.php", mode: 0o644 },
       "apache.conf": { path: "/etc/apache2/sites-available/wordpress.conf", mode: 0o644 },
