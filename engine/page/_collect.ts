@@ -179,6 +179,11 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     if (layout.delegated(el)) sig |= S_DELEGATED;
   }
   if (sig && TABLE_PARTS.has(role) && !(sig & STRONG)) sig &= tablePartSignals(el, role);
+  // A data grid's cell (Vaadin's grid, ARIA's data grid pattern) is a
+  // `gridcell` for keyboard navigation only: its role is a target's no more
+  // than a table cell's is. A calendar's day keeps its id by its own pointer
+  // cursor; a control inside a cell gets an id of its own.
+  if (role === "gridcell" && !(sig & (STRONG & ~S_ROLE))) sig &= tablePartSignals(el, role);
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
   let clips = false, scrolls = false;
@@ -278,7 +283,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   return node;
 }
 
-/** Roles of a table's rows and cells (not a grid's: `gridcell` is a widget role). */
+/** Roles of a table's rows and cells (a grid's `gridcell` is weighed apart, in `collect`). */
 const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
 
 /**

@@ -5,8 +5,8 @@
 // Web components' checkboxes and switches are ticked through their ids,
 // though a hit test on their slotted label text answers with their own host.
 // Their modal dialogs give ids to what is inside only (a title bar listened
-// for dragging is none), and their dialog and
-// date picker tasks succeed through the observation.
+// for dragging is none), and their dialog, date picker and web-component
+// table tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
@@ -31,7 +31,7 @@ async function ready(page: Page): Promise<void> {
   assertEquals(result.value, true, "the page got ready");
 }
 
-const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
+const TABLE_PARTS = new Set(["row", "cell", "gridcell", "columnheader", "rowheader"]);
 
 Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
   await using server = await serveApps();
@@ -50,6 +50,9 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
     "/naive-table": [],
     "/mui-table": [],
     "/prime-table": [],
+    // Web components' own tables: Carbon's cds-table, Vaadin's grid (focusable gridcells).
+    "/carbon-table": [],
+    "/vaadin-table": [],
     // aria-sort announces the sortable header.
     "/bootstrap-table": ["columnheader Age"],
     // The sortable column has a pointer cursor of its own; a row click handler draws one on rows.
@@ -290,7 +293,7 @@ Deno.test("Env.step() works inside library modal dialogs: ids inside while open,
   }
 });
 
-Deno.test("the library dialog and date picker tasks succeed through the observation and actions", async (t) => {
+Deno.test("the library dialog, date picker and web-component table tasks succeed through the observation and actions", async (t) => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { startUrl: "about:blank" });
@@ -298,7 +301,11 @@ Deno.test("the library dialog and date picker tasks succeed through the observat
     observe: () => env.observe(),
     act: async (action) => (await env.step(action)).observation,
   };
-  for (const task of LIBRARY_TASKS.filter((task) => /-(dialog|date)$/.test(task.name))) {
+  for (
+    const task of LIBRARY_TASKS.filter((task) =>
+      /-(dialog|date)$|^(carbon|vaadin)-table-/.test(task.name)
+    )
+  ) {
     await t.step(task.name, async () => {
       for (const seed of [0, 1]) {
         await env.step({ action: "goto", url: server.url(task.page) });
