@@ -1,12 +1,16 @@
 /**
  * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
- * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]`: runs the
+ * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]
+ * [--resume]`: runs the
  * site checker (`fixtures/sites/kit/check.ts`) on a shipped site over N
  * seeds, printing a line per template and seed while it runs and a table per
  * template at the end. `--concurrency K` runs K episodes at once, each on its
  * own instance. `--chunk C` runs the seeds C at a time and rewrites the
  * results files after every chunk, so a long run that is stopped keeps the
- * seeds it finished. Exits with status 1 on any failure, 2 on bad arguments.
+ * seeds it finished; `--resume` then goes on from the site's entry in the
+ * `--json` file: the seeds it holds are not run again, and the new seeds'
+ * counts and solver samples are added to it. Exits with status 1 on any
+ * failure, 2 on bad arguments.
  *
  * The Incus backend needs the site's image (`deno task image
  * fixtures/sites/<site>/mod.ts`, or `deno task image:apps wordpress` for
@@ -20,7 +24,6 @@ import { join, resolve } from "node:path";
 import { Browser } from "../engine/browser/browser.ts";
 import { checkSite, formatReport, solverMedians } from "../fixtures/sites/kit/check.ts";
 import type { SiteReport, TemplateReport } from "../fixtures/sites/kit/check_types.ts";
-import { parseTaskId } from "../fixtures/sites/kit/task.ts";
 import { siteByName } from "../fixtures/sites/registry.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
@@ -28,7 +31,7 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume]";
 
 /**
  * Runs the checker as the command line asks.
@@ -50,6 +53,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       chunk: { type: "string" },
       json: { type: "string" },
       md: { type: "string" },
+      resume: { type: "boolean", default: false },
     },
   });
   const [name, ...rest] = positionals;
@@ -73,7 +77,20 @@ export async function main(args: string[]): Promise<SiteReport> {
     throw new TypeError(`Invalid --chunk "${values.chunk}": expected an integer >= 1`);
   }
   const site = siteByName(name);
-  const seeds = Array.from({ length: count }, (_, i) => from + i);
+  if (values.resume && values.json === undefined) {
+    throw new TypeError(
+      "--resume goes on from the site's entry in the --json file: give --json FILE",
+    );
+  }
+  const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
+  const previous = values.resume
+    ? await previousEntry(values.json ?? "", site.name, {
+      backend: values.backend,
+      templates: templates ?? site.templates.map((template) => template.id),
+    })
+    : undefined;
+  const seeds = Array.from({ length: count }, (_, i) => from + i)
+    .filter((seed) => !previous?.seeds.includes(seed));
   await using gateway = new Gateway();
   const sandbox: Sandbox = values.backend === "fixture"
     ? new FixtureSandbox(site, { gateway })
@@ -92,22 +109,26 @@ export async function main(args: string[]): Promise<SiteReport> {
   await using _sandbox = sandbox;
   await using browser = await Browser.launch();
   const started = performance.now();
-  const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
   console.error(
     `site:check ${site.name}: ${
       templates?.length ?? site.templates.length
-    } templates × ${count} seeds (${seeds[0]}–${seeds.at(-1)}) on the ${sandbox.kind} backend`,
+    } templates × ${seeds.length} seeds (${
+      seeds.length > 0 ? `${seeds[0]}–${seeds.at(-1)}` : "none left"
+    }) on the ${sandbox.kind} backend${
+      previous ? `, going on from ${previous.seeds.length} seeds in ${values.json}` : ""
+    }`,
   );
-  const parts: SiteReport[] = [];
-  let report: SiteReport | undefined;
+  const parts: SiteReport[] = previous ? [previous] : [];
+  let report: SiteReport | undefined = previous;
   for (let at = 0; at < seeds.length; at += chunk) {
     parts.push(
       await checkSite(browser, site, {
         sandbox,
         seeds: seeds.slice(at, at + chunk),
         concurrency,
-        // Isolation is the site's, not the seeds': the first chunk checks it.
-        isolation: at === 0,
+        // Isolation is the site's, not the seeds': the first chunk checks it
+        // (the resumed run's first chunk did).
+        isolation: at === 0 && !previous,
         ...(templates ? { templates } : {}),
         onProgress: (line) =>
           console.error(
@@ -187,9 +208,10 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
   const templates = first.templates.map((head): TemplateReport => {
     const all = parts.flatMap((part) => part.templates.filter((t) => t.id === head.id));
     const sum = (of: (t: TemplateReport) => number) => all.reduce((n, t) => n + of(t), 0);
-    const solverRuns = episodes.filter((e) =>
-      e.policy === "solver" && parseTaskId(e.task).template === head.id
-    );
+    const samples = {
+      solverSteps: all.flatMap((t) => t.solverSteps),
+      solverSeconds: all.flatMap((t) => t.solverSeconds),
+    };
     return {
       ...head,
       runs: sum((t) => t.runs),
@@ -209,7 +231,8 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
         runs: sum((t) => t.equivalents.runs),
         held: sum((t) => t.equivalents.held),
       },
-      ...solverMedians(solverRuns),
+      ...samples,
+      ...solverMedians(samples),
       failures: all.flatMap((t) => t.failures),
     };
   });
@@ -228,6 +251,44 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
     episodes,
     ok: parts.every((part) => part.ok),
   };
+}
+
+/**
+ * The site's entry in a results file, as a report to go on from: its seeds
+ * are not run again. A `TypeError` when the entry was made otherwise (another
+ * backend, other templates, before solver samples were kept).
+ *
+ * @param json the results file
+ * @param site the site's name
+ * @param run the backend and templates of the run that goes on
+ * @returns the entry (with no episodes), or `undefined` when the file or the entry is missing
+ */
+async function previousEntry(
+  json: string,
+  site: string,
+  run: { backend: string; templates: readonly string[] },
+): Promise<SiteReport | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(json);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  const file = JSON.parse(text) as { sites?: Record<string, Omit<SiteReport, "episodes">> };
+  const entry = file.sites?.[site];
+  if (!entry) return undefined;
+  const refuse = (why: string) =>
+    new TypeError(`Cannot --resume from ${json}: its "${site}" entry ${why}; run without --resume`);
+  if (entry.backend !== run.backend) throw refuse(`was run on the ${entry.backend} backend`);
+  const ids = entry.templates.map((template) => template.id);
+  if (ids.join(",") !== run.templates.join(",")) {
+    throw refuse(`holds the templates ${ids.join(", ")}`);
+  }
+  if (entry.templates.some((template) => !Array.isArray(template.solverSteps))) {
+    throw refuse("was written before solver samples were kept");
+  }
+  return { ...entry, episodes: [] };
 }
 
 if (import.meta.main) {
