@@ -132,6 +132,8 @@ export interface RolloutServer extends AsyncDisposable {
   readonly sessions: SessionManager;
   /** @internal The current browser (changes when a dead one is replaced), for tests. */
   readonly browser: Browser | undefined;
+  /** @internal How many spare containers are ready now, every site together. */
+  readySpares(): Promise<number>;
   /** @internal Where trajectories go, when a run directory was given. */
   readonly trajectories: TrajectoryLog | undefined;
   /** Closes every session, context, sandbox instance, the browser and the listener. */
@@ -269,6 +271,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       return browsers.current;
     },
     trajectories,
+    async readySpares() {
+      let ready = 0;
+      for (const opening of sandboxes.values()) {
+        const sandbox = await opening.catch(() => undefined);
+        if (sandbox && "readySpares" in sandbox && typeof sandbox.readySpares === "number") {
+          ready += sandbox.readySpares;
+        }
+      }
+      return ready;
+    },
     close,
     [Symbol.asyncDispose]: close,
   };

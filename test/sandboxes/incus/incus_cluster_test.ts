@@ -6,13 +6,13 @@
 // session, recovered by a reset that lands on the other member. Everything the
 // test made is removed at the end, and the host's own incusd is never changed.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
-import { startServer } from "../../adapters/http/server.ts";
-import { WebServClient } from "../../adapters/client/mod.ts";
-import { IncusCluster } from "../../tools/incus_cluster.ts";
-import { waitFor } from "../_util/wait.ts";
+import { Gateway } from "../../../sandboxes/gateway.ts";
+import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
+import type { ContainerInstance } from "../../../sandboxes/_container_instance.ts";
+import { startServer } from "../../../adapters/http/server.ts";
+import { WebServClient } from "../../../adapters/client/mod.ts";
+import { IncusCluster } from "../../../tools/incus_cluster.ts";
+import { waitFor } from "../../_util/wait.ts";
 
 /** Where each instance of the cluster is, by name. */
 async function locations(cluster: IncusCluster): Promise<Map<string, string>> {
