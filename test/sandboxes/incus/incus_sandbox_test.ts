@@ -242,6 +242,16 @@ Deno.test("IncusSandbox.warm() fills every spare of a seed before any create()",
   assertEquals(await leftovers(client, new Set()), []);
 });
 
+Deno.test("IncusSandbox.open() refuses a target its given client does not place on", async () => {
+  await using gateway = new Gateway();
+  using client = new IncusClient({ target: "member-1" });
+  const error = await assertRejects(
+    () => IncusSandbox.open({ gateway, image: IMAGE, pool: POOL, client, target: "member-2" }),
+    TypeError,
+  );
+  assertStringIncludes(error.message, '"member-2"');
+});
+
 const HTTPS_ADDRESS = "127.0.0.1:8443";
 
 interface ClientCert extends AsyncDisposable {
