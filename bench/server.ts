@@ -15,6 +15,11 @@
  * (comma-separated, default "1,8,32,64"), BENCH_ROUNDS (runs of each mode
  * per size, default 5). Loopback only.
  *
+ * `BENCH_SERVER_APP=wordpress` measures a real application on the incus
+ * backend instead (`bench/_server_apps.ts`; sizes in BENCH_SESSIONS, default
+ * "16"; BENCH_STEPS default 10; BENCH_SPARES default 4) and merges its rows
+ * into the same result files, leaving the fixture rows as they are.
+ *
  * @module
  */
 import process from "node:process";
@@ -25,9 +30,21 @@ import demoSite from "../fixtures/sites/demo/mod.ts";
 import { startServer } from "../adapters/http/server.ts";
 import { WebServClient } from "../adapters/client/mod.ts";
 import type { ClientJob, ClientResult } from "./_server_client.ts";
+import {
+  type AppRow,
+  mergeAppRows,
+  runAppSize,
+  savedAppRows,
+  withAppSection,
+} from "./_server_apps.ts";
 
-const STEPS = Number(Deno.env.get("BENCH_STEPS") ?? 30);
-const COUNTS = (Deno.env.get("BENCH_SESSIONS") ?? "1,8,32,64").split(",").map(Number);
+const APP = Deno.env.get("BENCH_SERVER_APP");
+
+const STEPS = Number(Deno.env.get("BENCH_STEPS") ?? (APP ? 10 : 30));
+const COUNTS = (Deno.env.get("BENCH_SESSIONS") ?? (APP ? "16" : "1,8,32,64")).split(",")
+  .map(Number);
+const SPARES = Number(Deno.env.get("BENCH_SPARES") ?? 4);
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 
 interface Row {
@@ -255,6 +272,41 @@ if (Deno.args[0] === "--one") {
   Deno.exit(0);
 }
 
+if (Deno.args[0] === "--one-app") {
+  const row = await runAppSize({
+    app: Deno.args[1]!,
+    sessions: Number(Deno.args[2]),
+    steps: STEPS,
+    spares: SPARES,
+    pool: POOL,
+  });
+  console.log(JSON.stringify(row));
+  Deno.exit(0);
+}
+
+if (APP) {
+  const appRows: AppRow[] = [];
+  const appFailures: string[] = [];
+  for (const n of COUNTS) {
+    // A fresh process per size, as for the fixture rows.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", new URL(import.meta.url).pathname, "--one-app", APP, String(n)],
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    const last = new TextDecoder().decode(output.stdout).trim().split("\n").at(-1) ?? "";
+    if (output.success) {
+      appRows.push(JSON.parse(last) as AppRow);
+      console.log(last);
+    } else {
+      appFailures.push(`${APP}, ${n} sessions: exited with ${output.code}: ${last}`);
+      console.error(appFailures.at(-1));
+    }
+  }
+  await mergeAppRows(appRows, appFailures);
+  Deno.exit(appFailures.length === 0 ? 0 : 1);
+}
+
 const rows: Row[] = [];
 const failures: string[] = [];
 for (const n of COUNTS) {
@@ -381,9 +433,16 @@ const lines = [
   ...(failures.length ? ["Runs that failed:", "", ...failures.map((f) => `- ${f}`), ""] : []),
 ];
 await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+// The real-application rows of an earlier BENCH_SERVER_APP run are kept.
+const apps = await savedAppRows();
 await Deno.writeTextFile(
   new URL("./results/server.json", import.meta.url),
-  JSON.stringify({ steps: STEPS, rounds: ROUNDS, summary, rows, failures }, null, 2) + "\n",
+  JSON.stringify({ steps: STEPS, rounds: ROUNDS, summary, rows, failures, apps }, null, 2) + "\n",
 );
-await Deno.writeTextFile(new URL("./results/server.md", import.meta.url), lines.join("\n"));
+await Deno.writeTextFile(
+  new URL("./results/server.md", import.meta.url),
+  apps.rows.length > 0 || apps.failures.length > 0
+    ? withAppSection(lines.join("\n"), apps.rows, apps.failures)
+    : lines.join("\n"),
+);
 console.log(lines.join("\n"));

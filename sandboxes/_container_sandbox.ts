@@ -176,6 +176,15 @@ export class ContainerLifecycle {
     return this.#spares.ready;
   }
 
+  /**
+   * Starts filling a seed's spares.
+   *
+   * @param seed the seed
+   */
+  warm(seed: number): void {
+    this.#spares.prepare(seed);
+  }
+
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
     return [...this.#instances].map((i) => i.containerName);

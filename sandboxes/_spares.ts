@@ -94,15 +94,22 @@ export class Spares {
     const filling = this.#filling.get(seed) ?? 0;
     if (ready.length + filling >= this.#count) return;
     this.#filling.set(seed, filling + 1);
+    let launched = false;
     const launch = this.#backend.launch(seed).then(
       async (container) => {
         if (this.#closed) await this.#backend.remove(container);
-        else ready.push(container);
+        else {
+          ready.push(container);
+          launched = true;
+        }
       },
       (error) => console.warn(`Could not launch a spare: ${String(error)}`),
     ).finally(() => {
       this.#filling.set(seed, (this.#filling.get(seed) ?? 1) - 1);
       this.#pending.delete(launch);
+      // One launch at a time per seed, until `count` are ready; a failed
+      // launch does not chain another (the next take tries again).
+      if (launched) this.#fill(seed);
     });
     this.#pending.add(launch);
   }

@@ -7,7 +7,13 @@
  * `--token` (`WEBSERV_TOKEN`, required off loopback), `--max-sessions`
  * (`WEBSERV_MAX_SESSIONS`), `--browser ws://…` (`WEBSERV_BROWSER`),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
- * and `--lifetime` in seconds. SIGINT and SIGTERM close every session,
+ * and `--lifetime` in seconds; for the incus backend `--incus-pool`
+ * (`WEBSERV_INCUS_POOL`, default `webserv-btrfs`) and `--incus-socket`
+ * (`WEBSERV_INCUS_SOCKET`, a cluster member's socket); for the incus and
+ * docker backends `--spares N` (`WEBSERV_SPARES`: ready containers per site
+ * and seed) and `--warm site/seed,…` (`WEBSERV_WARM`: seeds whose spares
+ * fill at start). With a container backend the real applications' tasks
+ * (WordPress…, from their images) are served beside the recreated sites'. SIGINT and SIGTERM close every session,
  * context, sandbox instance and the browser before exiting.
  *
  * @module
@@ -17,7 +23,8 @@ import { type Backend, startServer } from "./server.ts";
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend fixture|incus|docker]
        [--token TOKEN] [--max-sessions N] [--browser ws://...] [--run-dir DIR]
-       [--idle-timeout SECONDS] [--lifetime SECONDS]`;
+       [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
+       [--incus-socket PATH] [--spares N] [--warm SITE/SEED,...]`;
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -55,6 +62,10 @@ async function main(): Promise<void> {
         "run-dir": { type: "string" },
         "idle-timeout": { type: "string" },
         lifetime: { type: "string" },
+        "incus-pool": { type: "string" },
+        "incus-socket": { type: "string" },
+        spares: { type: "string" },
+        warm: { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -79,6 +90,10 @@ async function main(): Promise<void> {
   const lifetime = integer("lifetime", values.lifetime);
   const token = values.token ?? env("WEBSERV_TOKEN");
   const browserUrl = values.browser ?? env("WEBSERV_BROWSER");
+  const spares = integer("spares", values.spares ?? env("WEBSERV_SPARES"));
+  const warm = (values.warm ?? env("WEBSERV_WARM") ?? "").split(",").filter((w) => w !== "");
+  if (warm.length > 0 && !spares) fail('Option "warm" needs "spares" above 0');
+  const incusSocket = values["incus-socket"] ?? env("WEBSERV_INCUS_SOCKET");
   const runDir = values["run-dir"] ?? env("WEBSERV_RUN_DIR") ??
     `runs/${new Date().toISOString().replace(/[:.]/g, "-")}`;
   let server;
@@ -94,6 +109,11 @@ async function main(): Promise<void> {
       ...(lifetime !== undefined ? { lifetimeMs: lifetime * 1000 } : {}),
       ...(token ? { token } : {}),
       ...(browserUrl ? { browserUrl } : {}),
+      // The pool .ci/daemons.sh makes (btrfs: copy-on-write copies).
+      incusPool: values["incus-pool"] ?? env("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+      ...(incusSocket ? { incusSocket } : {}),
+      ...(spares ? { spares } : {}),
+      ...(warm.length > 0 ? { warm } : {}),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -12,7 +12,9 @@ import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxe
 import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
+import { APPS, SITES } from "../../fixtures/sites/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
+import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
 import { Metrics } from "./metrics.ts";
 import { SessionManager } from "./sessions.ts";
@@ -89,6 +91,29 @@ export interface ListenOptions {
    */
   incusPool?: string;
   /**
+   * The Incus daemon's unix socket, for the incus backend: on a cluster, any
+   * member's (instances go to a session's `target`, or where Incus places them).
+   *
+   * @default {"/var/lib/incus/unix.socket"}
+   */
+  incusSocket?: string;
+  /**
+   * Ready containers kept per site and seed on the incus and docker
+   * backends, launched ahead so that opening or resetting a session takes one
+   * instead of waiting for a launch (the spares of a seed start filling when
+   * its first session opens, or at start for the seeds in `warm`).
+   *
+   * @default {0}
+   */
+  spares?: number;
+  /**
+   * Sites and seeds whose spares are filled at start, such as
+   * `["wordpress/3"]` (needs `spares`).
+   *
+   * @default {[]}
+   */
+  warm?: string[];
+  /**
    * Whether the launched browser installs its own SIGINT/SIGTERM handlers;
    * `deno task serve` turns them off to shut down gracefully itself.
    *
@@ -107,6 +132,8 @@ export interface RolloutServer extends AsyncDisposable {
   readonly sessions: SessionManager;
   /** @internal The current browser (changes when a dead one is replaced), for tests. */
   readonly browser: Browser | undefined;
+  /** @internal How many spare containers are ready now, every site together. */
+  readySpares(): Promise<number>;
   /** @internal Where trajectories go, when a run directory was given. */
   readonly trajectories: TrajectoryLog | undefined;
   /** Closes every session, context, sandbox instance, the browser and the listener. */
@@ -137,28 +164,57 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     );
   }
   const metrics = new Metrics();
-  const catalog = options.catalog ?? defaultCatalog();
+  const backend = options.backend ?? "fixture";
+  // The real applications (WordPress…) run only in their images.
+  const catalog = options.catalog ??
+    defaultCatalog([
+      ...Object.values(SITES),
+      ...(backend === "fixture" ? [] : Object.values(APPS)),
+    ]);
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
-  // Incus clients of placement targets, closed after their sandboxes.
+  // Incus clients of the sandboxes and of placement, closed after the sandboxes.
   const incusClients: IncusClient[] = [];
-  const backend = options.backend ?? "fixture";
+  let placer: IncusClient | undefined;
+  const incus = (): IncusClient => {
+    if (!placer) {
+      placer = new IncusClient(options.incusSocket ? { socket: options.incusSocket } : {});
+      incusClients.push(placer);
+    }
+    return placer;
+  };
+  async function sandboxOf(site: Site, asked?: string): Promise<Sandbox> {
+    // A lost member's sessions go to an online one (a reset recovers them).
+    const target = asked === undefined ? undefined : await onlineMember(incus(), asked);
+    // One backend per site and placement target, shared by its sessions.
+    const key = target === undefined ? site.name : `${site.name}@${target}`;
+    let sandbox = sandboxes.get(key);
+    if (!sandbox) {
+      sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
+      sandboxes.set(key, sandbox);
+      sandbox.catch(() => sandboxes.delete(key));
+    }
+    return await sandbox;
+  }
+  // `site/seed`: open the site's backend and start filling that seed's spares.
+  async function warm(entry: string): Promise<void> {
+    const [name = "", seedText = ""] = entry.split("/");
+    const site = catalog.sites.get(name);
+    const seed = Number(seedText);
+    if (!site || !Number.isInteger(seed) || seed < 0) {
+      throw new RangeError(
+        `Cannot warm "${entry}": expected SITE/SEED with a site of this server, such as "wordpress/3"`,
+      );
+    }
+    const sandbox = await sandboxOf(site);
+    if ("warm" in sandbox && typeof sandbox.warm === "function") sandbox.warm(seed);
+  }
   const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
   let selfOrigins: string[] = [];
   const sessions = new SessionManager({
     browser: () => browsers.get(),
-    sandbox(site: Site, target?: string) {
-      // One backend per site and placement target, shared by its sessions.
-      const key = target === undefined ? site.name : `${site.name}@${target}`;
-      let sandbox = sandboxes.get(key);
-      if (!sandbox) {
-        sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
-        sandboxes.set(key, sandbox);
-        sandbox.catch(() => sandboxes.delete(key));
-      }
-      return sandbox;
-    },
+    sandbox: sandboxOf,
     placementTargets: backend === "incus",
     catalog,
     metrics,
@@ -173,6 +229,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     await browsers.get();
   } catch (error) {
     await gateway.close();
+    for (const client of incusClients) client.close();
     throw error;
   }
   const app = createApp({
@@ -200,6 +257,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       await gateway.close().catch((error) => logFailure("close the gateway", error));
       await browsers.close();
     })();
+  try {
+    for (const entry of options.warm ?? []) await warm(entry);
+  } catch (error) {
+    await close();
+    throw error;
+  }
   return {
     url: `http://${host}:${port}`,
     port,
@@ -208,6 +271,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       return browsers.current;
     },
     trajectories,
+    async readySpares() {
+      let ready = 0;
+      for (const opening of sandboxes.values()) {
+        const sandbox = await opening.catch(() => undefined);
+        if (sandbox && "readySpares" in sandbox && typeof sandbox.readySpares === "number") {
+          ready += sandbox.readySpares;
+        }
+      }
+      return ready;
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -233,6 +306,9 @@ function listen(
   return serve(0);
 }
 
+/** How long a real application's env may take to answer (its base seeds within it). */
+const APP_READY_TIMEOUT_MS = 180_000;
+
 async function openSandbox(
   backend: Backend,
   site: Site,
@@ -241,22 +317,31 @@ async function openSandbox(
   target: string | undefined,
   clients: IncusClient[],
 ): Promise<Sandbox> {
+  const app = Object.hasOwn(APPS, site.name);
+  const tuning = {
+    ...(options.spares ? { spares: options.spares } : {}),
+    ...(app ? { readyTimeoutMs: APP_READY_TIMEOUT_MS } : {}),
+  };
   switch (backend) {
     case "fixture":
       return new FixtureSandbox(site, { gateway });
     case "incus": {
       // A placement target is the client's: new instances go to that member.
-      const client = target === undefined ? undefined : new IncusClient({ target });
-      if (client) clients.push(client);
+      const client = new IncusClient({
+        ...(options.incusSocket ? { socket: options.incusSocket } : {}),
+        ...(target === undefined ? {} : { target }),
+      });
+      clients.push(client);
       return await IncusSandbox.open({
         gateway,
         image: `webserv-${site.name}`,
         pool: options.incusPool ?? "default",
-        ...(client ? { client } : {}),
+        client,
+        ...tuning,
       });
     }
     case "docker":
-      return await DockerSandbox.open({ gateway, image: `webserv-${site.name}` });
+      return await DockerSandbox.open({ gateway, image: `webserv-${site.name}`, ...tuning });
   }
 }
 

@@ -158,6 +158,16 @@ export class DockerSandbox implements Sandbox {
     return this.#lifecycle.readySpares;
   }
 
+  /**
+   * Starts filling a seed's spares now, before its first `create()` (which
+   * would start them otherwise); does nothing without `spares`.
+   *
+   * @param seed the seed
+   */
+  warm(seed: number): void {
+    this.#lifecycle.warm(seed);
+  }
+
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
     return this.#lifecycle.containerNames;

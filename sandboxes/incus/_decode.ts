@@ -39,6 +39,18 @@ export interface InstanceSummary {
   status: string;
   /** Its config keys, such as `user.webserv.owner`. */
   config: Record<string, string>;
+  /** The cluster member it is on; `"none"` or `""` off a cluster. */
+  location: string;
+}
+
+/** A member of an Incus cluster. */
+export interface ClusterMember {
+  /** The member's name, what `?target=` names. */
+  name: string;
+  /** Its status, such as `"Online"` or `"Offline"`. */
+  status: string;
+  /** Its cluster address, such as `"https://10.0.0.2:8443"`. */
+  url: string;
 }
 
 /** The parts of an instance's state the sandbox reads. */
@@ -117,6 +129,28 @@ export function decodeInstances(value: unknown): InstanceSummary[] {
       name: text(instance["name"]),
       status: text(instance["status"]),
       config,
+      location: text(instance["location"]),
+    };
+  });
+}
+
+/**
+ * Decodes `GET /1.0/cluster/members?recursion=1`.
+ *
+ * @param value the metadata
+ * @returns the members
+ * @throws {TypeError} when it is not a list of members
+ */
+export function decodeClusterMembers(value: unknown): ClusterMember[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError("Cannot decode the Incus cluster members: expected a list");
+  }
+  return value.map((item) => {
+    const member = record(item, "an Incus cluster member");
+    return {
+      name: text(member["server_name"]),
+      status: text(member["status"]),
+      url: text(member["url"]),
     };
   });
 }

@@ -10,6 +10,8 @@
 import { type DaemonInfo, fetchDaemon } from "../_daemon_fetch.ts";
 import { SandboxError, SandboxTimeoutError } from "../errors.ts";
 import {
+  type ClusterMember,
+  decodeClusterMembers,
   decodeEnvelope,
   decodeFingerprint,
   decodeImageList,
@@ -24,7 +26,7 @@ import {
   type Operation,
 } from "./_decode.ts";
 
-export type { InstanceState, InstanceSummary, Operation } from "./_decode.ts";
+export type { ClusterMember, InstanceState, InstanceSummary, Operation } from "./_decode.ts";
 
 /** The default path of the local Incus socket. */
 export const INCUS_SOCKET = "/var/lib/incus/unix.socket";
@@ -141,6 +143,11 @@ export class IncusClient implements Disposable {
     }
   }
 
+  /** The cluster member new instances are placed on; `undefined` lets the daemon choose. */
+  get target(): string | undefined {
+    return this.#target;
+  }
+
   /**
    * Calls the API and returns the response's metadata; for a background
    * operation, waits for it and returns the operation's metadata.
@@ -222,6 +229,18 @@ export class IncusClient implements Disposable {
   async listInstances(): Promise<InstanceSummary[]> {
     return decodeInstances(
       await this.request("GET", "/1.0/instances?recursion=1"),
+    );
+  }
+
+  /**
+   * Lists the members of the cluster this daemon belongs to.
+   *
+   * @returns the members with their status
+   * @throws {SandboxError} when the daemon is not a cluster member
+   */
+  async clusterMembers(): Promise<ClusterMember[]> {
+    return decodeClusterMembers(
+      await this.request("GET", "/1.0/cluster/members?recursion=1"),
     );
   }
 

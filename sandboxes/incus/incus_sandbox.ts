@@ -51,6 +51,15 @@ export interface IncusSandboxOptions {
    */
   client?: IncusClient;
   /**
+   * The Incus cluster member every instance of this backend is placed on
+   * (`?target=`), for the client this backend makes; a given `client` carries
+   * its own. Each member gets its own base instance: a copy onto another
+   * member would be a full migration, not a copy-on-write clone.
+   *
+   * @default {none: the daemon chooses (on one host, the host)}
+   */
+  target?: string;
+  /**
    * The prefix of every instance name this backend creates and reaps.
    *
    * @default {"ws-"}
@@ -175,7 +184,18 @@ export class IncusSandbox implements Sandbox {
    * @throws {SandboxError} when the image is missing
    */
   static open(options: IncusSandboxOptions): Promise<IncusSandbox> {
-    const client = options.client ?? new IncusClient();
+    if (
+      options.client !== undefined && options.target !== undefined &&
+      options.client.target !== options.target
+    ) {
+      return Promise.reject(
+        new TypeError(
+          `Cannot place on "${options.target}": the given client places on "${options.client.target}"; set the target on the client`,
+        ),
+      );
+    }
+    const client = options.client ??
+      new IncusClient(options.target === undefined ? {} : { target: options.target });
     return openContainerSandbox(client, options.client === undefined, async () => {
       const fingerprint = await findImage(
         () => client.imageFingerprint(options.image),
@@ -205,6 +225,16 @@ export class IncusSandbox implements Sandbox {
   /** How many spare containers are ready now. */
   get readySpares(): number {
     return this.#lifecycle.readySpares;
+  }
+
+  /**
+   * Starts filling a seed's spares now, before its first `create()` (which
+   * would start them otherwise); does nothing without `spares`.
+   *
+   * @param seed the seed
+   */
+  warm(seed: number): void {
+    this.#lifecycle.warm(seed);
   }
 
   /** The names of the containers of the live envs. */
@@ -397,9 +427,13 @@ export class IncusSandbox implements Sandbox {
     const site = this.#options.image.replace(/^webserv-/, "")
       .replace(/[^a-z0-9]/g, "");
     const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
+    // On a cluster each member has its own base, named for it.
+    const member = this.client.target === undefined
+      ? ""
+      : `-${this.client.target.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12)}`;
     const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${pool}-${
       this.#fingerprint.slice(0, 12)
-    }`;
+    }${member}`;
     const snapshot = `${name}/seeded`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
@@ -499,10 +533,23 @@ export class IncusSandbox implements Sandbox {
     }
   }
 
-  /** Stops and deletes a container and removes its socket folder. */
+  /**
+   * Stops and deletes a container and removes its socket folder, which goes
+   * even when Incus cannot delete the container (its cluster member lost):
+   * nothing on this host serves through it any more.
+   */
   async #remove(container: Container): Promise<void> {
     try {
-      await serialized(() => this.client.changeState(container.name, "stop", true));
+      await this.#deleteInstance(container.name);
+    } finally {
+      await container.directory.remove();
+      container.directory[Symbol.dispose]();
+    }
+  }
+
+  async #deleteInstance(name: string): Promise<void> {
+    try {
+      await serialized(() => this.client.changeState(name, "stop", true));
     } catch (error) {
       if (!(error instanceof SandboxError)) throw error;
       // 404: already gone; 400: already stopped. Under heavy load the stop
@@ -510,12 +557,12 @@ export class IncusSandbox implements Sandbox {
       // Another stop would queue behind the hung one, so none is sent.
       // Such a stall was seen to last up to a minute: wait it out, polling.
       if (error.status !== 404 && error.status !== 400) {
-        await this.#waitUntilStopped(container.name, error);
+        await this.#waitUntilStopped(name, error);
       }
     }
     for (let attempt = 0;; attempt++) {
       try {
-        await this.client.request("DELETE", `/1.0/instances/${container.name}`);
+        await this.client.request("DELETE", `/1.0/instances/${name}`);
         break;
       } catch (error) {
         if (!(error instanceof SandboxError)) throw error;
@@ -525,8 +572,6 @@ export class IncusSandbox implements Sandbox {
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
     }
-    await container.directory.remove();
-    container.directory[Symbol.dispose]();
   }
 }
 

@@ -6,6 +6,7 @@
  */
 export { INCUS_SOCKET, IncusClient } from "./client.ts";
 export type {
+  ClusterMember,
   IncusClientOptions,
   IncusRequestOptions,
   InstanceState,

@@ -8,6 +8,7 @@ import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
 import { buildRootfs } from "../../../sandboxes/image/build_rootfs.ts";
 import { WarmPool } from "../../../sandboxes/warm_pool.ts";
 import { conformance } from "../_conformance.ts";
+import { waitFor } from "../../_util/wait.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const IMAGE = "webserv-demo";
@@ -218,6 +219,37 @@ Deno.test("IncusSandbox.reset() takes a ready spare when spares are kept", async
   }
   using client = new IncusClient();
   assertEquals(await leftovers(client, new Set()), []);
+});
+
+Deno.test("IncusSandbox.warm() fills every spare of a seed before any create()", async () => {
+  await using gateway = new Gateway();
+  const sandbox = await IncusSandbox.open({ gateway, image: IMAGE, pool: POOL, spares: 2 });
+  try {
+    sandbox.warm(3);
+    // One launch at a time: the second spare starts when the first is ready.
+    await waitFor(() => sandbox.readySpares === 2, {
+      message: "both spares of seed 3 should be ready",
+      timeoutMs: 120_000,
+      intervalMs: 100,
+    });
+    await using instance = await sandbox.create({ seed: 3 });
+    assertEquals(sandbox.readySpares, 1);
+    assertEquals(await (await instance.state.fetch("/views")).json(), { views: 0 });
+  } finally {
+    await sandbox.close();
+  }
+  using client = new IncusClient();
+  assertEquals(await leftovers(client, new Set()), []);
+});
+
+Deno.test("IncusSandbox.open() refuses a target its given client does not place on", async () => {
+  await using gateway = new Gateway();
+  using client = new IncusClient({ target: "member-1" });
+  const error = await assertRejects(
+    () => IncusSandbox.open({ gateway, image: IMAGE, pool: POOL, client, target: "member-2" }),
+    TypeError,
+  );
+  assertStringIncludes(error.message, '"member-2"');
 });
 
 const HTTPS_ADDRESS = "127.0.0.1:8443";

@@ -1,0 +1,141 @@
+/**
+ * The rollout server runs WordPress (`deno task test:apps`): on the incus
+ * backend its tasks are in the catalog, a group of 8 on one WordPress task
+ * gets 8 isolated instances (a comment written in one is in that instance's
+ * state diff and in no other's), and warm spares hand a session an instance
+ * that was launched ahead.
+ *
+ * Fails, never skips, when the image is missing: build it with
+ * `deno task image:apps wordpress`.
+ */
+import { assert, assertEquals } from "@std/assert";
+import { startServer } from "../../adapters/http/server.ts";
+import { WebServClient } from "../../adapters/client/mod.ts";
+import { SandboxError } from "../../sandboxes/errors.ts";
+import { IncusClient } from "../../sandboxes/incus/client.ts";
+import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
+import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
+import { waitFor } from "../_util/wait.ts";
+
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+const IMAGE = "webserv-wordpress";
+const SEED = 5;
+const TASK = `wordpress/approve-comment/${SEED}`;
+
+async function requireImage(): Promise<void> {
+  using client = new IncusClient();
+  try {
+    await client.imageFingerprint(IMAGE);
+  } catch (error) {
+    if (error instanceof SandboxError && error.status === 404) {
+      throw new Error(
+        `Incus has no image "${IMAGE}": build it with "deno task image:apps wordpress"`,
+      );
+    }
+    throw error;
+  }
+}
+
+async function diffOf(instance: ContainerInstance): Promise<StateDiff> {
+  const response = await instance.state.fetch("/diff");
+  assertEquals(response.status, 200);
+  return await response.json() as StateDiff;
+}
+
+Deno.test({
+  name: "startServer() gives a group of 8 on one WordPress task 8 isolated Incus instances",
+  // The spares launched in the background outlive single requests by design.
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await requireImage();
+    await using server = await startServer({
+      port: 0,
+      backend: "incus",
+      incusPool: POOL,
+      maxSessions: 8,
+      stepTimeoutMs: 180_000,
+    });
+    const client = new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 });
+    const listed = await fetch(`${server.url}/v1/tasks?site=wordpress&limit=100`);
+    const page = await listed.json() as { tasks: { id: string }[] };
+    assert(page.tasks.length >= 10, `WordPress lists ${page.tasks.length} tasks`);
+
+    const group = await client.createGroup({ task: TASK }, 8);
+    assertEquals(group.sessions.length, 8);
+    const instances = group.sessions.map((s) =>
+      server.sessions.instance(s.id) as ContainerInstance
+    );
+    assertEquals(new Set(instances.map((i) => i.containerName)).size, 8);
+    assertEquals(new Set(instances.map((i) => i.origin)).size, 8);
+    for (const session of group.sessions) {
+      assertEquals(session.task?.id, TASK);
+      assert(session.observation.text?.includes("Log In"), session.observation.text);
+    }
+
+    // An anonymous comment through the first instance's own site, as a
+    // visitor's browser would post it (the gateway routes by Host).
+    const [first, ...others] = instances as [ContainerInstance, ...ContainerInstance[]];
+    const posts = await first.state.fetch("/query/posts?status=publish&limit=1");
+    const post = (await posts.json() as { result: { id: number }[] }).result[0]?.id;
+    assert(post !== undefined, "WordPress has no published post");
+    const origin = new URL(first.origin);
+    using http = Deno.createHttpClient({ allowHost: true });
+    const text = `A comment from one env of the group ${crypto.randomUUID()}`;
+    const posted = await fetch(`http://127.0.0.1:${origin.port}/wp-comments-post.php`, {
+      method: "POST",
+      headers: { host: origin.host },
+      body: new URLSearchParams({
+        comment_post_ID: String(post),
+        author: "Group Reader",
+        email: "reader@webserv.test",
+        url: "",
+        comment: text,
+      }),
+      redirect: "manual",
+      client: http,
+    });
+    await posted.body?.cancel();
+    assertEquals(posted.status, 302);
+
+    const written = await diffOf(first);
+    const added = written.tables["wp_comments"]?.added ?? [];
+    assertEquals(added.map((row) => row["comment_content"]), [text]);
+    for (const other of others) {
+      const diff = await diffOf(other);
+      assertEquals(diff.tables["wp_comments"], undefined, `${other.containerName} saw the write`);
+    }
+    for (const session of group.sessions) assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
+  name: "startServer() with warm spares opens a WordPress session on a spare launched ahead",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await requireImage();
+    await using server = await startServer({
+      port: 0,
+      backend: "incus",
+      incusPool: POOL,
+      spares: 1,
+      warm: [`wordpress/${SEED}`],
+      stepTimeoutMs: 180_000,
+    });
+    // The seed's base is made and its spare launched before any session opens.
+    await waitFor(async () => await server.readySpares() === 1, {
+      message: "a WordPress spare should be ready",
+      timeoutMs: 600_000,
+      intervalMs: 500,
+    });
+    using incus = new IncusClient();
+    const before = new Set((await incus.listInstances()).map((i) => i.name));
+    const client = new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 });
+    const session = await client.createSession({ task: TASK });
+    const instance = server.sessions.instance(session.id) as ContainerInstance;
+    // It took the spare: no container was launched for it.
+    assert(before.has(instance.containerName), `${instance.containerName} was launched for it`);
+    assertEquals(await client.close(session.id), true);
+  },
+});
