@@ -30,7 +30,8 @@ const SEED = 1;
 const open = openIncus({
   image: "webserv-mediawiki",
   build: `build it with "deno task image:apps mediawiki"`,
-  readyMs: 300_000,
+  // A base imports its seed's wiki and runs the import's jobs at its first start: minutes under load.
+  readyMs: 900_000,
 }, "unix");
 
 async function table(instance: Instance, name: string): Promise<Row[]> {
