@@ -100,8 +100,9 @@ export async function main(args: string[]): Promise<SiteReport> {
       image: `webserv-${site.name}`,
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
       prefix: "wsc-",
-      // A real application (WordPress) starts its database and web server in each env.
-      readyTimeoutMs: 120_000,
+      // A real application starts its database and web server in each env, and the base of a
+      // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
+      readyTimeoutMs: 600_000,
     })
     : (() => {
       throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
