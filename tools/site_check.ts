@@ -82,9 +82,11 @@ export async function main(args: string[]): Promise<SiteReport> {
       gateway,
       image: `webserv-${site.name}`,
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
-      prefix: "wsc-",
-      // A real application (WordPress) starts its database and web server in each env.
-      readyTimeoutMs: 120_000,
+      // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
+      prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
+      // A real application starts its database and web server in each env, and
+      // Redmine's base seeds itself at its first start (minutes on a loaded host).
+      readyTimeoutMs: 300_000,
     })
     : (() => {
       throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
