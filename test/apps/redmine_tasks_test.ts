@@ -56,7 +56,7 @@ async function openRedmine(gateway: Gateway): Promise<IncusSandbox> {
     gateway,
     image: IMAGE,
     pool: POOL,
-    prefix: "wstask-",
+    prefix: "rmtask-",
     // A base seeds its projects at its first start: minutes on a loaded host.
     readyTimeoutMs: 400_000,
   });
