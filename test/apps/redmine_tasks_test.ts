@@ -69,7 +69,8 @@ async function table(instance: Instance, name: string): Promise<Row[]> {
 function mirrored(db: DatabaseSync, sql: string, id: number): Record<string, unknown> {
   const row = db.prepare(sql).get(id);
   assert(row, `row ${id} is not in the mirror`);
-  return row;
+  // node:sqlite's rows have a null prototype.
+  return { ...row };
 }
 
 Deno.test("seedMirror() draws the same users, versions, issues, journals and time entries as seed.rb in the container", async () => {
