@@ -99,7 +99,8 @@ export async function main(args: string[]): Promise<SiteReport> {
       gateway,
       image: `webserv-${site.name}`,
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
-      prefix: "wsc-",
+      // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
+      prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
       // A real application starts its database and web server in each env, and the base of a
       // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
       readyTimeoutMs: 600_000,
