@@ -82,7 +82,8 @@ export async function main(args: string[]): Promise<SiteReport> {
       gateway,
       image: `webserv-${site.name}`,
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
-      prefix: "wsc-",
+      // WEBSERV_INCUS_PREFIX keeps runs of several people on one host apart by name.
+      prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
       // A real application (WordPress) starts its database and web server in each env.
       readyTimeoutMs: 120_000,
     })

@@ -22,7 +22,7 @@ import { look } from "../../fixtures/sites/kit/solve.ts";
 import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
 import type { Row } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
-import { seedMirror } from "../../fixtures/sites/wordpress/data.ts";
+import { MEDIA, seedMirror } from "../../fixtures/sites/wordpress/data.ts";
 import { login } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
 import { dismissGuide } from "../../fixtures/sites/wordpress/tasks/_editor.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
@@ -67,11 +67,12 @@ Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.
   try {
     const db = new DatabaseSync(":memory:");
     seedMirror(db, SEED);
-    // Posts and pages; the theme's global-styles post is WordPress's own.
+    // Posts, pages and the media library's images; the theme's global-styles post is
+    // WordPress's own.
     const posts = (await table(instance, "wp_posts")).filter((post) =>
-      post["post_type"] === "post" || post["post_type"] === "page"
+      ["post", "page", "attachment"].includes(String(post["post_type"]))
     );
-    assertEquals(posts.length, 312);
+    assertEquals(posts.length, 312 + MEDIA.length);
     for (const post of posts) {
       const mirrored = db.prepare("SELECT * FROM posts WHERE id = ?").get(Number(post["ID"]));
       assert(mirrored, `post ${post["ID"]} is not in the mirror`);
