@@ -230,3 +230,33 @@ Deno.test("type replaces text in the block editor's paragraphs: the empty one is
     await instance.destroy();
   }
 });
+
+Deno.test("wp-admin's row actions, shown while the row is hovered, get ids, and a click on one hovers its row first", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const task = generateTask(site, "post-category", SEED);
+    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+    const env = await Env.create(browser, { site: instance, task: bound });
+    try {
+      const dashboard = await login(env, task.instruction);
+      const posts = dashboard.elements.find((el) => el.role === "link" && /^Posts/.test(el.name));
+      assert(posts, dashboard.text);
+      const list = (await env.step({ action: "click", id: posts.id })).observation;
+      // The list's first row: its title link, then its actions (`left: -9999em` until hovered).
+      const first = list.elements.find((el) => el.role === "link" && el.name.startsWith("“"));
+      assert(first, list.text);
+      const title = first.name.replace(/^“|” \(Edit\)$/g, "");
+      const edit = list.elements.find((el) => el.name === `Edit “${title}”`);
+      assert(edit, `no id on the row action "Edit “${title}”":\n${list.text}`);
+      const editor = (await env.step({ action: "click", id: edit.id })).observation;
+      assert(/post\.php\?post=\d+&action=edit/.test(editor.url), editor.url);
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
