@@ -150,6 +150,22 @@ Deno.test("Settler", async (t) => {
     },
   );
 
+  await t.step(
+    "Settler.settle() returns after a closing dialog is gone: its exit animation, or the save it waits for",
+    async () => {
+      for (const button of ["#close", "#got"]) {
+        await using context = await browser.newContext();
+        const settler = Settler.install(context, { longPollMs: 300 });
+        const page = await context.newPage(`${server.origin}/spa/closing-modal`);
+        await settler.settle(page);
+        await evaluate(page, `document.querySelector("${button}").click()`);
+        const closed = await settler.settle(page);
+        assert(closed.settled, closed.pending.join());
+        assertEquals(await evaluate(page, `document.querySelector(".guide")`), null, button);
+      }
+    },
+  );
+
   await t.step("Settler.settle() throws when the page is not from its context", async () => {
     await using context = await browser.newContext();
     const settler = Settler.install(context);
