@@ -157,6 +157,7 @@ function revealedOnHover(pass: Pass, node: DNode): void {
   if (r.w < 2 || r.h < 2 || r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) return;
   if (!layout.visible(trigger)) return;
   node.rect = r;
+  node.revealedOnHover = true;
   node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
   node.disabled = (node.flags & F_ARIA_DISABLED) !== 0 ||
     FORM_TAGS.has(node.tag) && node.el.hasAttribute("disabled");

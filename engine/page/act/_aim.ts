@@ -185,7 +185,11 @@ function revealPoint(target: Element): PointResult | undefined {
     const win = doc.defaultView, vv = win && win.visualViewport;
     const top = !!win && win.parent === win &&
       (!vv || (vv.scale === 1 && vv.offsetLeft === 0 && vv.offsetTop === 0));
-    return { ok: false, reason: "hover-first", hover: { x, y, docX: box.left, docY: box.top, top } };
+    return {
+      ok: false,
+      reason: "hover-first",
+      hover: { x, y, docX: box.left, docY: box.top, top },
+    };
   }
   return undefined;
 }
