@@ -84,8 +84,9 @@ export async function main(args: string[]): Promise<SiteReport> {
       pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
       // WEBSERV_INCUS_PREFIX keeps runs of several people on one host apart by name.
       prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
-      // A real application (WordPress) starts its database and web server in each env.
-      readyTimeoutMs: 120_000,
+      // A real application (WordPress) starts its database and web server in each env, and
+      // a seed's base seeds it at its first start: over two minutes on a loaded host.
+      readyTimeoutMs: 300_000,
     })
     : (() => {
       throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
