@@ -53,7 +53,17 @@ export type PointResult =
      */
     top: boolean;
   }
-  | { ok: false; reason: "not-visible" | "covered"; cover?: string };
+  | { ok: false; reason: "not-visible" | "covered"; cover?: string }
+  | {
+    ok: false;
+    /**
+     * The page shows the element only while the pointer is over its
+     * container (a list row's actions): move the pointer to `hover`, a
+     * point on that container, then aim again.
+     */
+    reason: "hover-first";
+    hover: { x: number; y: number; docX: number; docY: number; top: boolean };
+  };
 
 /** The facts of an element and, when it can take the pointer, where to press. */
 export interface FactsPoint {

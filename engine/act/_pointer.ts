@@ -104,8 +104,30 @@ export class Pointer {
     return await this.#pointFrom(ref, id, await this.#calls.call(ref, "POINT"));
   }
 
-  /** Where to press on the page, from the point the element's frame found. */
-  async #pointFrom(ref: Ref, id: number, found: PointResult): Promise<Aim> {
+  /**
+   * Where to press on the page, from the point the element's frame found.
+   * An element shown only while the pointer is over its container (a list
+   * row's actions) is revealed first: the pointer moves over the container,
+   * the page settles, and the element is aimed at again, once.
+   */
+  async #pointFrom(ref: Ref, id: number, found: PointResult, revealed = false): Promise<Aim> {
+    if (!found.ok && found.reason === "hover-first") {
+      if (revealed) {
+        throw new ActionError(
+          "not-visible",
+          `Element ${id} stayed hidden with the pointer over the container that reveals it`,
+          { id },
+        );
+      }
+      const over = await this.#pointFrom(ref, id, { ok: true, ...found.hover }, true);
+      await over.page.session.send(
+        "Input.dispatchMouseEvent",
+        { type: "mouseMoved", x: over.x, y: over.y },
+        { timeoutMs: this.#timeoutMs },
+      );
+      await this.#settle(2_000);
+      return await this.#pointFrom(ref, id, await this.#calls.call(ref, "POINT"), true);
+    }
     if (!found.ok) {
       if (found.reason === "covered") {
         const cover = found.cover ?? "another element";

@@ -87,7 +87,9 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if ((tag === "a" || tag === "area") && role === "link") {
     const href = compactHref(target, pass);
     if (href) node.href = href;
-    if (href && name && saysTarget(href, name)) node.quietHref = true;
+    // A row's action shown on hover ("Edit “…”", "Move “…” to the Trash") says what it does;
+    // its target (the row's own, a nonce) would double the row's line.
+    if (href && name && (saysTarget(href, name) || node.revealedOnHover)) node.quietHref = true;
   }
   const states = statesOf(target, tag, role, node.disabled);
   if (focused === target) states.push("focused");

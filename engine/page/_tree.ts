@@ -202,6 +202,8 @@ export interface DNode {
   href?: string;
   /** Whether the name already says where the link goes (the text leaves the target out). */
   quietHref?: boolean;
+  /** Shown only while the pointer is over its container (`_hover_reveal.ts`). */
+  revealedOnHover?: boolean;
   /** The id of the nearest container with an id, filled in by `emit`. */
   container?: number;
   /** A sibling that stands in visibly for a hidden native input. */

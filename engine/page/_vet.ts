@@ -11,6 +11,7 @@ import type { WireBox } from "../observe/wire.ts";
 import { drawnPlaceholders, fieldLabels, unwrapContainers } from "./_containers.ts";
 import { fold, isDisabled } from "./roles.ts";
 import { siblingStandIn } from "./stand_in.ts";
+import { revealerOf } from "./_hover_reveal.ts";
 import {
   type DNode,
   F_ARIA_DISABLED,
@@ -95,8 +96,11 @@ export function vet(pass: Pass, doc: Document): void {
     if (flags & (F_ARIA_HIDDEN | F_INERT)) continue;
     if (pass.standIns.has(el)) continue;
     if (wrapsProxied(pass, node)) continue;
-    if (!(node.sig & S_PROXY) && !layout.visible(el) && !transparentField(pass, node)) continue;
     if (modal && !composedContains(modal, el)) continue;
+    if (!(node.sig & S_PROXY) && !layout.visible(el) && !transparentField(pass, node)) {
+      revealedOnHover(pass, node);
+      continue;
+    }
     const disabled = node.proxy
       ? isDisabled(node.proxy, node.proxy.localName)
       : (flags & F_ARIA_DISABLED) !== 0 ||
@@ -107,7 +111,10 @@ export function vet(pass: Pass, doc: Document): void {
     const r = layout.rect(shown);
     node.rect = r;
     if (r.w < 2 || r.h < 2) continue;
-    if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) continue;
+    if (r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) {
+      revealedOnHover(pass, node);
+      continue;
+    }
     node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
     const clipped = node.clipper ? clipState(pass, node, r) : CLIP_NONE;
     if (clipped === CLIP_HIDDEN) continue;
@@ -134,6 +141,27 @@ export function vet(pass: Pass, doc: Document): void {
   fieldLabels(pass);
   unwrapContainers(pass);
   for (const node of pass.candidates) if (node.keep) pass.kept.add(node.proxy ?? node.el);
+}
+
+/**
+ * A control the page hides until the pointer is over its container (see
+ * `_hover_reveal.ts`: wp-admin's row actions) is kept, boxed as that
+ * container, which a person hovers to reach it; acting on it hovers there first.
+ */
+function revealedOnHover(pass: Pass, node: DNode): void {
+  if (!(node.sig & STRONG)) return;
+  const trigger = revealerOf(node.el);
+  if (!trigger) return;
+  const { layout, vp } = pass;
+  const r = layout.rect(trigger);
+  if (r.w < 2 || r.h < 2 || r.x + r.w <= -vp.x || r.y + r.h <= -vp.y) return;
+  if (!layout.visible(trigger)) return;
+  node.rect = r;
+  node.revealedOnHover = true;
+  node.inView = r.x < vp.w && r.x + r.w > 0 && r.y < vp.h && r.y + r.h > 0;
+  node.disabled = (node.flags & F_ARIA_DISABLED) !== 0 ||
+    FORM_TAGS.has(node.tag) && node.el.hasAttribute("disabled");
+  node.keep = node.disabled ? 1 : 2;
 }
 
 /** Types of `<input>` a person types into. */

@@ -173,11 +173,18 @@ function bodySize(status: number, headers: Record<string, unknown>): number | un
   return undefined;
 }
 
-/** The origin and path of a URL: what identifies a long-poll endpoint. */
+/**
+ * What identifies a long-poll endpoint: the URL's origin, path and query with
+ * its digit runs folded. The query is part of it because an application may
+ * route every call through one path (WordPress's REST API under plain
+ * permalinks is `/index.php?rest_route=/wp/v2/…`): one slow call must not
+ * make every other route pass for a long-poll. Digits are folded so that a
+ * poll's cursor or cache-buster (`?since=1042&_=1712…`) keeps one key.
+ */
 function endpointKey(url: string): string {
   try {
     const parsed = new URL(url);
-    return parsed.origin + parsed.pathname;
+    return parsed.origin + parsed.pathname + parsed.search.replace(/\d+/g, "#");
   } catch {
     return url;
   }

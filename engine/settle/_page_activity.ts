@@ -13,9 +13,11 @@
  *   whose body is never read never finishes in CDP); a redirect keeps it in
  *   flight; kinds that never end by design (EventSource, beacons,
  *   prefetches) never count;
- * - a request in flight longer than the long-poll grace period stops
- *   counting, and its endpoint (origin and path) is remembered so later
- *   requests to it never count;
+ * - a GET (or HEAD) in flight longer than the long-poll grace period stops
+ *   counting, and its endpoint (origin, path and query shape) is remembered
+ *   so later GETs to it never count; a write (POST, PUT, PATCH, DELETE) is
+ *   never taken for a long-poll: the page awaits its answer (a save that
+ *   takes seconds under load), so it counts until it ends or the cap;
  * - a WebSocket message the page sent counts until the socket answers, for
  *   at most the reply grace period; a frame shaped like one the socket pushed
  *   while nothing was asked (a tick, a heartbeat: the same payload, digits
@@ -51,6 +53,9 @@ export function frameShape(payload: string): string {
   return payload.slice(0, 200).replace(/\d+/g, "#");
 }
 
+/** The methods a long-poll uses: only these are ever taken for one. */
+const READS = new Set(["GET", "HEAD"]);
+
 /** An HTTP request in flight. */
 export interface InFlight {
   /** The URL requested (after redirects). */
@@ -59,7 +64,7 @@ export interface InFlight {
   method: string;
   /** When it started, as `performance.now()`. */
   start: number;
-  /** The endpoint: origin and path. */
+  /** The endpoint: origin, path and query with digit runs folded. */
   key: string;
   /** The expected body size from `content-length`, once the response arrived. */
   expected?: number;
@@ -135,13 +140,18 @@ export class PageActivity {
       });
     }
     for (const request of this.requests.values()) {
+      const detail = `${request.method} ${shortUrl(request.url)}`;
+      if (!READS.has(request.method)) {
+        out.push({ signal: "network", detail });
+        continue;
+      }
       if (longPolls.has(request.key)) continue;
       const until = request.start + longPollMs;
       if (now >= until) {
         longPolls.add(request.key);
         continue;
       }
-      out.push({ signal: "network", detail: `${request.method} ${shortUrl(request.url)}`, until });
+      out.push({ signal: "network", detail, until });
     }
     for (const socket of this.sockets.values()) {
       if (socket.sentAt === undefined) continue;

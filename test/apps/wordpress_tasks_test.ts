@@ -22,7 +22,7 @@ import { look } from "../../fixtures/sites/kit/solve.ts";
 import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
 import type { Row } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
-import { seedMirror } from "../../fixtures/sites/wordpress/data.ts";
+import { MEDIA, seedMirror } from "../../fixtures/sites/wordpress/data.ts";
 import { login } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
 import { dismissGuide } from "../../fixtures/sites/wordpress/tasks/_editor.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
@@ -67,11 +67,12 @@ Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.
   try {
     const db = new DatabaseSync(":memory:");
     seedMirror(db, SEED);
-    // Posts and pages; the theme's global-styles post is WordPress's own.
+    // Posts, pages and the media library's images; the theme's global-styles post is
+    // WordPress's own.
     const posts = (await table(instance, "wp_posts")).filter((post) =>
-      post["post_type"] === "post" || post["post_type"] === "page"
+      ["post", "page", "attachment"].includes(String(post["post_type"]))
     );
-    assertEquals(posts.length, 312);
+    assertEquals(posts.length, 312 + MEDIA.length);
     for (const post of posts) {
       const mirrored = db.prepare("SELECT * FROM posts WHERE id = ?").get(Number(post["ID"]));
       assert(mirrored, `post ${post["ID"]} is not in the mirror`);
@@ -222,6 +223,36 @@ Deno.test("type replaces text in the block editor's paragraphs: the empty one is
       step = await env.step({ action: "type", id: empty.id, text: "Second words there" });
       assert(step.observation.text.includes("Second words there"), step.observation.text);
       assert(!step.observation.text.includes("First words here"), step.observation.text);
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
+
+Deno.test("wp-admin's row actions, shown while the row is hovered, get ids, and a click on one hovers its row first", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    const task = generateTask(site, "post-category", SEED);
+    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+    const env = await Env.create(browser, { site: instance, task: bound });
+    try {
+      const dashboard = await login(env, task.instruction);
+      const posts = dashboard.elements.find((el) => el.role === "link" && /^Posts/.test(el.name));
+      assert(posts, dashboard.text);
+      const list = (await env.step({ action: "click", id: posts.id })).observation;
+      // The list's first row: its title link, then its actions (`left: -9999em` until hovered).
+      const first = list.elements.find((el) => el.role === "link" && el.name.startsWith("“"));
+      assert(first, list.text);
+      const title = first.name.replace(/^“|” \(Edit\)$/g, "");
+      const edit = list.elements.find((el) => el.name === `Edit “${title}”`);
+      assert(edit, `no id on the row action "Edit “${title}”":\n${list.text}`);
+      const editor = (await env.step({ action: "click", id: edit.id })).observation;
+      assert(/post\.php\?post=\d+&action=edit/.test(editor.url), editor.url);
     } finally {
       await env.close();
     }

@@ -25,6 +25,7 @@ import {
   viewportOf,
   visible,
 } from "./_dom.ts";
+import { revealerOf } from "../_hover_reveal.ts";
 
 /** The globals the act functions keep in their world. */
 interface ActGlobals {
@@ -81,7 +82,8 @@ function factsOf(el: Element): ElementFacts {
     checkedShown = false;
   }
   if (checked === null) checkedShown = false;
-  const shown = visible(proxyOf(el));
+  // Hidden until the pointer is over its container (a row's actions): shown by hovering there.
+  const shown = visible(proxyOf(el)) || revealerOf(el) !== null;
   return {
     state: !shown ? "hidden" : disabled ? "disabled" : "ok",
     tag,
@@ -153,8 +155,51 @@ function pointOf(target: Element): PointResult {
       if (cover === undefined && hit) cover = describe(hit);
     }
   }
-  if (!seen) return { ok: false, reason: "not-visible" };
+  if (!seen) return revealPoint(target) ?? { ok: false, reason: "not-visible" };
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
+}
+
+/**
+ * For an element the page shows only while the pointer is over its
+ * container (`_hover_reveal.ts`), a point on that container to hover first.
+ */
+function revealPoint(target: Element): PointResult | undefined {
+  const trigger = revealerOf(target);
+  if (!trigger) return undefined;
+  const doc = target.ownerDocument;
+  const { width: vw, height: vh } = viewportOf(doc);
+  let r = trigger.getBoundingClientRect();
+  let shown = clipped(trigger, r, vw, vh);
+  if (shown.x1 - shown.x0 < 1 || shown.y1 - shown.y0 < 1) {
+    trigger.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
+    r = trigger.getBoundingClientRect();
+    shown = clipped(trigger, r, vw, vh);
+  }
+  const { x0, x1, y0, y1 } = shown;
+  if (x1 - x0 < 1 || y1 - y0 < 1) return undefined;
+  for (const [fx, fy] of SPOTS) {
+    const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
+    const hit = deepHit(doc, x, y);
+    if (!hit || !composedWithin(trigger, hit)) continue;
+    const box = doc.documentElement.getBoundingClientRect();
+    const win = doc.defaultView, vv = win && win.visualViewport;
+    const top = !!win && win.parent === win &&
+      (!vv || (vv.scale === 1 && vv.offsetLeft === 0 && vv.offsetTop === 0));
+    return {
+      ok: false,
+      reason: "hover-first",
+      hover: { x, y, docX: box.left, docY: box.top, top },
+    };
+  }
+  return undefined;
+}
+
+/** Whether `node` is `container` or inside it, across shadow roots. */
+function composedWithin(container: Element, node: Element): boolean {
+  for (let n: Node | null = node; n; n = (n.getRootNode() as ShadowRoot).host ?? null) {
+    if (container.contains(n)) return true;
+  }
+  return false;
 }
 
 /**

@@ -123,6 +123,49 @@ Deno.test("Settler", async (t) => {
     },
   );
 
+  await t.step(
+    "Settler.settle() waits for a slow save and for another route of a path a slow read went to",
+    async () => {
+      await using context = await browser.newContext();
+      // The page's first read (600 ms) outlives the long-poll grace: it stops counting.
+      const settler = Settler.install(context, { longPollMs: 300 });
+      const page = await context.newPage(`${server.origin}/spa/one-path-api`);
+      await settler.settle(page);
+      // A write (700 ms, past the grace) is awaited: never a long-poll.
+      await evaluate(page, `document.querySelector("#save").click()`);
+      const saved = await settler.settle(page);
+      assert(saved.settled, saved.pending.join());
+      assertEquals(
+        await evaluate(page, `document.querySelector("#status").textContent`),
+        "Published",
+      );
+      // Another route through the same path is another endpoint.
+      await evaluate(page, `document.querySelector("#terms").click()`);
+      const listed = await settler.settle(page);
+      assert(listed.settled, listed.pending.join());
+      assertEquals(
+        await evaluate(page, `document.querySelector("#list").textContent`),
+        "terms of /wp/v2/categories",
+      );
+    },
+  );
+
+  await t.step(
+    "Settler.settle() returns after a closing dialog is gone: its exit animation, or the save it waits for",
+    async () => {
+      for (const button of ["#close", "#got"]) {
+        await using context = await browser.newContext();
+        const settler = Settler.install(context, { longPollMs: 300 });
+        const page = await context.newPage(`${server.origin}/spa/closing-modal`);
+        await settler.settle(page);
+        await evaluate(page, `document.querySelector("${button}").click()`);
+        const closed = await settler.settle(page);
+        assert(closed.settled, closed.pending.join());
+        assertEquals(await evaluate(page, `document.querySelector(".guide")`), null, button);
+      }
+    },
+  );
+
   await t.step("Settler.settle() throws when the page is not from its context", async () => {
     await using context = await browser.newContext();
     const settler = Settler.install(context);
