@@ -62,9 +62,10 @@ export const RECIPES: Record<string, AppRecipe> = {
       "php-xml",
       "iproute2",
     ],
-    scripts: ["state_server.ts", "site_relay.ts"],
+    scripts: ["state_server.ts", "site_relay.ts", "shared_runtime.ts"],
     files: {
       "../kit/app_init.sh": { path: "/sbin/init", mode: 0o755 },
+      "../kit/shared_init.sh": { path: "/srv/app/shared_init.sh", mode: 0o755 },
       "hooks.sh": { path: "/srv/app/hooks.sh", mode: 0o644 },
       "wp-config.php": { path: "/etc/wordpress/config-default.php", mode: 0o644 },
       "seed.php": { path: "/srv/wordpress/seed.php", mode: 0o644 },

@@ -16,3 +16,5 @@ export type {
 export { IncusSandbox } from "./incus_sandbox.ts";
 export { ContainerInstance } from "../_container_instance.ts";
 export type { IncusSandboxOptions } from "./incus_sandbox.ts";
+export { SharedRuntimeInstance, SharedRuntimeSandbox } from "./shared_runtime_sandbox.ts";
+export type { ServerSource, SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";

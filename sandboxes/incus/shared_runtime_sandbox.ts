@@ -1,0 +1,578 @@
+/**
+ * The shared-runtime mode of a real application (CUA-Sandbox, arXiv
+ * 2609.32750): one Incus container per seed runs the application's runtime
+ * (Apache/PHP) for every env, and each env owns only its mutable state, a
+ * `mariadbd` on a `cp --reflink=always` copy of the seeded, cleanly stopped
+ * datadir, started ahead as spares (see `fixtures/sites/kit/shared_runtime.ts`,
+ * the runtime's control inside the container).
+ *
+ * Invariants:
+ * - each env has its own origin through the gateway and its own folder in
+ *   the runtime's bind-mounted `/run/ws`: `env-KEY/site.sock`, a relay that
+ *   names the env in `x-webserv-env` (replacing any header the client sent),
+ *   from which the application picks the env's database, and
+ *   `env-KEY/state.sock`, the state API over that env's database alone;
+ * - one seeded base per image, pool and seed (`PREFIX-base-APP-SEED-…`,
+ *   snapshot `seeded`) is made once and kept, so a later open copies it by
+ *   copy-on-write instead of seeding again;
+ * - the runtime container carries `user.webserv.owner`, so a later open
+ *   reaps the runtimes of a crashed run.
+ *
+ * Reset points the env at a fresh copy (a spare when there is one) and kills
+ * the old server; the origin and the state socket stay. Needs an image whose
+ * init knows `WS_SHARED=1` (WordPress's, from `deno task image:apps`).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { logFailure } from "../../engine/log.ts";
+import { InstanceGoneError, SandboxError } from "../errors.ts";
+import type { Gateway, GatewayRoute } from "../gateway.ts";
+import { findImage, openContainerSandbox } from "../_container_sandbox.ts";
+import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { SocketDirectory } from "../_socket_directory.ts";
+import type { Instance, InstanceSpec, Sandbox, StateClient } from "../types.ts";
+import { IncusClient } from "./client.ts";
+import { decodeInstances } from "./_decode.ts";
+
+/** Options of {@linkcode SharedRuntimeSandbox.open}. */
+export interface SharedRuntimeSandboxOptions {
+  /** The gateway the envs are reached through. */
+  gateway: Gateway;
+  /** The image alias, such as `"webserv-wordpress"` (see `deno task image:apps`). */
+  image: string;
+  /** The storage pool: btrfs (or XFS) for reflinked copies. */
+  pool: string;
+  /**
+   * The Incus daemon.
+   *
+   * @default {a client of the local unix socket, closed by close()}
+   */
+  client?: IncusClient;
+  /**
+   * The prefix of every instance name this backend creates and reaps.
+   *
+   * @default {"wsshared-"}
+   */
+  prefix?: string;
+  /**
+   * The host folder holding each runtime's socket folder.
+   *
+   * @default {"/run/webserv/shared"}
+   */
+  socketRoot?: string;
+  /**
+   * Database servers each runtime starts ahead, so that `create()` and
+   * `reset()` take one instead of starting one.
+   *
+   * @default {2}
+   */
+  spares?: number;
+  /**
+   * How long a runtime may take to start (and its base to seed).
+   *
+   * @default {900_000}
+   */
+  readyTimeoutMs?: number;
+  /**
+   * How long one env's creation or reset may take.
+   *
+   * @default {60_000}
+   */
+  envTimeoutMs?: number;
+}
+
+/** How an env's database server was had. */
+export type ServerSource = "spare" | "cold";
+
+/** What the runtime's control answers to a creation or a reset. */
+interface ControlAnswer {
+  source: ServerSource;
+  ms: number;
+}
+
+function decodeControlAnswer(value: unknown): ControlAnswer {
+  if (typeof value === "object" && value !== null) {
+    const { source, ms } = value as Record<string, unknown>;
+    if ((source === "spare" || source === "cold") && typeof ms === "number") {
+      return { source, ms };
+    }
+  }
+  throw new SandboxError(
+    `The shared runtime's control answered an unknown shape: ${JSON.stringify(value)}`,
+  );
+}
+
+/** One running runtime container and its control. */
+class Runtime {
+  readonly name: string;
+  readonly folder: string;
+  #http: Deno.HttpClient;
+
+  constructor(name: string, folder: string) {
+    this.name = name;
+    this.folder = folder;
+    this.#http = Deno.createHttpClient({
+      proxy: { transport: "unix", path: join(folder, "control.sock") },
+      poolMaxIdlePerHost: 0,
+    });
+  }
+
+  /** Calls the control API; throws a SandboxError with its message unless 2xx. */
+  async call(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`http://localhost${path}`, {
+        method,
+        client: this.#http,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new InstanceGoneError(
+        `The shared runtime "${this.name}" does not answer: ${String(error)}`,
+        { cause: error },
+      );
+    }
+    const answer: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const message = typeof answer === "object" && answer !== null && "error" in answer
+        ? String(answer.error)
+        : `HTTP ${response.status}`;
+      throw new SandboxError(
+        `The shared runtime "${this.name}" refused ${method} ${path}: ${message}`,
+        { status: response.status, daemonMessage: message },
+      );
+    }
+    return answer;
+  }
+
+  close(): void {
+    this.#http.close();
+  }
+}
+
+/**
+ * Creates envs that share one application runtime, each with a private
+ * database branch.
+ *
+ * @example Open the mode and create an env
+ * ```ts ignore
+ * import { Gateway } from "@webserv/webserv/sandboxes";
+ * import { SharedRuntimeSandbox } from "@webserv/webserv/sandboxes/incus";
+ * await using gateway = new Gateway();
+ * await using sandbox = await SharedRuntimeSandbox.open({
+ *   gateway,
+ *   image: "webserv-wordpress",
+ *   pool: "webserv-btrfs",
+ * });
+ * await using env = await sandbox.create({ seed: 1 });
+ * console.log(env.origin);
+ * ```
+ */
+export class SharedRuntimeSandbox implements Sandbox {
+  /** Always `"incus-shared"`. */
+  readonly kind = "incus-shared";
+  /** The Incus client in use. */
+  readonly client: IncusClient;
+  #options: SharedRuntimeSandboxOptions;
+  #ownsClient: boolean;
+  #fingerprint: string;
+  #runtimes = new Map<number, Promise<Runtime>>();
+  #instances = new Set<SharedRuntimeInstance>();
+
+  private constructor(
+    options: SharedRuntimeSandboxOptions,
+    client: IncusClient,
+    fingerprint: string,
+  ) {
+    this.#options = options;
+    this.client = client;
+    this.#ownsClient = options.client === undefined;
+    this.#fingerprint = fingerprint;
+  }
+
+  /**
+   * Connects to Incus, checks the image, and reaps the runtimes of crashed runs.
+   *
+   * @param options the gateway, image, pool and tuning
+   * @returns the backend
+   * @throws {DaemonUnavailableError} when Incus does not answer
+   * @throws {SandboxError} when the image is missing
+   */
+  static open(options: SharedRuntimeSandboxOptions): Promise<SharedRuntimeSandbox> {
+    const client = options.client ?? new IncusClient();
+    return openContainerSandbox(client, options.client === undefined, async () => {
+      const fingerprint = await findImage(
+        () => client.imageFingerprint(options.image),
+        `Incus has no image "${options.image}": build it with "deno task image:apps"`,
+      );
+      return new SharedRuntimeSandbox(options, client, fingerprint);
+    });
+  }
+
+  get #prefix(): string {
+    return this.#options.prefix ?? "wsshared-";
+  }
+
+  get #socketRoot(): string {
+    return this.#options.socketRoot ?? "/run/webserv/shared";
+  }
+
+  /**
+   * Creates an env: a database server of its own behind the shared runtime
+   * of its seed (started, and its base seeded, at the seed's first env).
+   *
+   * @param spec the seed
+   * @param options `cold`: start a server for this env instead of taking a spare
+   * @returns the instance
+   * @throws {SandboxError} when Incus or the runtime refuses, with its message
+   */
+  async create(
+    spec: InstanceSpec = {},
+    options: { cold?: boolean } = {},
+  ): Promise<SharedRuntimeInstance> {
+    const seed = spec.seed ?? 0;
+    const runtime = await this.#runtime(seed);
+    const key = randomKey();
+    const answer = decodeControlAnswer(
+      await runtime.call(
+        "POST",
+        "/envs",
+        { key, cold: options.cold === true },
+        this.#options.envTimeoutMs ?? 60_000,
+      ),
+    );
+    const instance = new SharedRuntimeInstance(
+      runtime,
+      key,
+      answer.source,
+      this.#options,
+      () => this.#instances.delete(instance),
+    );
+    this.#instances.add(instance);
+    return instance;
+  }
+
+  /**
+   * The runtime container of a seed, started at its first call (concurrent
+   * callers share it; a failure is forgotten, so a later call tries again).
+   *
+   * @param seed the seed
+   * @returns the runtime's container name and host folder
+   */
+  async runtime(seed: number): Promise<{ name: string; folder: string }> {
+    const { name, folder } = await this.#runtime(seed);
+    return { name, folder };
+  }
+
+  /**
+   * Sets how many database servers a seed's runtime keeps started ahead
+   * (0 makes every later creation and reset cold).
+   *
+   * @param seed the seed
+   * @param count the spares
+   */
+  async setSpares(seed: number, count: number): Promise<void> {
+    await (await this.#runtime(seed)).call("POST", "/spares", { count }, 10_000);
+  }
+
+  /**
+   * Removes the runtimes whose owner process is gone (a crashed run), and
+   * the bases of images Incus no longer has (rebuilt since).
+   *
+   * @returns the names removed
+   */
+  async reap(): Promise<string[]> {
+    const removed: string[] = [];
+    const images = new Set(await this.client.imageFingerprints());
+    for (const instance of await this.client.listInstances()) {
+      const owner = instance.config["user.webserv.owner"] ?? "";
+      const role = instance.config["user.webserv.role"];
+      const image = instance.config["volatile.base_image"];
+      if (
+        instance.name.startsWith(this.#prefix) &&
+        ((role === "shared-runtime" && owner !== "" && ownerIsGone(owner)) ||
+          (role === "shared-base" && image !== undefined && !images.has(image)))
+      ) {
+        await this.#delete(instance.name);
+        removed.push(instance.name);
+      }
+    }
+    return removed;
+  }
+
+  /** Destroys every env and every runtime; closes the client it made. */
+  async close(): Promise<void> {
+    for (const instance of [...this.#instances]) {
+      await instance.destroy().catch((error) => logFailure("destroying a shared env", error));
+    }
+    const runtimes = [...this.#runtimes.values()];
+    this.#runtimes.clear();
+    for (const pending of runtimes) {
+      const runtime = await pending.catch(() => undefined);
+      if (!runtime) continue;
+      runtime.close();
+      await this.#delete(runtime.name).catch((error) =>
+        logFailure(`removing the shared runtime "${runtime.name}"`, error)
+      );
+    }
+    if (this.#ownsClient) this.client.close();
+  }
+
+  /** Calls `close()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #runtime(seed: number): Promise<Runtime> {
+    let runtime = this.#runtimes.get(seed);
+    if (!runtime) {
+      runtime = this.#startRuntime(seed);
+      runtime.catch(() => this.#runtimes.delete(seed));
+      this.#runtimes.set(seed, runtime);
+    }
+    return runtime;
+  }
+
+  async #startRuntime(seed: number): Promise<Runtime> {
+    const base = await this.#base(seed);
+    const name = `${this.#prefix}rt-${seed}-${randomKey().slice(0, 8)}`;
+    const folder = join(this.#socketRoot, name);
+    await this.#launch(name, folder, { type: "copy", source: base, instance_only: true }, {
+      "environment.WS_SPARES": String(this.#options.spares ?? 2),
+      "user.webserv.role": "shared-runtime",
+    });
+    return new Runtime(name, folder);
+  }
+
+  /** The seeded base's snapshot: a runtime seeded once, stopped, and snapshotted. */
+  async #base(seed: number): Promise<string> {
+    const site = this.#options.image.replace(/^webserv-/, "").replace(/[^a-z0-9]/g, "");
+    const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
+    const name = `${this.#prefix}base-${site}-${seed}-${pool}-${this.#fingerprint.slice(0, 12)}`;
+    const snapshot = `${name}/seeded`;
+    if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) return snapshot;
+    // A base left half made by a crashed run is made again.
+    if (await this.#exists(`/1.0/instances/${name}`)) await this.#delete(name);
+    const folder = join(this.#socketRoot, name);
+    await this.#launch(name, folder, { type: "image", fingerprint: this.#fingerprint }, {
+      "environment.WS_SEED": String(seed),
+      "environment.WS_SPARES": "0",
+      "user.webserv.role": "shared-base",
+    }, { root: { type: "disk", path: "/", pool: this.#options.pool } });
+    try {
+      await this.client.changeState(name, "stop", true);
+      await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {
+        json: { name: "seeded" },
+      });
+    } catch (error) {
+      await this.#delete(name).catch((cause) => logFailure(`removing the base "${name}"`, cause));
+      throw error;
+    }
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+    return snapshot;
+  }
+
+  /** Creates and starts a container in shared mode; resolves when its control answers. */
+  async #launch(
+    name: string,
+    folder: string,
+    source: Record<string, unknown>,
+    config: Record<string, string>,
+    devices: Record<string, Record<string, string>> = {},
+  ): Promise<void> {
+    await Deno.mkdir(folder, { recursive: true, mode: 0o777 });
+    await Deno.chmod(folder, 0o777);
+    await Deno.remove(join(folder, "control.sock")).catch(() => {});
+    try {
+      await this.client.request("POST", "/1.0/instances", {
+        placed: true,
+        json: {
+          name,
+          type: "container",
+          profiles: [],
+          source,
+          config: {
+            "environment.WS_SHARED": "1",
+            "user.webserv.owner": ownerTag(),
+            ...config,
+          },
+          devices: { ...devices, ws: { type: "disk", source: folder, path: "/run/ws" } },
+        },
+      });
+      await this.client.changeState(name, "start");
+      const runtime = new Runtime(name, folder);
+      try {
+        const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 900_000);
+        for (let attempt = 0;; attempt++) {
+          try {
+            await runtime.call("GET", "/healthz", undefined, 2_000);
+            return;
+          } catch (error) {
+            if (performance.now() > deadline) {
+              throw new SandboxError(
+                `The shared runtime "${name}" did not answer in time: ${String(error)}`,
+                { cause: error },
+              );
+            }
+            if (attempt % 20 === 19) await this.#probe(name);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      } finally {
+        runtime.close();
+      }
+    } catch (error) {
+      await this.#delete(name).catch((cause) => logFailure(`removing "${name}"`, cause));
+      throw error;
+    }
+  }
+
+  async #probe(name: string): Promise<void> {
+    const status = decodeInstances([await this.client.request("GET", `/1.0/instances/${name}`)])[0]
+      ?.status;
+    if (status !== "Running") {
+      throw new InstanceGoneError(`Incus instance "${name}" is not running: "${status}"`);
+    }
+  }
+
+  async #exists(path: string): Promise<boolean> {
+    try {
+      await this.client.request("GET", path);
+      return true;
+    } catch (error) {
+      if (error instanceof SandboxError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  async #delete(name: string): Promise<void> {
+    try {
+      await this.client.changeState(name, "stop", true);
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      // 404: gone; 400: already stopped.
+    }
+    try {
+      await this.client.request("DELETE", `/1.0/instances/${name}`);
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    }
+    await Deno.remove(join(this.#socketRoot, name), { recursive: true }).catch(() => {});
+  }
+}
+
+/** An env of the shared runtime: its origin, its database server, its state socket. */
+export class SharedRuntimeInstance implements Instance {
+  /** The id in `env-<id>.localhost`. */
+  readonly id: string;
+  /** The origin the browser opens. */
+  readonly origin: string;
+  /** Privileged access to the env's state API (its own database only). */
+  readonly state: StateClient;
+  /** The env's key in the runtime (`x-webserv-env`, `/run/wsdb/env-KEY.sock`). */
+  readonly key: string;
+  /** The runtime container's name. */
+  readonly runtimeName: string;
+  /** Where the server of the last creation or reset came from. */
+  source: ServerSource;
+  #runtime: Runtime;
+  #directory: SocketDirectory;
+  #route: GatewayRoute;
+  #options: SharedRuntimeSandboxOptions;
+  #forget: () => void;
+  #destroyed = false;
+
+  /** Made by {@linkcode SharedRuntimeSandbox.create}. */
+  constructor(
+    runtime: Runtime,
+    key: string,
+    source: ServerSource,
+    options: SharedRuntimeSandboxOptions,
+    forget: () => void,
+  ) {
+    this.#runtime = runtime;
+    this.key = key;
+    this.source = source;
+    this.runtimeName = runtime.name;
+    this.#options = options;
+    this.#forget = forget;
+    this.#directory = new SocketDirectory(join(runtime.folder, `env-${key}`));
+    this.#route = options.gateway.add({ unix: this.#directory.siteSocket });
+    this.id = this.#route.id;
+    this.origin = this.#route.origin;
+    this.state = { fetch: (path, init) => this.#directory.state.fetch(path, init) };
+  }
+
+  /**
+   * Points the env at a fresh copy of the seeded database (a spare when the
+   * runtime has one).
+   *
+   * @param options `cold`: start a server for this reset instead of taking a spare
+   * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
+   */
+  async reset(options: { cold?: boolean } = {}): Promise<void> {
+    if (this.#destroyed) {
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    const answer = decodeControlAnswer(
+      await this.#runtime.call(
+        "POST",
+        `/envs/${this.key}/reset`,
+        { cold: options.cold === true },
+        this.#options.envTimeoutMs ?? 60_000,
+      ),
+    );
+    this.source = answer.source;
+  }
+
+  /**
+   * Checks that the env's state API answers over its own database.
+   *
+   * @throws {InstanceGoneError} when it does not
+   */
+  async check(): Promise<void> {
+    if (this.#destroyed) {
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    try {
+      const response = await this.state.fetch("/healthz", { signal: AbortSignal.timeout(5_000) });
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    } catch (error) {
+      throw new InstanceGoneError(
+        `Instance "env-${this.id}" does not answer: ${String(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Stops the env's server and removes its copy and sockets; safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#route.remove();
+    this.#forget();
+    try {
+      await this.#runtime.call("DELETE", `/envs/${this.key}`, undefined, 30_000);
+    } finally {
+      this.#directory[Symbol.dispose]();
+    }
+  }
+
+  /** Calls {@linkcode SharedRuntimeInstance.destroy}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.destroy();
+  }
+}
+
+function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}

@@ -1,0 +1,134 @@
+/**
+ * WordPress in the shared-runtime mode (`SharedRuntimeSandbox`): one Apache/PHP
+ * for every env, a `mariadbd` per env on a reflinked copy of the seeded
+ * datadir. Each env has its own origin and state channel, a write to one is
+ * invisible to another (even when the request names the other env in the
+ * header the runtime picks databases by), reset restores the seeded hash, and
+ * creation from a spare and cold both give the seeded state.
+ *
+ * Fails, never skips, when the image is missing: build it with
+ * `deno task image:apps wordpress`.
+ */
+import { assert, assertEquals, assertNotEquals } from "@std/assert";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import {
+  type SharedRuntimeInstance,
+  SharedRuntimeSandbox,
+} from "../../sandboxes/incus/shared_runtime_sandbox.ts";
+import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
+import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
+import { stateReader } from "./_apps.ts";
+
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+
+async function openShared(gateway: Gateway): Promise<SharedRuntimeSandbox> {
+  return await SharedRuntimeSandbox.open({
+    gateway,
+    image: "webserv-wordpress",
+    pool: POOL,
+    prefix: "wsshared-",
+    readyTimeoutMs: 300_000,
+  });
+}
+
+async function comment(
+  gateway: Gateway,
+  env: SharedRuntimeInstance,
+  post: number,
+  text: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const response = await gateway.request(env.origin, "/wp-comments-post.php", {
+    method: "POST",
+    headers,
+    body: new URLSearchParams({
+      comment_post_ID: String(post),
+      author: "Test Reader",
+      email: `reader-${crypto.randomUUID()}@webserv.test`,
+      url: "",
+      comment: text,
+    }),
+  });
+  const body = await response.text();
+  assertEquals(response.status, 302, `the comment was refused: ${body.slice(0, 300)}`);
+}
+
+async function commentsWith(env: SharedRuntimeInstance, text: string): Promise<number> {
+  const diff = await stateReader(env)<StateDiff>("/diff");
+  return (diff.tables.wp_comments?.added ?? []).filter((row) => row.comment_content === text)
+    .length;
+}
+
+Deno.test("SharedRuntimeSandbox keeps each WordPress env's database private, resets it to the seeded hash, and serves from spares and cold", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway);
+  const a = await sandbox.create({ seed: 1 });
+  const b = await sandbox.create({ seed: 1 });
+  assertNotEquals(a.origin, b.origin);
+  assertNotEquals(a.key, b.key);
+  assertEquals(a.runtimeName, b.runtimeName, "the two envs do not share one runtime");
+  const stateA = stateReader(a);
+  const stateB = stateReader(b);
+  const seeded = await stateA<StateHash>("/hash");
+  assertEquals((await stateB<StateHash>("/hash")).hash, seeded.hash);
+  await stateA("/mark", { method: "POST" });
+  await stateB("/mark", { method: "POST" });
+
+  // Each origin serves the application with links to itself.
+  const page = await gateway.request(b.origin, "/");
+  const html = await page.text();
+  assertEquals(page.status, 200, html.slice(0, 300));
+  assert(html.includes(`${b.origin}/`), "B's page does not link to B's origin");
+
+  // The gateway never routes to the state API.
+  const probe = await gateway.request(a.origin, "/hash");
+  await probe.body?.cancel();
+  assertEquals(probe.headers.get("x-webserv-state"), null);
+
+  const post = (await stateA<{ result: PostSummary[] }>("/query/posts?status=publish&limit=1"))
+    .result[0]?.id;
+  assert(post !== undefined, "no published post");
+
+  // A write to A lands in A's database and nowhere else, even when the
+  // request names B in the header the runtime picks databases by. (WordPress
+  // refuses a second comment from one address within 15 s in one database:
+  // B then taking its own comment is one more sign A's went elsewhere.)
+  const forged = `shared A naming B ${crypto.randomUUID()}`;
+  await comment(gateway, a, post, forged, { "x-webserv-env": b.key });
+  const plain = `shared B ${crypto.randomUUID()}`;
+  await comment(gateway, b, post, plain);
+  assertEquals(await commentsWith(a, forged), 1, "the forged header moved A's write elsewhere");
+  assertEquals(await commentsWith(b, forged), 0, "A's request reached B's database");
+  assertEquals(await commentsWith(b, plain), 1);
+  assertEquals(await commentsWith(a, plain), 0, "B's write reached A's database");
+  assertNotEquals((await stateA<StateHash>("/hash")).hash, seeded.hash);
+  await b.reset();
+  assertEquals((await stateB<StateHash>("/hash")).hash, seeded.hash);
+
+  // Reset: A is back to the seeded hash behind the same origin; B is untouched.
+  const origin = a.origin;
+  await a.reset();
+  assertEquals(a.origin, origin);
+  assertEquals((await stateA<StateHash>("/hash")).hash, seeded.hash, "reset did not restore");
+  const again = await gateway.request(a.origin, `/?p=${post}`);
+  const againHtml = await again.text();
+  assertEquals(again.status, 200);
+  assert(!againHtml.includes(forged), "A still shows its comment after the reset");
+  await comment(gateway, a, post, `after reset ${crypto.randomUUID()}`);
+  await a.reset({ cold: true });
+  assertEquals(a.source, "cold");
+  assertEquals((await stateA<StateHash>("/hash")).hash, seeded.hash, "a cold reset differs");
+
+  // A cold creation is seeded too.
+  const c = await sandbox.create({ seed: 1 }, { cold: true });
+  assertEquals(c.source, "cold");
+  assertEquals((await stateReader(c)<StateHash>("/hash")).hash, seeded.hash);
+
+  // A destroyed env is gone from the gateway; the others still answer.
+  await c.destroy();
+  const gone = await gateway.request(c.origin, "/");
+  await gone.body?.cancel();
+  assertEquals(gone.status, 404);
+  await b.check();
+  await a.check();
+});
