@@ -18,12 +18,14 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import { DockerSandbox } from "../sandboxes/docker/docker_sandbox.ts";
 import type { Instance, Sandbox } from "../sandboxes/types.ts";
 import { type AppBenchSettings, type AppResult, writeResults } from "./_sandbox_apps_report.ts";
+import { sharedBackends } from "./_sandbox_shared.ts";
 import {
   command,
   freeDisk,
   loadAverage,
   memAvailable,
   MIB,
+  namespaceMemory,
   progress,
   round,
   stats,
@@ -36,7 +38,7 @@ const GIB = 2 ** 30;
 export type { AppBenchSettings } from "./_sandbox_apps_report.ts";
 
 /** A real application and the write a visitor makes on it. */
-interface AppSpec {
+export interface AppSpec {
   key: string;
   label: string;
   image: string;
@@ -47,17 +49,30 @@ interface AppSpec {
   write(gateway: Gateway, env: Instance, n: number): Promise<void>;
 }
 
-/** A container backend. */
-interface AppBackend {
-  key: "incus-btrfs" | "docker";
+/** A backend of envs (a container per env, or the shared runtime). */
+export interface AppBackend {
+  key: "incus-btrfs" | "docker" | "shared" | "shared-cold";
   label: string;
   open(gateway: Gateway, app: AppSpec): Promise<Sandbox>;
   /** Bytes the env holds of its own, after its first write. */
   storage(sandbox: Sandbox, env: Instance): Promise<number>;
   /** The host pid of the container's init. */
   initPid(sandbox: Sandbox, env: Instance): Promise<number>;
-  /** The container's memory use as the backend reports it (cgroup, page cache included). */
-  cgroupMemory(sandbox: Sandbox, env: Instance): Promise<number>;
+  /**
+   * The container's memory use as the backend reports it (cgroup, page cache
+   * included); for the shared runtime, the runtime's divided among `envs`.
+   */
+  cgroupMemory(sandbox: Sandbox, env: Instance, envs: number): Promise<number>;
+  /**
+   * PSS and RSS of the env's processes, when not every process of its
+   * container's pid namespace (the shared runtime: the env's own server plus
+   * its share of the runtime among `envs` envs).
+   */
+  memory?(
+    sandbox: Sandbox,
+    env: Instance,
+    envs: number,
+  ): Promise<{ pss: number; rss: number; processes: number }>;
   /** Bytes free where the next env's storage goes. */
   free(sandbox: Sandbox): Promise<number>;
 }
@@ -229,35 +244,8 @@ const BACKENDS: AppBackend[] = [
     },
     free: () => freeDisk("/var/lib/docker"),
   },
+  ...sharedBackends(POOL, POOL_PATH),
 ];
-
-/**
- * Sums PSS and RSS (`/proc/PID/smaps_rollup`) over every process in the pid
- * namespace of a container's init: the env's own memory, shared pages split
- * among their sharers.
- *
- * @param initPid the host pid of the container's init
- * @returns bytes, and how many processes
- */
-function namespaceMemory(initPid: number): { pss: number; rss: number; processes: number } {
-  const namespace = Deno.readLinkSync(`/proc/${initPid}/ns/pid`);
-  let pss = 0;
-  let rss = 0;
-  let processes = 0;
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      if (Deno.readLinkSync(`/proc/${entry.name}/ns/pid`) !== namespace) continue;
-      const rollup = Deno.readTextFileSync(`/proc/${entry.name}/smaps_rollup`);
-      pss += Number(rollup.match(/^Pss:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
-      rss += Number(rollup.match(/^Rss:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
-      processes++;
-    } catch {
-      // The process ended meanwhile, or is a kernel thread without maps.
-    }
-  }
-  return { pss, rss, processes };
-}
 
 interface Side {
   backend: AppBackend;
@@ -330,7 +318,7 @@ async function capacity(
         } (${round(free / GIB, 2)} GiB free)`;
         break;
       }
-      if (backend.key === "incus-btrfs" && await freeDisk("/var/lib") < settings.minFreeDisk) {
+      if (backend.key !== "docker" && await freeDisk("/var/lib") < settings.minFreeDisk) {
         stoppedBecause = `the host's free disk fell under ${settings.minFreeDisk / GIB} GiB`;
         break;
       }
@@ -414,11 +402,13 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
       let processes = 0;
       for (const env of side.envs) {
         storage.push(await side.backend.storage(side.sandbox, env));
-        const memory = namespaceMemory(await side.backend.initPid(side.sandbox, env));
+        const memory = side.backend.memory
+          ? await side.backend.memory(side.sandbox, env, side.envs.length)
+          : namespaceMemory(await side.backend.initPid(side.sandbox, env));
         pss.push(memory.pss);
         rss.push(memory.rss);
         processes = memory.processes;
-        cgroup.push(await side.backend.cgroupMemory(side.sandbox, env));
+        cgroup.push(await side.backend.cgroupMemory(side.sandbox, env, side.envs.length));
       }
       const mib = (xs: number[]) => stats(xs.map((x) => x / MIB));
       measured.set(side.backend.key, {

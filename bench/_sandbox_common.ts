@@ -142,3 +142,31 @@ export function machine(): string {
 export function loadAverage(): number[] {
   return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).map(Number);
 }
+
+/**
+ * Sums PSS and RSS (`/proc/PID/smaps_rollup`) over every process in the pid
+ * namespace of a container's init: the env's own memory, shared pages split
+ * among their sharers.
+ *
+ * @param initPid the host pid of the container's init
+ * @returns bytes, and how many processes
+ */
+export function namespaceMemory(initPid: number): { pss: number; rss: number; processes: number } {
+  const namespace = Deno.readLinkSync(`/proc/${initPid}/ns/pid`);
+  let pss = 0;
+  let rss = 0;
+  let processes = 0;
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      if (Deno.readLinkSync(`/proc/${entry.name}/ns/pid`) !== namespace) continue;
+      const rollup = Deno.readTextFileSync(`/proc/${entry.name}/smaps_rollup`);
+      pss += Number(rollup.match(/^Pss:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
+      rss += Number(rollup.match(/^Rss:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
+      processes++;
+    } catch {
+      // The process ended meanwhile, or is a kernel thread without maps.
+    }
+  }
+  return { pss, rss, processes };
+}

@@ -88,14 +88,18 @@ export type ServerSource = "spare" | "cold";
 /** What the runtime's control answers to a creation or a reset. */
 interface ControlAnswer {
   source: ServerSource;
+  slot: number;
   ms: number;
 }
 
 function decodeControlAnswer(value: unknown): ControlAnswer {
   if (typeof value === "object" && value !== null) {
-    const { source, ms } = value as Record<string, unknown>;
-    if ((source === "spare" || source === "cold") && typeof ms === "number") {
-      return { source, ms };
+    const { source, slot, ms } = value as Record<string, unknown>;
+    if (
+      (source === "spare" || source === "cold") && typeof slot === "number" &&
+      typeof ms === "number"
+    ) {
+      return { source, slot, ms };
     }
   }
   throw new SandboxError(
@@ -251,7 +255,7 @@ export class SharedRuntimeSandbox implements Sandbox {
     const instance = new SharedRuntimeInstance(
       runtime,
       key,
-      answer.source,
+      answer,
       this.#options,
       () => this.#instances.delete(instance),
     );
@@ -482,6 +486,11 @@ export class SharedRuntimeInstance implements Instance {
   readonly runtimeName: string;
   /** Where the server of the last creation or reset came from. */
   source: ServerSource;
+  /**
+   * The runtime's number for the env's server now: its datadir is
+   * `/var/lib/wsdb/slot-N`, its socket `/run/wsdb/slot-N.sock` (for measurements).
+   */
+  slot: number;
   #runtime: Runtime;
   #directory: SocketDirectory;
   #route: GatewayRoute;
@@ -493,13 +502,14 @@ export class SharedRuntimeInstance implements Instance {
   constructor(
     runtime: Runtime,
     key: string,
-    source: ServerSource,
+    server: { source: ServerSource; slot: number },
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
   ) {
     this.#runtime = runtime;
     this.key = key;
-    this.source = source;
+    this.source = server.source;
+    this.slot = server.slot;
     this.runtimeName = runtime.name;
     this.#options = options;
     this.#forget = forget;
@@ -530,6 +540,7 @@ export class SharedRuntimeInstance implements Instance {
       ),
     );
     this.source = answer.source;
+    this.slot = answer.slot;
   }
 
   /**
