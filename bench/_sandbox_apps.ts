@@ -72,7 +72,9 @@ export interface AppBackend {
     sandbox: Sandbox,
     env: Instance,
     envs: number,
-  ): Promise<{ pss: number; rss: number; processes: number }>;
+  ): Promise<{ pss: number; rss: number; processes: number; ownPss: number }>;
+  /** PSS of everything the backend runs for `envs`, divided among them (the shared runtime). */
+  pssPerEnv?(sandbox: Sandbox, envs: Instance[]): Promise<number>;
   /** Bytes free where the next env's storage goes. */
   free(sandbox: Sandbox): Promise<number>;
 }
@@ -292,7 +294,9 @@ async function launch(side: Side, app: AppSpec, gateway: Gateway): Promise<void>
   progress(
     `${app.label} on ${side.backend.label}: launch ${side.ready.length} ready ${
       round(ready - start)
-    } ms, first write ${round(done - ready)} ms`,
+    } ms, first write ${round(done - ready)} ms${
+      "source" in env ? ` (server: ${String(env.source)})` : ""
+    }`,
   );
 }
 
@@ -355,10 +359,14 @@ async function capacity(
     progress(
       `${app.label} on ${backend.label}: ${answering} envs ready at once (${stoppedBecause})`,
     );
+    const pss = backend.pssPerEnv && held.length
+      ? round(await backend.pssPerEnv(sandbox, held) / MIB)
+      : undefined;
     return {
       ready: answering,
       stoppedBecause,
       seconds: round((performance.now() - start) / 1000),
+      ...(pss === undefined ? {} : { pssPerEnvMiB: pss }),
     };
   } finally {
     await closed(sandbox);
@@ -397,14 +405,20 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
     for (const side of sides) {
       const storage: number[] = [];
       const pss: number[] = [];
+      const ownPss: number[] = [];
       const rss: number[] = [];
       const cgroup: number[] = [];
       let processes = 0;
       for (const env of side.envs) {
         storage.push(await side.backend.storage(side.sandbox, env));
-        const memory = side.backend.memory
-          ? await side.backend.memory(side.sandbox, env, side.envs.length)
-          : namespaceMemory(await side.backend.initPid(side.sandbox, env));
+        let memory: { pss: number; rss: number; processes: number };
+        if (side.backend.memory) {
+          const measured = await side.backend.memory(side.sandbox, env, side.envs.length);
+          ownPss.push(measured.ownPss);
+          memory = measured;
+        } else {
+          memory = namespaceMemory(await side.backend.initPid(side.sandbox, env));
+        }
         pss.push(memory.pss);
         rss.push(memory.rss);
         processes = memory.processes;
@@ -420,6 +434,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
         firstWriteMs: stats(side.writes),
         storagePerEnvMiB: mib(storage),
         pssPerEnvMiB: mib(pss),
+        ...(ownPss.length ? { ownPssPerEnvMiB: mib(ownPss) } : {}),
         rssPerEnvMiB: mib(rss),
         cgroupPerEnvMiB: mib(cgroup),
         processesPerEnv: processes,

@@ -44,6 +44,8 @@ export interface AppResult {
   storagePerEnvMiB: Stats;
   /** Sum of PSS over the processes in the env's pid namespace, MiB. */
   pssPerEnvMiB: Stats;
+  /** The shared runtime: PSS of the env's own server alone, MiB. */
+  ownPssPerEnvMiB?: Stats;
   /** Sum of RSS over the same processes, MiB. */
   rssPerEnvMiB: Stats;
   /** The container's memory as its backend reports it, MiB. */
@@ -53,7 +55,13 @@ export interface AppResult {
   /** Launches, writes and resets that failed (not samples), with their errors. */
   failures: string[];
   /** The most envs ready at once, each after its first write, and why the run stopped. */
-  capacity: { ready: number; stoppedBecause: string; seconds: number };
+  capacity: {
+    ready: number;
+    stoppedBecause: string;
+    seconds: number;
+    /** The shared runtime: PSS of the whole runtime container divided among the envs held, MiB. */
+    pssPerEnvMiB?: number;
+  };
   /**
    * When the row is kept from an earlier run (a run of other applications
    * leaves this application's rows as they were): that run's start and load.
@@ -172,7 +180,11 @@ export function markdown(
       pair(r.resetMs),
       r.storagePerEnvMiB.p50,
       `${r.pssPerEnvMiB.p50} / ${r.rssPerEnvMiB.p50} / ${r.cgroupPerEnvMiB.p50} (${r.processesPerEnv} processes)`,
-      `${r.capacity.ready} (${r.capacity.stoppedBecause}; ${r.capacity.seconds} s)`,
+      `${r.capacity.ready} (${r.capacity.stoppedBecause}; ${r.capacity.seconds} s${
+        r.capacity.pssPerEnvMiB === undefined
+          ? ""
+          : `; the whole runtime's PSS per env held: ${r.capacity.pssPerEnvMiB} MiB`
+      })`,
       r.failures.length,
     ]));
   }
@@ -216,7 +228,7 @@ export function markdown(
     "## What is measured",
     "",
     "- Launch→ready: `sandbox.create({ seed: 1 })` until it returns, which is when the sandbox's readiness check has passed (the application answers through its gateway route and its state socket is up). The seed's base (the Incus base instance with its `seeded` snapshot, Docker's `webserv-APP:seed-1-…` image) exists before the first sample: a first env, not counted, makes it if missing and warms the caches.",
-    '- First write: one anonymous write through the gateway as a browser would make it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302.',
+    '- First write: one anonymous write through the gateway as a browser would make it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302.',
     "- Reset: the sandboxes' default reset, a fresh copy of the base behind the same origin (the old container removed in the background), timed after a write; the reset env takes a write again at the end.",
     "- Storage per env, after the env's first write: Incus, the bytes of the container's btrfs subvolume that share no extent with anything else (`btrfs filesystem du -s`, \"Exclusive\"), read per container because the pool is shared with other sessions; Docker, the container's writable layer (`SizeRw`).",
     "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; an Incus env's root is a btrfs snapshot, a subvolume of its own whose files are distinct inodes with page caches of their own, so Incus envs share no file pages even where they share extents.",
@@ -239,6 +251,11 @@ const PAPER = {
 /** CUA-Sandbox (arXiv 2609.32750): its shared-runtime figures against Docker, per env. */
 const CUA = { createS: 0.071, memoryMiB: 436, dockerMemoryMiB: 2083 };
 
+/** How many envs were alive when a row's memory was measured: its launch samples. */
+function settingsLaunches(row: AppResult): number {
+  return row.launchReadyMs.n;
+}
+
 /** The shared-runtime rows against the container rows and the issue's targets. */
 function sharedComparison(results: AppResult[]): string[] {
   const lines: string[] = [];
@@ -253,14 +270,26 @@ function sharedComparison(results: AppResult[]): string[] {
     lines.push(
       `- ${app}: creation from a spare p50 ${spare.launchReadyMs.p50} ms (p95 ${spare.launchReadyMs.p95} ms), cold ${cold.launchReadyMs.p50} ms (p95 ${cold.launchReadyMs.p95} ms), against ${cow.launchReadyMs.p50} ms for an Incus container and ${docker.launchReadyMs.p50} ms for a Docker one; the target (≤ 100 ms) is ${
         held(spare.launchReadyMs.p50 <= 100)
-      } from a spare and ${held(cold.launchReadyMs.p50 <= 100)} cold. Reset ${spare.resetMs.p50} ms from a spare, ${cold.resetMs.p50} ms cold (Incus ${cow.resetMs.p50} ms, Docker ${docker.resetMs.p50} ms).`,
-      `- ${app}: PSS per env ${spare.pssPerEnvMiB.p50} MiB (its own server plus its share of the runtime and spares; cold, with no spares to share: ${cold.pssPerEnvMiB.p50} MiB) against ${cow.pssPerEnvMiB.p50} MiB on Incus and ${docker.pssPerEnvMiB.p50} MiB on Docker: ${
+      } from a spare and ${
+        held(cold.launchReadyMs.p50 <= 100)
+      } cold. Reset ${spare.resetMs.p50} ms from a spare, ${cold.resetMs.p50} ms cold (Incus ${cow.resetMs.p50} ms, Docker ${docker.resetMs.p50} ms).`,
+      `- ${app}: PSS per env ${spare.pssPerEnvMiB.p50} MiB with ${
+        settingsLaunches(spare)
+      } envs alive (its own server, ${
+        spare.ownPssPerEnvMiB?.p50 ?? "?"
+      } MiB, plus its share of the runtime and the spares; cold, with no spares: ${cold.pssPerEnvMiB.p50} MiB), ${
+        spare.capacity.pssPerEnvMiB ?? "?"
+      } MiB with ${spare.capacity.ready} envs held (the whole runtime container's PSS divided among them) against ${cow.pssPerEnvMiB.p50} MiB on Incus and ${docker.pssPerEnvMiB.p50} MiB on Docker: ${
         Math.round(cow.pssPerEnvMiB.p50 / spare.pssPerEnvMiB.p50 * 100) / 100
-      }× and ${
-        Math.round(docker.pssPerEnvMiB.p50 / spare.pssPerEnvMiB.p50 * 100) / 100
-      }× less; the target (≤ ¼ of container-per-env, ≤ ${
+      }× and ${Math.round(docker.pssPerEnvMiB.p50 / spare.pssPerEnvMiB.p50 * 100) / 100}× less at ${
+        settingsLaunches(spare)
+      } envs; the target (≤ ¼ of container-per-env, ≤ ${
         round(quarter, 1)
-      } MiB against the smaller) is ${held(spare.pssPerEnvMiB.p50 <= quarter)}. Storage per env ${spare.storagePerEnvMiB.p50} MiB (Incus ${cow.storagePerEnvMiB.p50}, Docker ${docker.storagePerEnvMiB.p50}). Envs ready at once: ${spare.capacity.ready} (${spare.capacity.stoppedBecause}).`,
+      } MiB against the smaller) is ${held(spare.pssPerEnvMiB.p50 <= quarter)} at ${
+        settingsLaunches(spare)
+      } envs and ${
+        held((spare.capacity.pssPerEnvMiB ?? Infinity) <= quarter)
+      } at ${spare.capacity.ready}. Storage per env ${spare.storagePerEnvMiB.p50} MiB (Incus ${cow.storagePerEnvMiB.p50}, Docker ${docker.storagePerEnvMiB.p50}). Envs ready at once: ${spare.capacity.ready} (${spare.capacity.stoppedBecause}).`,
     );
   }
   if (!lines.length) return [];
@@ -271,7 +300,7 @@ function sharedComparison(results: AppResult[]): string[] {
     ...lines,
     `- Against CUA-Sandbox (arXiv 2609.32750: creation ${CUA.createS} s, ${CUA.memoryMiB} MiB per env against Docker's ${CUA.dockerMemoryMiB} MiB, ${
       round(CUA.dockerMemoryMiB / CUA.memoryMiB, 2)
-    }×): a creation of that order is reproduced here only from a spare: there, creation is the control handing over a running server and opening the env's two sockets; cold, it is a reflink copy and a \`mariadbd\` start (InnoDB opening its redo log and tablespaces), which no small buffer pool makes 0.1 s on these loaded cores. Its memory figures are of its own application stack, so only the ratio carries over: here the saving per env is the difference between a whole Apache/PHP/MariaDB/state-server stack and one small \\`mariadbd\\`, and a container env of these images is already small (its MariaDB has a 32 MiB buffer pool, its Apache few workers), so the ratio is set by what one \\`mariadbd\\` costs at its least.`,
+    }×): a creation of that order is reproduced here only from a spare: there, creation is the control handing over a running server and opening the env's two sockets; cold, it is a reflink copy and a \`mariadbd\` start (InnoDB opening its redo log and tablespaces), which no small buffer pool makes 0.1 s on these loaded cores. Its memory figures are of its own application stack, so only the ratio carries over: here the saving per env is the difference between a whole Apache/PHP/MariaDB/state-server stack and one small \`mariadbd\`, and a container env of these images is already small (its MariaDB has a 32 MiB buffer pool, its Apache few workers), so the ratio is set by what one \`mariadbd\` costs at its least.`,
   ];
 }
 

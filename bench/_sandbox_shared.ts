@@ -12,13 +12,13 @@
  *
  * @module
  */
-import type { Instance, Sandbox } from "../sandboxes/types.ts";
+import type { Instance } from "../sandboxes/types.ts";
 import {
   type SharedRuntimeInstance,
   SharedRuntimeSandbox,
 } from "../sandboxes/incus/shared_runtime_sandbox.ts";
 import type { AppBackend } from "./_sandbox_apps.ts";
-import { command } from "./_sandbox_common.ts";
+import { command, namespaceMemory } from "./_sandbox_common.ts";
 
 function shared(env: Instance): SharedRuntimeInstance {
   if (!("slot" in env) || !("runtimeName" in env)) {
@@ -118,7 +118,16 @@ export function sharedBackends(pool: string, poolPath: string): AppBackend[] {
         pss: own.pss + rest.pss / share,
         rss: own.rss + rest.rss / share,
         processes: 1,
+        ownPss: own.pss,
       };
+    },
+    async pssPerEnv(sandbox, envs) {
+      const first = envs[0];
+      if (!first) return 0;
+      const pid = (await (sandbox as SharedRuntimeSandbox).client.instanceState(
+        shared(first).runtimeName,
+      )).pid;
+      return namespaceMemory(pid).pss / envs.length;
     },
     async free(sandbox) {
       const space = await (sandbox as SharedRuntimeSandbox).client.poolSpace(pool);
