@@ -256,6 +256,40 @@ function settingsLaunches(row: AppResult): number {
   return row.launchReadyMs.n;
 }
 
+/** The memory of the shared runtime's envs against the containers', and the target (≤ ¼). */
+function memoryLine(
+  app: string,
+  spare: AppResult,
+  cold: AppResult,
+  cow: AppResult,
+  docker: AppResult,
+): string {
+  const held = (ok: boolean) => ok ? "**met**" : "**not met**";
+  const n = settingsLaunches(spare);
+  const atCap = spare.capacity.pssPerEnvMiB ?? Infinity;
+  const own = spare.ownPssPerEnvMiB?.p50 ?? Infinity;
+  const less = (container: number, shared: number) => round(container / shared, 2);
+  const incusQ = round(cow.pssPerEnvMiB.p50 / 4, 1);
+  const dockerQ = round(docker.pssPerEnvMiB.p50 / 4, 1);
+  return [
+    `- ${app}: PSS per env ${spare.pssPerEnvMiB.p50} MiB with ${n} envs alive (its own server, ${own} MiB, plus its share of the runtime and the 2 spares; cold, with no spares: ${cold.pssPerEnvMiB.p50} MiB), and ${atCap} MiB with ${spare.capacity.ready} envs held (the whole runtime container's PSS, spares included, divided among them), against ${cow.pssPerEnvMiB.p50} MiB per Incus env and ${docker.pssPerEnvMiB.p50} MiB per Docker env:`,
+    `${less(cow.pssPerEnvMiB.p50, spare.pssPerEnvMiB.p50)}× and ${
+      less(docker.pssPerEnvMiB.p50, spare.pssPerEnvMiB.p50)
+    }× less at ${n} envs, ${less(cow.pssPerEnvMiB.p50, atCap)}× and ${
+      less(docker.pssPerEnvMiB.p50, atCap)
+    }× less at ${spare.capacity.ready}.`,
+    `The target (≤ ¼: ≤ ${incusQ} MiB against Incus, ≤ ${dockerQ} MiB against Docker) is, against Incus, ${
+      held(spare.pssPerEnvMiB.p50 <= incusQ)
+    } at ${n} envs and ${held(atCap <= incusQ)} at ${spare.capacity.ready}; against Docker, ${
+      held(spare.pssPerEnvMiB.p50 <= dockerQ)
+    } at ${n} and ${held(atCap <= dockerQ)} at ${spare.capacity.ready}.`,
+    `With every shared part divided away, an env costs its own server, ${own} MiB (${
+      less(cow.pssPerEnvMiB.p50, own)
+    }× less than Incus's, ${less(docker.pssPerEnvMiB.p50, own)}× less than Docker's).`,
+    `Storage per env ${spare.storagePerEnvMiB.p50} MiB (Incus ${cow.storagePerEnvMiB.p50}, Docker ${docker.storagePerEnvMiB.p50}), most of it the temporary tablespace InnoDB makes at each start (\`ibtmp1\`, 12 MiB). Envs ready at once: ${spare.capacity.ready} (${spare.capacity.stoppedBecause}).`,
+  ].join(" ");
+}
+
 /** The shared-runtime rows against the container rows and the issue's targets. */
 function sharedComparison(results: AppResult[]): string[] {
   const lines: string[] = [];
@@ -266,30 +300,13 @@ function sharedComparison(results: AppResult[]): string[] {
     const docker = results.find((r) => r.app === app && r.backend === "docker");
     if (!spare || !cold || !cow || !docker) continue;
     const held = (ok: boolean) => ok ? "**met**" : "**not met**";
-    const quarter = Math.min(cow.pssPerEnvMiB.p50, docker.pssPerEnvMiB.p50) / 4;
     lines.push(
       `- ${app}: creation from a spare p50 ${spare.launchReadyMs.p50} ms (p95 ${spare.launchReadyMs.p95} ms), cold ${cold.launchReadyMs.p50} ms (p95 ${cold.launchReadyMs.p95} ms), against ${cow.launchReadyMs.p50} ms for an Incus container and ${docker.launchReadyMs.p50} ms for a Docker one; the target (≤ 100 ms) is ${
         held(spare.launchReadyMs.p50 <= 100)
       } from a spare and ${
         held(cold.launchReadyMs.p50 <= 100)
       } cold. Reset ${spare.resetMs.p50} ms from a spare, ${cold.resetMs.p50} ms cold (Incus ${cow.resetMs.p50} ms, Docker ${docker.resetMs.p50} ms).`,
-      `- ${app}: PSS per env ${spare.pssPerEnvMiB.p50} MiB with ${
-        settingsLaunches(spare)
-      } envs alive (its own server, ${
-        spare.ownPssPerEnvMiB?.p50 ?? "?"
-      } MiB, plus its share of the runtime and the spares; cold, with no spares: ${cold.pssPerEnvMiB.p50} MiB), ${
-        spare.capacity.pssPerEnvMiB ?? "?"
-      } MiB with ${spare.capacity.ready} envs held (the whole runtime container's PSS divided among them) against ${cow.pssPerEnvMiB.p50} MiB on Incus and ${docker.pssPerEnvMiB.p50} MiB on Docker: ${
-        Math.round(cow.pssPerEnvMiB.p50 / spare.pssPerEnvMiB.p50 * 100) / 100
-      }× and ${Math.round(docker.pssPerEnvMiB.p50 / spare.pssPerEnvMiB.p50 * 100) / 100}× less at ${
-        settingsLaunches(spare)
-      } envs; the target (≤ ¼ of container-per-env, ≤ ${
-        round(quarter, 1)
-      } MiB against the smaller) is ${held(spare.pssPerEnvMiB.p50 <= quarter)} at ${
-        settingsLaunches(spare)
-      } envs and ${
-        held((spare.capacity.pssPerEnvMiB ?? Infinity) <= quarter)
-      } at ${spare.capacity.ready}. Storage per env ${spare.storagePerEnvMiB.p50} MiB (Incus ${cow.storagePerEnvMiB.p50}, Docker ${docker.storagePerEnvMiB.p50}). Envs ready at once: ${spare.capacity.ready} (${spare.capacity.stoppedBecause}).`,
+      memoryLine(app, spare, cold, cow, docker),
     );
   }
   if (!lines.length) return [];
@@ -338,9 +355,9 @@ function paperComparison(results: AppResult[]): string[] {
     "",
     "One Apache/PHP runtime serving every env, each env with a private database branch. MariaDB has no branch or copy-on-write clone of a database, so the choices are:",
     "",
-    "- One `mariadbd` per env on a reflinked datadir: stop the seeded base's server cleanly once, then `cp -a --reflink=always` its datadir per env (milliseconds and a few MiB on btrfs or XFS, as the Incus rows show for the whole rootfs) and start a `mariadbd` on it with its own socket and a small `innodb_buffer_pool_size` (say 16-32 MiB). Memory per env is that server alone (mariadbd is about 85 MiB of PSS in these containers with the default pool; Apache, PHP and the state server are then shared); creation is the server's start, about a second, so the ≤ 0.1 s target needs servers started ahead as spares.",
+    "- One `mariadbd` per env on a reflinked datadir: stop the seeded base's server cleanly once, then `cp -a --reflink=always` its datadir per env (milliseconds and a few MiB on btrfs or XFS, as the Incus rows show for the whole rootfs) and start a `mariadbd` on it with its own socket and a small `innodb_buffer_pool_size` (6 MiB in the mode measured here, InnoDB's least for 16 KiB pages). Memory per env is that server alone (about 85 MiB of PSS in the containers with their 32 MiB pool, about 35 MiB measured here with the small one; Apache, PHP and the state server are then shared); creation is the server's start (a few hundred ms cold, measured here), so the ≤ 0.1 s target needs servers started ahead as spares.",
     "- One `mariadbd`, one database per env: `CREATE DATABASE` and a copy of every table costs the database's size in time and bytes (1.5 GiB for the wiki). Transportable tablespaces (`FLUSH TABLES … FOR EXPORT`, reflinked `.ibd` copies, `ALTER TABLE … IMPORT TABLESPACE`) avoid the copy of bytes, but the import rewrites every page's space id, un-sharing the extents and reading the whole file, so it is neither cheap nor small for the 1.4 GiB text table. Cheap only for small databases (WordPress, Redmine).",
-    "- Either way the application picks its database by the gateway's `Host`: MediaWiki's `LocalSettings.php` sets `$wgDBserver` (the env's socket) or `$wgDBname` from `$_SERVER['HTTP_HOST']`, WordPress's `wp-config.php` sets `DB_HOST`/`DB_NAME` the same way; caches keyed by database (MediaWiki's object cache and sessions, WordPress's transients are in the database already) and uploaded files (a reflinked folder per env) must follow. Reset is a new reflink and a restart of that env's server, or a spare taken.",
+    "- Either way the application picks its database per request. The mode here does it by the header its per-env relay sets (`x-webserv-env`, replacing any the client sent), which a client cannot forge as it could a `Host`; by the `Host`, MediaWiki's `LocalSettings.php` sets `$wgDBserver` (the env's socket) or `$wgDBname` from `$_SERVER['HTTP_HOST']`, WordPress's `wp-config.php` sets `DB_HOST`/`DB_NAME` the same way; caches keyed by database (MediaWiki's object cache and sessions, WordPress's transients are in the database already) and uploaded files (a reflinked folder per env) must follow. Reset is a new reflink and a restart of that env's server, or a spare taken.",
     "",
   ];
 }

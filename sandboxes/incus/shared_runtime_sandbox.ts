@@ -255,7 +255,7 @@ export class SharedRuntimeSandbox implements Sandbox {
     const instance = new SharedRuntimeInstance(
       runtime,
       key,
-      answer,
+      { ...answer, seed },
       this.#options,
       () => this.#instances.delete(instance),
     );
@@ -496,13 +496,14 @@ export class SharedRuntimeInstance implements Instance {
   #route: GatewayRoute;
   #options: SharedRuntimeSandboxOptions;
   #forget: () => void;
+  #seed: number;
   #destroyed = false;
 
   /** Made by {@linkcode SharedRuntimeSandbox.create}. */
   constructor(
     runtime: Runtime,
     key: string,
-    server: { source: ServerSource; slot: number },
+    server: { source: ServerSource; slot: number; seed: number },
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
   ) {
@@ -510,6 +511,7 @@ export class SharedRuntimeInstance implements Instance {
     this.key = key;
     this.source = server.source;
     this.slot = server.slot;
+    this.#seed = server.seed;
     this.runtimeName = runtime.name;
     this.#options = options;
     this.#forget = forget;
@@ -524,12 +526,19 @@ export class SharedRuntimeInstance implements Instance {
    * Points the env at a fresh copy of the seeded database (a spare when the
    * runtime has one).
    *
-   * @param options `cold`: start a server for this reset instead of taking a spare
+   * @param options `cold`: start a server for this reset instead of taking a
+   *   spare; `seed`: the env's own seed or none (a runtime serves one seed)
+   * @throws {RangeError} when `seed` is another seed than the env's
    * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
    */
-  async reset(options: { cold?: boolean } = {}): Promise<void> {
+  async reset(options: { seed?: number; cold?: boolean } = {}): Promise<void> {
     if (this.#destroyed) {
       throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    if (options.seed !== undefined && options.seed !== this.#seed) {
+      throw new RangeError(
+        `Cannot reset "env-${this.id}" to seed ${options.seed}: it serves seed ${this.#seed}, and a shared runtime serves one seed; create an env of seed ${options.seed} instead`,
+      );
     }
     const answer = decodeControlAnswer(
       await this.#runtime.call(

@@ -4,7 +4,8 @@
  * datadir. Each env has its own origin and state channel, a write to one is
  * invisible to another (even when the request names the other env in the
  * header the runtime picks databases by), reset restores the seeded hash, and
- * creation from a spare and cold both give the seeded state.
+ * creation from a spare and cold both give the seeded state; a task runs end
+ * to end through `Env` on it.
  *
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps wordpress`.
@@ -17,9 +18,15 @@ import {
 } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
 import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
+import { Browser } from "../../engine/browser/browser.ts";
+import { Env } from "../../engine/env.ts";
+import { bindTask } from "../../fixtures/sites/kit/bind.ts";
+import { generateTask } from "../../fixtures/sites/kit/generate.ts";
+import site from "../../fixtures/sites/wordpress/mod.ts";
 import { stateReader } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+const SEED = 1;
 
 async function openShared(gateway: Gateway): Promise<SharedRuntimeSandbox> {
   return await SharedRuntimeSandbox.open({
@@ -131,4 +138,40 @@ Deno.test("SharedRuntimeSandbox keeps each WordPress env's database private, res
   assertEquals(gone.status, 404);
   await b.check();
   await a.check();
+});
+
+Deno.test("Env.create({ task }) runs a WordPress task on the shared runtime: the solver earns 1, a neighbour env stays seeded, and after reset doing nothing earns 0", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  const neighbour = await sandbox.create({ seed: SEED });
+  const seeded = await stateReader(neighbour)<StateHash>("/hash");
+  const task = generateTask(site, "change-role", SEED);
+  const template = site.templates.find((t) => t.id === "change-role");
+  assert(template, "no change-role template");
+  const bound = bindTask(task, site, instance.state, { origin: instance.origin });
+  const env = await Env.create(browser, { site: instance, task: bound });
+  try {
+    await template.solve(env, task);
+    const verdict = await env.verify();
+    assertEquals(verdict.reward, 1, verdict.reason);
+  } finally {
+    await env.close();
+  }
+  assertNotEquals((await stateReader(instance)<StateHash>("/hash")).hash, seeded.hash);
+  assertEquals(
+    (await stateReader(neighbour)<StateHash>("/hash")).hash,
+    seeded.hash,
+    "the task's change reached the neighbour env",
+  );
+  await instance.reset();
+  const idle = await Env.create(browser, { site: instance, task: bound });
+  try {
+    await idle.step({ action: "stop", answer: "done" });
+    const verdict = await idle.verify();
+    assertEquals(verdict.reward, 0, verdict.reason);
+  } finally {
+    await idle.close();
+  }
 });
