@@ -123,6 +123,13 @@ export interface BuildAppImageOptions {
   /** Builds even when Incus has the image with this fingerprint, and installs the packages anew. */
   force?: boolean;
   /**
+   * The Incus alias and Docker repository, for a private copy that another
+   * build of the application (from another checkout) does not replace.
+   *
+   * @default {"webserv-NAME"}
+   */
+  alias?: string;
+  /**
    * Where the installed packages' tarball is kept between builds.
    *
    * @default {"$XDG_CACHE_HOME/webserv/apps" or "~/.cache/webserv/apps"}
@@ -273,7 +280,7 @@ export async function buildAppImage(
   options: BuildAppImageOptions,
 ): Promise<BuiltAppImage> {
   const log = options.log ?? (() => {});
-  const alias = `webserv-${recipe.name}`;
+  const alias = options.alias ?? `webserv-${recipe.name}`;
   const stage = await Deno.makeTempDir({ prefix: `webserv-${recipe.name}-` });
   try {
     const bundles: string[] = [];
@@ -408,13 +415,20 @@ properties:
 
 if (import.meta.main) {
   const names = Deno.args.filter((a) => !a.startsWith("--"));
+  const alias = Deno.args.find((a) => a.startsWith("--alias="))?.slice("--alias=".length);
+  if (alias !== undefined && names.length !== 1) {
+    console.error("--alias names the image of one application: give exactly one APP");
+    Deno.exit(2);
+  }
   const force = Deno.args.includes("--force");
   const unknown = names.filter((name) => !Object.hasOwn(RECIPES, name));
   if (unknown.length > 0) {
     console.error(
       `Unknown application ${unknown.join(", ")}: known are ${Object.keys(RECIPES).join(", ")}`,
     );
-    console.error("Usage: deno task image:apps [--force] [--no-incus] [--no-docker] [APP...]");
+    console.error(
+      "Usage: deno task image:apps [--force] [--no-incus] [--no-docker] [--alias=NAME] [APP...]",
+    );
     Deno.exit(2);
   }
   using incus = new IncusClient();
@@ -426,6 +440,7 @@ if (import.meta.main) {
       ...(Deno.args.includes("--no-incus") ? {} : { incus }),
       ...(Deno.args.includes("--no-docker") ? {} : { docker }),
       force,
+      ...(alias ? { alias } : {}),
       log: (message) => console.log(message),
     });
   }

@@ -31,7 +31,9 @@ const SEED = 1;
 async function openShared(gateway: Gateway): Promise<SharedRuntimeSandbox> {
   return await SharedRuntimeSandbox.open({
     gateway,
-    image: "webserv-wordpress",
+    // Another checkout's build replaces "webserv-wordpress" (its own inputs):
+    // a private alias (`deno task image:apps --alias=NAME wordpress`) keeps this one's.
+    image: Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress",
     pool: POOL,
     prefix: "wsshared-",
     readyTimeoutMs: 300_000,
