@@ -78,7 +78,9 @@ export function sharedBackends(pool: string, poolPath: string): AppBackend[] {
     open: (gateway, app) =>
       SharedRuntimeSandbox.open({
         gateway,
-        image: app.image,
+        // A private build (`deno task image:apps --alias=NAME APP`), which
+        // another checkout's build of the application does not replace.
+        image: Deno.env.get(`BENCH_SHARED_IMAGE_${app.key.toUpperCase()}`) ?? app.image,
         pool,
         prefix: "wsshared-",
         spares: cold ? 0 : 2,
