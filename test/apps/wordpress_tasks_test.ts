@@ -4,6 +4,8 @@
  * template runs end to end through `Env.create({ task })` (its solver wins,
  * doing nothing does not), WordPress's own writes while a person uses
  * wp-admin are declared harmless (and would fail a task if they were not),
+ * the solvers of the templates drawn from large answer spaces (`post-tags`,
+ * `user-latest-post`, `view-post`, `open-tag`) win and a blind stop does not,
  * and `type` replaces text in the block editor's paragraphs without deleting
  * the block.
  *
@@ -138,13 +140,48 @@ Deno.test("Env.create({ task }) runs a WordPress task end to end: the solver ear
   }
 });
 
+Deno.test("post-tags', user-latest-post's, view-post's and open-tag's solvers earn 1 on WordPress, a wrong answer or page 0", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openWordPress(gateway);
+  await using browser = await Browser.launch();
+  const instance = await sandbox.create({ seed: SEED });
+  try {
+    for (const id of ["post-tags", "user-latest-post", "view-post", "open-tag"]) {
+      const task = generateTask(site, id, SEED);
+      const template = site.templates.find((t) => t.id === id)!;
+      const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
+      const env = await Env.create(browser, { site: instance, task: bound });
+      try {
+        await template.solve(env, task);
+        const verdict = await env.verify();
+        assertEquals(verdict.reward, 1, `${id}: ${verdict.reason}`);
+      } finally {
+        await env.close();
+      }
+      await instance.reset();
+      // Ending where the task starts, with an answer no truth is: 0.
+      const idle = await Env.create(browser, { site: instance, task: bound });
+      try {
+        await idle.step({ action: "stop", answer: "Nothing Here Today" });
+        const verdict = await idle.verify();
+        assertEquals(verdict.reward, 0, `${id}: ${verdict.reason}`);
+      } finally {
+        await idle.close();
+      }
+      await instance.reset();
+    }
+  } finally {
+    await instance.destroy();
+  }
+});
+
 Deno.test("the WordPress site declares harmless what wp-admin writes by itself, and nothing else", async () => {
   await using gateway = new Gateway();
   await using sandbox = await openWordPress(gateway);
   await using browser = await Browser.launch();
   const instance = await sandbox.create({ seed: SEED });
   try {
-    const task = generateTask(site, "post-category", SEED);
+    const task = generateTask(site, "post-tags", SEED);
     const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
     const env = await Env.create(browser, { site: instance, task: bound });
     try {
@@ -197,7 +234,7 @@ Deno.test("type replaces text in the block editor's paragraphs: the empty one is
   await using browser = await Browser.launch();
   const instance = await sandbox.create({ seed: SEED });
   try {
-    const task = generateTask(site, "post-category", SEED);
+    const task = generateTask(site, "post-tags", SEED);
     const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
     const env = await Env.create(browser, { site: instance, task: bound });
     try {
@@ -237,7 +274,7 @@ Deno.test("wp-admin's row actions, shown while the row is hovered, get ids, and 
   await using browser = await Browser.launch();
   const instance = await sandbox.create({ seed: SEED });
   try {
-    const task = generateTask(site, "post-category", SEED);
+    const task = generateTask(site, "post-tags", SEED);
     const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
     const env = await Env.create(browser, { site: instance, task: bound });
     try {
