@@ -193,6 +193,38 @@ export async function withInstance(
   await check({ gateway, instance, state: stateReader(instance) });
 }
 
+/** What {@linkcode testEveryBackend} registers: a check of a seeded instance. */
+export interface BackendTest {
+  /** The application, as the tests' names start: `"WordPress"`. */
+  name: string;
+  /** What the check shows, as the tests' names end: `"serves its seeded posts, …"`. */
+  does: string;
+  /** The check, on an instance of seed 1. */
+  check: (app: AppInstance) => Promise<void>;
+}
+
+/**
+ * Registers one check of an image three times: on Incus with the site over
+ * TCP, on Incus over its unix socket relay, and on Docker.
+ *
+ * @param app the image
+ * @param test the application's name, what the check shows, and the check
+ */
+export function testEveryBackend(app: AppImage, test: BackendTest): void {
+  Deno.test(`${test.name} on Incus ${test.does}`, async () => {
+    await withInstance(openIncus(app, "tcp"), test.check);
+  });
+  Deno.test(
+    `${test.name} on Incus serves through its unix socket relay when siteTransport is unix`,
+    async () => {
+      await withInstance(openIncus(app, "unix"), test.check);
+    },
+  );
+  Deno.test(`${test.name} on Docker ${test.does}`, async () => {
+    await withInstance(openDocker(app), test.check);
+  });
+}
+
 /** A site's seed on one image: what {@linkcode withSession} opens. */
 export interface AppSite {
   /** How the sandbox is opened. */
