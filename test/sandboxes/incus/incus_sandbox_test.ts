@@ -553,3 +553,20 @@ Deno.test("IncusSandbox.create() waits for a base another live sandbox is making
     await removeNamed(client, prefix);
   }
 });
+
+Deno.test("IncusSandbox.create() is not ready while the site's socket does not listen, though the state socket answers", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    readyTimeoutMs: 8_000,
+    // The site listens on TCP inside instead of site.sock, which the gateway
+    // uses here: what a relay that never comes up (or comes up late) looks like.
+    config: { "environment.WS_SITE_PORT": "8080" },
+  });
+  const error = await assertRejects(() => sandbox.create(), SandboxTimeoutError);
+  assertStringIncludes(error.message, "site.sock");
+  assertEquals(sandbox.containerNames, []);
+  assertEquals(await leftovers(sandbox.client, new Set()), []);
+});
