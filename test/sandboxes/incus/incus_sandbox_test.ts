@@ -472,11 +472,16 @@ async function instancesNamed(client: IncusClient, prefix: string): Promise<stri
   return (await client.listInstances()).map((i) => i.name).filter((n) => n.startsWith(prefix));
 }
 
-/** Removes every instance whose name starts with `prefix` (this test's own). */
+/** Removes every instance whose name starts with `prefix` (this test's own), and its socket folder. */
 async function removeNamed(client: IncusClient, prefix: string): Promise<void> {
   for (const name of await instancesNamed(client, prefix)) {
     await client.changeState(name, "stop", true).catch(() => {});
     await client.request("DELETE", `/1.0/instances/${name}`);
+  }
+  for await (const entry of Deno.readDir(SOCKET_ROOT)) {
+    if (entry.name.startsWith(prefix)) {
+      await Deno.remove(`${SOCKET_ROOT}/${entry.name}`, { recursive: true });
+    }
   }
 }
 
