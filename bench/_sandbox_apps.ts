@@ -69,6 +69,14 @@ interface AppBackend {
 
 const open = new Set<Sandbox>();
 
+/** Set by SIGINT or SIGTERM: the run stops before its next create, write or reset. */
+let interrupted = false;
+
+/** Ends the run at its next step once interrupted; its envs are then removed by the finally blocks. */
+function stopIfInterrupted(): void {
+  if (interrupted) throw new Error("Interrupted by a signal");
+}
+
 /** Closes every sandbox this module opened (on a signal, and at the end). */
 async function closeAll(): Promise<void> {
   const sandboxes = [...open];
@@ -352,6 +360,7 @@ function failed(side: Side, app: AppSpec, what: string, error: unknown): void {
 let writes = 0;
 
 async function launch(side: Side, app: AppSpec, gateway: Gateway): Promise<void> {
+  stopIfInterrupted();
   const start = performance.now();
   let env: Instance;
   try {
@@ -395,6 +404,7 @@ async function capacity(
     // The next env must fit with a margin: twice what one took in the launches.
     const floor = backend.key === "docker" ? settings.minFreeDisk : settings.minFreePool;
     while (held.length < settings.cap) {
+      stopIfInterrupted();
       const free = await backend.free(sandbox);
       if (free - 2 * perEnv.storage < floor) {
         stoppedBecause = `the next env would leave under ${round(floor / GIB, 1)} GiB free ${
@@ -518,6 +528,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
     }
     // Resets of one env per backend, each after a write so there is something to undo.
     for (let i = 0; i < settings.resets; i++) {
+      stopIfInterrupted();
       for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
         const env = side.envs[0];
         if (!env) continue;
@@ -590,9 +601,11 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
       }`,
     );
   }
+  // A signal ends the run at its next step rather than closing the sandboxes
+  // under it: a create in flight would then make an env that nothing removes.
   const stop = () => {
-    progress("interrupted: removing every env this run made");
-    closeAll().finally(() => Deno.exit(130));
+    progress("interrupted: stopping after the current step, then removing every env this run made");
+    interrupted = true;
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
@@ -606,10 +619,16 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
       results.push(...await benchApp(app, settings));
       await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier);
     }
+  } catch (error) {
+    if (!interrupted) throw error;
   } finally {
     Deno.removeSignalListener("SIGINT", stop);
     Deno.removeSignalListener("SIGTERM", stop);
     await closeAll();
+  }
+  if (interrupted) {
+    progress("interrupted: every env this run made is removed");
+    Deno.exit(130);
   }
   console.log(
     await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier),
