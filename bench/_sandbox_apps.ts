@@ -1,7 +1,7 @@
 /**
- * The real-application rows of `deno task bench:sandbox` (`BENCH_APPS=mediawiki,wordpress`):
- * the WebServ paper's Table 2 on MediaWiki 1.39 (a 1.5 GiB MariaDB database)
- * and WordPress 6.1, each on Incus copy-on-write (btrfs) and Docker
+ * The real-application rows of `deno task bench:sandbox` (`BENCH_APPS=mediawiki,wordpress,redmine`):
+ * the WebServ paper's Table 2 on MediaWiki 1.39 (a 1.5 GiB MariaDB database),
+ * WordPress 6.1 and Redmine 5.0, each on Incus copy-on-write (btrfs) and Docker
  * (overlay2), measured side by side in one run. Launches and resets
  * alternate between the backends so that the load of a shared machine falls
  * on both alike; the capacity runs take turns.
@@ -17,7 +17,12 @@ import { Gateway } from "../sandboxes/gateway.ts";
 import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import { DockerSandbox } from "../sandboxes/docker/docker_sandbox.ts";
 import type { Instance, Sandbox } from "../sandboxes/types.ts";
-import { type AppBenchSettings, type AppResult, writeResults } from "./_sandbox_apps_report.ts";
+import {
+  type AppBenchSettings,
+  type AppResult,
+  earlierRuns,
+  writeResults,
+} from "./_sandbox_apps_report.ts";
 import { sharedBackends } from "./_sandbox_shared.ts";
 import {
   command,
@@ -45,6 +50,8 @@ export interface AppSpec {
   database: string;
   /** How long an instance (and the base, when it has to seed) may take. */
   readyMs: number;
+  /** Whether its image runs the shared-runtime mode (`WS_SHARED=1`), measured beside the containers. */
+  sharedRuntime: boolean;
   /** One write through the gateway, as an anonymous visitor makes it; throws unless it took. */
   write(gateway: Gateway, env: Instance, n: number): Promise<void>;
 }
@@ -79,7 +86,20 @@ export interface AppBackend {
   free(sandbox: Sandbox): Promise<number>;
 }
 
+/** The backends an application is measured on. */
+function backendsOf(app: AppSpec): AppBackend[] {
+  return BACKENDS.filter((b) => app.sharedRuntime || !b.key.startsWith("shared"));
+}
+
 const open = new Set<Sandbox>();
+
+/** Set by SIGINT or SIGTERM: the run stops before its next create, write or reset. */
+let interrupted = false;
+
+/** Ends the run at its next step once interrupted; its envs are then removed by the finally blocks. */
+function stopIfInterrupted(): void {
+  if (interrupted) throw new Error("Interrupted by a signal");
+}
 
 /** Closes every sandbox this module opened (on a signal, and at the end). */
 async function closeAll(): Promise<void> {
@@ -126,6 +146,7 @@ const APPS: AppSpec[] = [
     image: "webserv-mediawiki",
     database: "MariaDB, 1,511 MiB after the build",
     readyMs: 300_000,
+    sharedRuntime: true,
     async write(gateway, env, n) {
       // An anonymous edit through the API, whose edit token for anonymous users is "+\".
       const response = await gateway.request(env.origin, "/api.php", {
@@ -151,6 +172,7 @@ const APPS: AppSpec[] = [
     image: "webserv-wordpress",
     database: "MariaDB, seeded posts, pages and comments",
     readyMs: 180_000,
+    sharedRuntime: true,
     async write(gateway, env) {
       // The newest post's id is the same in every env of the seed: read once,
       // over the state channel, outside the timed write when it is warm.
@@ -178,7 +200,76 @@ const APPS: AppSpec[] = [
       await expectStatus(response, 302, "WordPress's comment form");
     },
   },
+  {
+    key: "redmine",
+    label: "Redmine 5.0",
+    image: "webserv-redmine",
+    database: "MariaDB, 18 MiB after seed 1",
+    readyMs: 300_000,
+    // Redmine's shared runtime (Passenger's Rails) is not built.
+    sharedRuntime: false,
+    write: redmineNote,
+  },
 ];
+
+/**
+ * Redmine's write as a browser makes it: anonymous visitors may not write, so
+ * the seed's administrator signs in through the login form and adds a note
+ * to issue 1 through its edit form, each POST with the page's CSRF token and
+ * the session cookie. The write is checked by its redirect back to the issue
+ * (a refused token answers 422, a rejected note renders the form with 200).
+ */
+async function redmineNote(gateway: Gateway, env: Instance, n: number): Promise<void> {
+  const cookies = new Map<string, string>();
+  const send = async (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    if (cookies.size) {
+      headers.set("cookie", [...cookies].map(([name, value]) => `${name}=${value}`).join("; "));
+    }
+    const response = await gateway.request(env.origin, path, { ...init, headers });
+    for (const cookie of response.headers.getSetCookie()) {
+      const pair = cookie.split(";", 1)[0] ?? "";
+      const at = pair.indexOf("=");
+      if (at > 0) cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return response;
+  };
+  const csrf = (html: string, what: string) => {
+    const token = html.match(/<meta name="csrf-token" content="([^"]+)"/)?.[1];
+    if (!token) throw new Error(`${what} has no CSRF token`);
+    return token;
+  };
+  const form = (fields: Record<string, string>) => ({
+    method: "POST",
+    body: new URLSearchParams(fields),
+  });
+  const login = await expectStatus(await send("/login"), 200, "Redmine's login page");
+  const signedIn = await send(
+    "/login",
+    form({
+      authenticity_token: csrf(login, "Redmine's login page"),
+      username: "admin",
+      password: "webserv-admin",
+    }),
+  );
+  await expectStatus(signedIn, 302, "Redmine's login form");
+  if ((signedIn.headers.get("location") ?? "").includes("/login")) {
+    throw new Error("Redmine refused the administrator's login");
+  }
+  const issue = await expectStatus(await send("/issues/1"), 200, "Redmine's issue 1");
+  const noted = await send(
+    "/issues/1",
+    form({
+      _method: "patch",
+      authenticity_token: csrf(issue, "Redmine's issue 1"),
+      "issue[notes]": `A note from the sandbox benchmark, ${n}: ${crypto.randomUUID()}`,
+    }),
+  );
+  await expectStatus(noted, 302, "Redmine's issue form");
+  if (!/\/issues\/1(\?|#|$)/.test(noted.headers.get("location") ?? "")) {
+    throw new Error(`Redmine sent the note elsewhere: ${noted.headers.get("location")}`);
+  }
+}
 
 const BACKENDS: AppBackend[] = [
   {
@@ -270,6 +361,7 @@ function failed(side: Side, app: AppSpec, what: string, error: unknown): void {
 let writes = 0;
 
 async function launch(side: Side, app: AppSpec, gateway: Gateway): Promise<void> {
+  stopIfInterrupted();
   const start = performance.now();
   let env: Instance;
   try {
@@ -315,6 +407,7 @@ async function capacity(
     // The next env must fit with a margin: twice what one took in the launches.
     const floor = backend.key === "docker" ? settings.minFreeDisk : settings.minFreePool;
     while (held.length < settings.cap) {
+      stopIfInterrupted();
       const free = await backend.free(sandbox);
       if (free - 2 * perEnv.storage < floor) {
         stoppedBecause = `the next env would leave under ${round(floor / GIB, 1)} GiB free ${
@@ -377,7 +470,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
   await using gateway = new Gateway();
   const sides: Side[] = [];
   try {
-    for (const backend of BACKENDS) {
+    for (const backend of backendsOf(app)) {
       progress(`${app.label} on ${backend.label}: opening; a first env warms the seed's base`);
       const sandbox = await opened(backend.open(gateway, app));
       // Not a sample: makes the seed's base if missing and warms the caches.
@@ -451,6 +544,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
     }
     // Resets of one env per backend, each after a write so there is something to undo.
     for (let i = 0; i < settings.resets; i++) {
+      stopIfInterrupted();
       for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
         const env = side.envs[0];
         if (!env) continue;
@@ -493,7 +587,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
       await closed(side.sandbox);
     }
     sides.length = 0;
-    for (const backend of BACKENDS) {
+    for (const backend of backendsOf(app)) {
       const row = measured.get(backend.key);
       if (!row) continue;
       const capacityRun = await capacity(app, backend, gateway, settings, {
@@ -511,7 +605,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
 /**
  * Runs the real-application rows and writes `bench/results/sandbox_apps.{md,json}`.
  *
- * @param keys the applications (`mediawiki`, `wordpress`)
+ * @param keys the applications (`mediawiki`, `wordpress`, `redmine`)
  * @param settings counts and floors
  */
 export async function benchApps(keys: string[], settings: AppBenchSettings): Promise<void> {
@@ -523,24 +617,36 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
       }`,
     );
   }
+  // A signal ends the run at its next step rather than closing the sandboxes
+  // under it: a create in flight would then make an env that nothing removes.
   const stop = () => {
-    progress("interrupted: removing every env this run made");
-    closeAll().finally(() => Deno.exit(130));
+    progress("interrupted: stopping after the current step, then removing every env this run made");
+    interrupted = true;
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   const loadBefore = loadAverage();
+  // The report keeps the rows of applications this run does not measure.
+  const earlier = await earlierRuns(keys);
   const startedAt = new Date().toISOString();
   const results: AppResult[] = [];
   try {
     for (const app of APPS.filter((a) => keys.includes(a.key))) {
       results.push(...await benchApp(app, settings));
-      await writeResults(results, { startedAt, loadBefore, settings, apps: keys });
+      await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier);
     }
+  } catch (error) {
+    if (!interrupted) throw error;
   } finally {
     Deno.removeSignalListener("SIGINT", stop);
     Deno.removeSignalListener("SIGTERM", stop);
     await closeAll();
   }
-  console.log(await writeResults(results, { startedAt, loadBefore, settings, apps: keys }));
+  if (interrupted) {
+    progress("interrupted: every env this run made is removed");
+    Deno.exit(130);
+  }
+  console.log(
+    await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier),
+  );
 }

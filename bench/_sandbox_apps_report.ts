@@ -62,11 +62,6 @@ export interface AppResult {
     /** The shared runtime: PSS of the whole runtime container divided among the envs held, MiB. */
     pssPerEnvMiB?: number;
   };
-  /**
-   * When the row is kept from an earlier run (a run of other applications
-   * leaves this application's rows as they were): that run's start and load.
-   */
-  from?: string;
 }
 
 /** The run: when, the load, the settings, the applications. */
@@ -81,54 +76,103 @@ export interface Meta {
   apps: string[];
 }
 
+/** A finished run: its meta with its end. */
+export type RunMeta = Meta & { finishedAt: string; loadAfter: number[]; machine: string };
+
+/** The rows of earlier runs kept beside this run's, and their hand-written notes. */
+export interface Earlier {
+  /** Each earlier run with the rows of the applications this run does not measure. */
+  runs: { meta: RunMeta; results: AppResult[] }[];
+  /**
+   * The earlier report's hand-written notes (from its first `## Notes on`
+   * heading to its end), kept only when every row they were written beside
+   * is kept; otherwise empty.
+   */
+  notes: string;
+}
+
+const JSON_FILE = new URL("./results/sandbox_apps.json", import.meta.url);
+const MD_FILE = new URL("./results/sandbox_apps.md", import.meta.url);
+
 /**
- * Writes `bench/results/sandbox_apps.{md,json}`.
+ * Reads what the report holds of applications this run does not measure, so
+ * that a run of one application (`BENCH_APPS=redmine`) adds its rows instead
+ * of dropping the others'.
+ *
+ * @param apps the applications of this run
+ * @returns the earlier runs' rows of other applications, and their notes
+ */
+export async function earlierRuns(apps: string[]): Promise<Earlier> {
+  let saved: SavedReport;
+  try {
+    saved = JSON.parse(await Deno.readTextFile(JSON_FILE));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { runs: [], notes: "" };
+    throw error;
+  }
+  return keptFrom(saved, await Deno.readTextFile(MD_FILE).catch(() => ""), apps);
+}
+
+/** `sandbox_apps.json` as `writeResults` writes it. */
+export interface SavedReport {
+  /** The run that wrote it. */
+  meta: RunMeta;
+  /** Its rows. */
+  results: AppResult[];
+  /** The earlier runs' rows it kept. */
+  earlier?: Earlier["runs"];
+}
+
+/**
+ * What a saved report keeps beside a run of `apps`: every saved row of
+ * another application, by the run that measured it, and the hand-written
+ * notes when no row is dropped.
+ *
+ * @param saved the saved JSON
+ * @param md the saved markdown
+ * @param apps the applications of the new run
+ * @returns the rows kept and the notes
+ */
+export function keptFrom(saved: SavedReport, md: string, apps: string[]): Earlier {
+  const all = [{ meta: saved.meta, results: saved.results }, ...(saved.earlier ?? [])];
+  const runs = all.map((run) => ({
+    meta: run.meta,
+    results: run.results.filter((r) => !apps.includes(r.app)),
+  })).filter((run) => run.results.length > 0);
+  const count = (xs: Earlier["runs"]) => xs.reduce((n, run) => n + run.results.length, 0);
+  const at = md.indexOf("\n## Notes on ");
+  const notes = count(runs) === count(all) && at >= 0 ? md.slice(at + 1) : "";
+  return { runs, notes };
+}
+
+/**
+ * Writes `bench/results/sandbox_apps.{md,json}`: this run's rows and the
+ * earlier runs' rows of the other applications.
  *
  * @param results the rows so far
  * @param meta the run
+ * @param earlier what earlier runs left of other applications
  * @returns the markdown
  */
-export async function writeResults(results: AppResult[], meta: Meta): Promise<string> {
-  results = [...results, ...await earlierRows(meta.apps)];
+export async function writeResults(
+  results: AppResult[],
+  meta: Meta,
+  earlier: Earlier = { runs: [], notes: "" },
+): Promise<string> {
   const full = {
     ...meta,
     finishedAt: new Date().toISOString(),
     loadAfter: loadAverage(),
     machine: machine(),
   };
-  const md = markdown(results, full);
+  const md = markdown(results, full, earlier);
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
-    new URL("./results/sandbox_apps.json", import.meta.url),
-    JSON.stringify({ meta: full, results }, null, 2) + "\n",
+    JSON_FILE,
+    JSON.stringify({ meta: full, results, earlier: earlier.runs }, null, 2) + "\n",
   );
-  await Deno.writeTextFile(new URL("./results/sandbox_apps.md", import.meta.url), md);
+  await Deno.writeTextFile(MD_FILE, md);
   return md;
-}
-
-/**
- * The rows of applications this run does not measure, from the results file
- * as it was, marked with the run they come from.
- */
-async function earlierRows(apps: string[]): Promise<AppResult[]> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(new URL("./results/sandbox_apps.json", import.meta.url));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return [];
-    throw error;
-  }
-  const earlier = JSON.parse(text) as {
-    meta: { startedAt: string; loadBefore: number[] };
-    results: AppResult[];
-  };
-  return earlier.results.filter((r) => !apps.includes(r.app)).map((r) => ({
-    ...r,
-    from: r.from ??
-      `the run of ${earlier.meta.startedAt}, load average ${
-        earlier.meta.loadBefore.join(", ")
-      } at its start`,
-  }));
 }
 
 /**
@@ -139,9 +183,11 @@ async function earlierRows(apps: string[]): Promise<AppResult[]> {
  * @returns the markdown
  */
 export function markdown(
-  results: AppResult[],
-  meta: Meta & { finishedAt: string; loadAfter: number[]; machine: string },
+  thisRun: AppResult[],
+  meta: RunMeta,
+  earlier: Earlier = { runs: [], notes: "" },
 ): string {
+  const results = [...earlier.runs.flatMap((run) => run.results), ...thisRun];
   const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
   const pair = (s: Stats) => `${s.p50} / ${s.p95}`;
   const { settings } = meta;
@@ -159,6 +205,15 @@ export function markdown(
     } GiB, the Incus pool's free space under ${
       round(settings.minFreePool / GIB, 1)
     } GiB, or MemAvailable under ${settings.minFreeMemory / GIB} GiB.`,
+    ...earlier.runs.map((run) =>
+      `\nThe rows of ${
+        [...new Set(run.results.map((r) => r.app))].join(", ")
+      } are kept from an earlier run, ${run.meta.startedAt} to ${run.meta.finishedAt} (\`BENCH_APPS=${
+        run.meta.apps.join(",")
+      }\`), load average ${run.meta.loadBefore.join(", ")} at its start, ${
+        run.meta.loadAfter.join(", ")
+      } at its end.`
+    ),
     "",
     row([
       "application, backend",
@@ -187,15 +242,6 @@ export function markdown(
       })`,
       r.failures.length,
     ]));
-  }
-  const kept = [...new Set(results.flatMap((r) => r.from ? [`${r.app}: ${r.from}`] : []))];
-  if (kept.length) {
-    lines.push(
-      "",
-      `Rows kept from an earlier run (this run measured ${meta.apps.join(", ")} only): ${
-        kept.join("; ")
-      }.`,
-    );
   }
   const failures = results.flatMap((r) => r.failures.map((f) => `- ${r.label}: ${f}`));
   if (failures.length) {
@@ -228,7 +274,7 @@ export function markdown(
     "## What is measured",
     "",
     "- Launch→ready: `sandbox.create({ seed: 1 })` until it returns, which is when the sandbox's readiness check has passed (the application answers through its gateway route and its state socket is up). The seed's base (the Incus base instance with its `seeded` snapshot, Docker's `webserv-APP:seed-1-…` image) exists before the first sample: a first env, not counted, makes it if missing and warms the caches.",
-    '- First write: one anonymous write through the gateway as a browser would make it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302.',
+    '- First write: one write through the gateway as a browser would make it, anonymous where the application allows it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302; Redmine, where anonymous visitors may not write, the administrator signs in through the login form and adds a note to issue 1 through its edit form (four requests: the login page, the login, the issue page, the note, each POST with the page\'s CSRF token and the session cookie), checked for the redirect back to the issue.',
     "- Reset: the sandboxes' default reset, a fresh copy of the base behind the same origin (the old container removed in the background), timed after a write; the reset env takes a write again at the end.",
     "- Storage per env, after the env's first write: Incus, the bytes of the container's btrfs subvolume that share no extent with anything else (`btrfs filesystem du -s`, \"Exclusive\"), read per container because the pool is shared with other sessions; Docker, the container's writable layer (`SizeRw`).",
     "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; an Incus env's root is a btrfs snapshot, a subvolume of its own whose files are distinct inodes with page caches of their own, so Incus envs share no file pages even where they share extents.",
@@ -236,6 +282,7 @@ export function markdown(
     "- Shared runtime (`SharedRuntimeSandbox`): one Incus container per seed runs Apache/PHP and the runtime's control for every env; an env is a `mariadbd` on a `cp --reflink=always` copy of the seeded, cleanly stopped datadir (6 MiB buffer pool), with its own origin, relay and state socket. Launch→ready is `create()` until it returns: the control took a server and the env's relay and state socket listen (the runtime container itself is started, and its base seeded, by the first env, not counted). \"From a spare\": the runtime keeps 2 servers started ahead, and a create or a reset takes one when one is ready (the launches are about a second apart, time enough to refill); \"cold\": a second runtime with no spares, so each create and reset copies the datadir and starts a server. Reset points the env at another server and kills the old one. Storage per env: the exclusive bytes of the env's datadir copy (`btrfs filesystem du -s` inside the runtime's subvolume). Memory per env: PSS and RSS of the env's own `mariadbd`, plus the rest of the runtime container's processes (init, Apache and its PHP workers, the control with every env's relay and state API, the spare servers) divided among the envs alive when measured (the 5 launch samples); cgroup = the runtime container's memory divided the same way.",
     "",
   );
+  if (earlier.notes) lines.push(earlier.notes.trimEnd(), "");
   return lines.join("\n");
 }
 

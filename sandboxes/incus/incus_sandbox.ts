@@ -441,6 +441,12 @@ export class IncusSandbox implements Sandbox {
       if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) {
         return snapshot;
       }
+      // A base with no snapshot is being made by another run, or was left
+      // half made by a run that died: wait for the first, take over the other.
+      if (await this.#exists(`/1.0/instances/${name}`)) {
+        await this.#waitForOtherBase(name, deadline);
+        continue;
+      }
       const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
       try {
@@ -463,12 +469,12 @@ export class IncusSandbox implements Sandbox {
           },
         });
       } catch (error) {
-        if (!(error instanceof SandboxError) || error.status !== 409) {
-          throw error;
-        }
-        // Another run is making this base: wait for its snapshot, unless
-        // that run died half way.
-        await this.#waitForOtherBase(name, deadline);
+        // Another run made the same name first. Incus refuses the copy in
+        // its operation (a 500 naming a UNIQUE constraint), not with a 409,
+        // so the instance's existence is what tells.
+        if (
+          !(error instanceof SandboxError) || !await this.#exists(`/1.0/instances/${name}`)
+        ) throw error;
         continue;
       }
       try {
@@ -492,13 +498,26 @@ export class IncusSandbox implements Sandbox {
     );
   }
 
+  /**
+   * Waits while another live run makes a base, until its snapshot exists or
+   * the base is gone. A base whose maker is gone (killed half way, stopped or
+   * still running, with no `seeded` snapshot) or that names no maker is
+   * removed, so the caller makes it anew. A maker on another host is waited
+   * for: that host's runs judge their own.
+   */
   async #waitForOtherBase(name: string, deadline: number): Promise<void> {
     while (performance.now() < deadline) {
       if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) return;
-      const owner = (await this.client.listInstances()).find((i) => i.name === name)
-        ?.config["user.webserv.owner"];
-      if (owner === undefined) return;
-      if (ownerIsGone(owner)) {
+      let config: Record<string, string>;
+      try {
+        const metadata = await this.client.request("GET", `/1.0/instances/${name}`);
+        config = decodeInstances([metadata])[0]?.config ?? {};
+      } catch (error) {
+        if (error instanceof SandboxError && error.status === 404) return;
+        throw error;
+      }
+      const owner = config["user.webserv.owner"] ?? "";
+      if (owner === "" || ownerIsGone(owner)) {
         await this.#remove(this.#lifecycle.containerNamed(name));
         return;
       }

@@ -11,45 +11,28 @@
  */
 import { assert, assertEquals } from "@std/assert";
 import { DatabaseSync } from "node:sqlite";
-import { Browser } from "../../engine/browser/browser.ts";
-import { Env } from "../../engine/env.ts";
-import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import { look } from "../../fixtures/sites/kit/solve.ts";
-import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
-import type { Row } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/mediawiki/mod.ts";
 import { seedMirror } from "../../fixtures/sites/mediawiki/data.ts";
 import { follow, goTo, login } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import type { Instance } from "../../sandboxes/types.ts";
-import { openIncus } from "./_apps.ts";
-import type { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
+import { assertSolverWins, incusSite, tableRows, withInstance, withSession } from "./_apps.ts";
 
 const SEED = 1;
-const open = openIncus({
-  image: "webserv-mediawiki",
-  build: `build it with "deno task image:apps mediawiki"`,
-  // A base imports its seed's wiki and runs the import's jobs at its first start: minutes under load.
-  readyMs: 900_000,
-}, "unix");
-
-async function table(instance: Instance, name: string): Promise<Row[]> {
-  return await new StateSdk(instance.state!).rows(name, {}, 100_000);
-}
+// A base imports its seed's wiki and runs the import's jobs at its first start: minutes under load.
+const APP = incusSite(site, { seed: SEED, readyMs: 900_000 });
 
 type MirrorRow = Record<string, string | number | null>;
 
 Deno.test("seedMirror() draws the same pages, revisions and links as dump.php in the container", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await open(gateway) as IncusSandbox;
-  const instance = await sandbox.create({ seed: SEED });
-  try {
+  await withInstance(APP.open, async ({ instance }) => {
     const db = new DatabaseSync(":memory:");
     seedMirror(db, SEED);
     const mirrored = (sql: string) => db.prepare(sql).all() as MirrorRow[];
     // The seed's pages: every id from the mirror's first one on.
-    const pages = (await table(instance, "pages")).filter((page) => Number(page["page_id"]) >= 562)
+    const pages = (await tableRows(instance, "pages")).filter((page) =>
+      Number(page["page_id"]) >= 562
+    )
       .sort((a, b) => Number(a["page_id"]) - Number(b["page_id"]));
     assertEquals(
       pages.map((page) => [Number(page["page_id"]), Number(page["namespace"]), page["title"]]),
@@ -59,7 +42,7 @@ Deno.test("seedMirror() draws the same pages, revisions and links as dump.php in
         page["title"],
       ]),
     );
-    const revisions = (await table(instance, "revisions")).filter((rev) =>
+    const revisions = (await tableRows(instance, "revisions")).filter((rev) =>
       Number(rev["rev_id"]) >= 11202
     ).sort((a, b) => Number(a["rev_id"]) - Number(b["rev_id"]));
     assertEquals(
@@ -76,7 +59,7 @@ Deno.test("seedMirror() draws the same pages, revisions and links as dump.php in
         "SELECT id, page_id, timestamp, user, comment, length, sha1 FROM revisions ORDER BY id",
       ).map((rev) => Object.values(rev)),
     );
-    const categories = (await table(instance, "categorylinks")).filter((link) =>
+    const categories = (await tableRows(instance, "categorylinks")).filter((link) =>
       Number(link["page_id"]) >= 562
     ).map((link) => `${link["page_id"]} ${link["category"]}`).sort();
     assertEquals(
@@ -85,7 +68,7 @@ Deno.test("seedMirror() draws the same pages, revisions and links as dump.php in
         `${page["id"]} ${page["category"]}`
       ).sort(),
     );
-    const links = (await table(instance, "pagelinks")).filter((link) =>
+    const links = (await tableRows(instance, "pagelinks")).filter((link) =>
       Number(link["page_id"]) >= 562
     ).map((link) => `${link["page_id"]} ${link["namespace"]} ${link["title"]}`).sort();
     assertEquals(
@@ -94,52 +77,17 @@ Deno.test("seedMirror() draws the same pages, revisions and links as dump.php in
         `${link["page_id"]} ${link["namespace"]} ${link["title"]}`
       ).sort(),
     );
-  } finally {
-    await instance.destroy();
-  }
+  }, { seed: SEED });
 });
 
 Deno.test("Env.create({ task }) runs a MediaWiki task end to end: the solver earns 1, doing nothing 0", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await open(gateway) as IncusSandbox;
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "add-category", SEED);
-    const template = site.templates.find((t) => t.id === "add-category")!;
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await template.solve(env, task);
-      const verdict = await env.verify();
-      assertEquals(verdict.reward, 1, verdict.reason);
-    } finally {
-      await env.close();
-    }
-    await instance.reset();
-    const idle = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await idle.step({ action: "stop", answer: "done" });
-      const verdict = await idle.verify();
-      assertEquals(verdict.reward, 0, verdict.reason);
-    } finally {
-      await idle.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+  await withSession(APP, (session) => assertSolverWins(session, "add-category"));
 });
 
 Deno.test("logging in, reading and opening MediaWiki's editor write nothing the state tracks", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await open(gateway) as IncusSandbox;
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
+  await withSession(APP, async (session) => {
     const task = generateTask(site, "add-category", SEED);
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
+    await session.inEnv(task, async (env, bound) => {
       await login(env, task.instruction);
       const title = task.instruction.match(/“([^”]*)”/)?.[1];
       assert(title, task.instruction);
@@ -148,10 +96,6 @@ Deno.test("logging in, reading and opening MediaWiki's editor write nothing the 
       await follow(env, "Edit");
       await look(env);
       assertEquals((await bound.sdk.diff()).tables, {});
-    } finally {
-      await env.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+    });
+  });
 });

@@ -21,10 +21,7 @@ import {
   assertResetRestores,
   assertStateNotRouted,
   diffRows,
-  type OpenApp,
-  openDocker,
-  openIncus,
-  withInstance,
+  testEveryBackend,
 } from "./_apps.ts";
 
 const APP: AppImage = {
@@ -33,10 +30,6 @@ const APP: AppImage = {
   // A base seeds its wiki at its first start (about a minute unloaded).
   readyMs: 300_000,
 };
-
-async function servesAndResets(open: OpenApp): Promise<void> {
-  await withInstance(open, (app) => checks(app));
-}
 
 async function checks(app: AppInstance): Promise<void> {
   const { gateway, instance, state } = app;
@@ -126,14 +119,8 @@ async function checks(app: AppInstance): Promise<void> {
   assert(!again.text.includes("A visitor adds a sentence."));
 }
 
-Deno.test("MediaWiki on Incus serves its seeded wiki, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openIncus(APP, "tcp"));
-});
-
-Deno.test("MediaWiki on Incus serves through its unix socket relay when siteTransport is unix", async () => {
-  await servesAndResets(openIncus(APP, "unix"));
-});
-
-Deno.test("MediaWiki on Docker serves its seeded wiki, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openDocker(APP));
+testEveryBackend(APP, {
+  name: "MediaWiki",
+  does: "serves its seeded wiki, reports its MariaDB state, and resets to the seeded hash",
+  check: checks,
 });

@@ -12,15 +12,10 @@
  */
 import { assert, assertEquals } from "@std/assert";
 import { DatabaseSync } from "node:sqlite";
-import { Browser } from "../../engine/browser/browser.ts";
-import { Env } from "../../engine/env.ts";
-import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { evaluateState, harm } from "../../fixtures/sites/kit/_evaluate_state.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import { meaningfulDiff } from "../../fixtures/sites/kit/meaning.ts";
 import { click, look } from "../../fixtures/sites/kit/solve.ts";
-import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
-import type { Row } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/redmine/mod.ts";
 import { ACTIVITIES, PRIORITIES, seedMirror, TRACKERS } from "../../fixtures/sites/redmine/data.ts";
 import {
@@ -30,41 +25,11 @@ import {
   openIssue,
   openProject,
 } from "../../fixtures/sites/redmine/tasks/_solve.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import { SandboxError } from "../../sandboxes/errors.ts";
-import { IncusClient } from "../../sandboxes/incus/client.ts";
-import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import type { Instance } from "../../sandboxes/types.ts";
+import { assertSolverWins, incusSite, tableRows, withInstance, withSession } from "./_apps.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-const IMAGE = "webserv-redmine";
 const SEED = 3;
-
-async function openRedmine(gateway: Gateway): Promise<IncusSandbox> {
-  using client = new IncusClient();
-  try {
-    await client.imageFingerprint(IMAGE);
-  } catch (error) {
-    if (error instanceof SandboxError && error.status === 404) {
-      throw new Error(
-        `Incus has no image "${IMAGE}": build it with "deno task image:apps redmine"`,
-      );
-    }
-    throw error;
-  }
-  return await IncusSandbox.open({
-    gateway,
-    image: IMAGE,
-    pool: POOL,
-    prefix: "rmtask-",
-    // A base seeds its projects at its first start: minutes on a loaded host.
-    readyTimeoutMs: 400_000,
-  });
-}
-
-async function table(instance: Instance, name: string): Promise<Row[]> {
-  return await new StateSdk(instance.state!).rows(name, {}, 100_000);
-}
+// A base seeds its projects at its first start: minutes on a loaded host.
+const APP = incusSite(site, { seed: SEED, readyMs: 400_000, prefix: "rmtask-" });
 
 function mirrored(db: DatabaseSync, sql: string, id: number): Record<string, unknown> {
   const row = db.prepare(sql).get(id);
@@ -74,13 +39,10 @@ function mirrored(db: DatabaseSync, sql: string, id: number): Record<string, unk
 }
 
 Deno.test("seedMirror() draws the same users, versions, issues, journals and time entries as seed.rb in the container", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openRedmine(gateway);
-  const instance = await sandbox.create({ seed: SEED });
-  try {
+  await withInstance(APP.open, async ({ instance }) => {
     const db = new DatabaseSync(":memory:");
     seedMirror(db, SEED);
-    const users = (await table(instance, "users")).filter((user) => user["type"] === "User");
+    const users = (await tableRows(instance, "users")).filter((user) => user["type"] === "User");
     assertEquals(users.length, 41);
     for (const user of users) {
       if (user["login"] === "admin") continue;
@@ -93,14 +55,14 @@ Deno.test("seedMirror() draws the same users, versions, issues, journals and tim
         { login: user["login"], firstname: user["firstname"], lastname: user["lastname"] },
       );
     }
-    for (const version of await table(instance, "versions")) {
+    for (const version of await tableRows(instance, "versions")) {
       const row = mirrored(db, "SELECT * FROM versions WHERE id = ?", Number(version["id"]));
       assertEquals(
         [row["project_id"], row["name"], row["status"], row["effective_date"]],
         [version["project_id"], version["name"], version["status"], version["effective_date"]],
       );
     }
-    const issues = await table(instance, "issues");
+    const issues = await tableRows(instance, "issues");
     assertEquals(issues.length, 2400);
     const statusIds = ["New", "In Progress", "Resolved", "Feedback", "Closed", "Rejected"];
     for (const issue of issues) {
@@ -134,7 +96,7 @@ Deno.test("seedMirror() draws the same users, versions, issues, journals and tim
         ],
       );
     }
-    const journals = await table(instance, "journals");
+    const journals = await tableRows(instance, "journals");
     assertEquals(
       journals.length,
       Number(db.prepare("SELECT COUNT(*) AS n FROM journals").get()?.["n"]),
@@ -146,7 +108,7 @@ Deno.test("seedMirror() draws the same users, versions, issues, journals and tim
         [journal["journalized_id"], journal["user_id"], journal["notes"]],
       );
     }
-    const entries = await table(instance, "time_entries");
+    const entries = await tableRows(instance, "time_entries");
     assertEquals(entries.length, 1200);
     for (const entry of entries) {
       const row = mirrored(db, "SELECT * FROM time_entries WHERE id = ?", Number(entry["id"]));
@@ -156,52 +118,17 @@ Deno.test("seedMirror() draws the same users, versions, issues, journals and tim
       );
       assertEquals(ACTIVITIES.indexOf(String(row["activity"])) + 8, entry["activity_id"]);
     }
-  } finally {
-    await instance.destroy();
-  }
+  }, { seed: SEED });
 });
 
 Deno.test("Env.create({ task }) runs a Redmine task end to end: the solver earns 1, doing nothing 0", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openRedmine(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "change-status", SEED);
-    const template = site.templates.find((t) => t.id === "change-status")!;
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await template.solve(env, task);
-      const verdict = await env.verify();
-      assertEquals(verdict.reward, 1, verdict.reason);
-    } finally {
-      await env.close();
-    }
-    await instance.reset();
-    const idle = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await idle.step({ action: "stop", answer: "done" });
-      const verdict = await idle.verify();
-      assertEquals(verdict.reward, 0, verdict.reason);
-    } finally {
-      await idle.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+  await withSession(APP, (session) => assertSolverWins(session, "change-status"));
 });
 
 Deno.test("Redmine writes nothing tracked while a person browses, and an issue edit's own rows pass only under the template's allow", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openRedmine(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
+  await withSession(APP, async (session) => {
     const task = generateTask(site, "change-status", SEED);
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
+    await session.inEnv(task, async (env, bound) => {
       // Sign in, open a project, its roadmap, an issue and its edit form.
       await login(env, task.instruction);
       await openProject(env, "Harbor Platform");
@@ -226,10 +153,6 @@ Deno.test("Redmine writes nothing tracked while a person browses, and an issue e
       // The issue's description came back from the form as it was stored (CRLF).
       const changed = edited.tables["issues"]?.changed[0];
       assert(changed && !changed.columns.includes("description"), JSON.stringify(changed));
-    } finally {
-      await env.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+    });
+  });
 });

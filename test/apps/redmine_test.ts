@@ -17,10 +17,7 @@ import {
   assertResetRestores,
   assertStateNotRouted,
   diffRows,
-  type OpenApp,
-  openDocker,
-  openIncus,
-  withInstance,
+  testEveryBackend,
 } from "./_apps.ts";
 
 const APP: AppImage = {
@@ -29,10 +26,6 @@ const APP: AppImage = {
   // A base seeds its projects at its first start (about a minute unloaded).
   readyMs: 300_000,
 };
-
-async function servesAndResets(open: OpenApp): Promise<void> {
-  await withInstance(open, (app) => checks(app));
-}
 
 async function checks(app: AppInstance): Promise<void> {
   const { gateway, instance, state } = app;
@@ -100,14 +93,8 @@ async function checks(app: AppInstance): Promise<void> {
   await assertResetRestores(app, seeded);
 }
 
-Deno.test("Redmine on Incus serves its seeded projects, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openIncus(APP, "tcp"));
-});
-
-Deno.test("Redmine on Incus serves through its unix socket relay when siteTransport is unix", async () => {
-  await servesAndResets(openIncus(APP, "unix"));
-});
-
-Deno.test("Redmine on Docker serves its seeded projects, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openDocker(APP));
+testEveryBackend(APP, {
+  name: "Redmine",
+  does: "serves its seeded projects, reports its MariaDB state, and resets to the seeded hash",
+  check: checks,
 });

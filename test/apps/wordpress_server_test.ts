@@ -9,31 +9,36 @@
  * `deno task image:apps wordpress`.
  */
 import { assert, assertEquals } from "@std/assert";
-import { startServer } from "../../adapters/http/server.ts";
+import { type ServerOptions, startServer } from "../../adapters/http/server.ts";
 import { WebServClient } from "../../adapters/client/mod.ts";
-import { SandboxError } from "../../sandboxes/errors.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
 import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import { waitFor } from "../_util/wait.ts";
+import { requireIncusImage } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-const IMAGE = "webserv-wordpress";
 const SEED = 5;
 const TASK = `wordpress/approve-comment/${SEED}`;
 
-async function requireImage(): Promise<void> {
-  using client = new IncusClient();
-  try {
-    await client.imageFingerprint(IMAGE);
-  } catch (error) {
-    if (error instanceof SandboxError && error.status === 404) {
-      throw new Error(
-        `Incus has no image "${IMAGE}": build it with "deno task image:apps wordpress"`,
-      );
-    }
-    throw error;
-  }
+/**
+ * Starts the rollout server on the incus backend, once the image is there,
+ * and a client of it that waits as long as a seed's base takes to make.
+ */
+async function openServer(options: Pick<ServerOptions, "maxSessions" | "spares" | "warm">) {
+  await requireIncusImage({
+    image: "webserv-wordpress",
+    build: `build it with "deno task image:apps wordpress"`,
+    readyMs: 180_000,
+  });
+  const server = await startServer({
+    port: 0,
+    backend: "incus",
+    incusPool: POOL,
+    stepTimeoutMs: 180_000,
+    ...options,
+  });
+  return { server, client: new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 }) };
 }
 
 async function diffOf(instance: ContainerInstance): Promise<StateDiff> {
@@ -48,15 +53,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await requireImage();
-    await using server = await startServer({
-      port: 0,
-      backend: "incus",
-      incusPool: POOL,
-      maxSessions: 8,
-      stepTimeoutMs: 180_000,
-    });
-    const client = new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 });
+    const { server, client } = await openServer({ maxSessions: 8 });
+    await using _server = server;
     const listed = await fetch(`${server.url}/v1/tasks?site=wordpress&limit=100`);
     const page = await listed.json() as { tasks: { id: string }[] };
     assert(page.tasks.length >= 10, `WordPress lists ${page.tasks.length} tasks`);
@@ -114,15 +112,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await requireImage();
-    await using server = await startServer({
-      port: 0,
-      backend: "incus",
-      incusPool: POOL,
-      spares: 1,
-      warm: [`wordpress/${SEED}`],
-      stepTimeoutMs: 180_000,
-    });
+    const { server, client } = await openServer({ spares: 1, warm: [`wordpress/${SEED}`] });
+    await using _server = server;
     // The seed's base is made and its spare launched before any session opens.
     await waitFor(async () => await server.readySpares() === 1, {
       message: "a WordPress spare should be ready",
@@ -131,7 +122,6 @@ Deno.test({
     });
     using incus = new IncusClient();
     const before = new Set((await incus.listInstances()).map((i) => i.name));
-    const client = new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 });
     const session = await client.createSession({ task: TASK });
     const instance = server.sessions.instance(session.id) as ContainerInstance;
     // It took the spare: no container was launched for it.

@@ -4,6 +4,8 @@
  * template runs end to end through `Env.create({ task })` (its solver wins,
  * doing nothing does not), WordPress's own writes while a person uses
  * wp-admin are declared harmless (and would fail a task if they were not),
+ * the solvers of the templates drawn from large answer spaces (`post-tags`,
+ * `post-author`, `user-latest-post`, `view-post`, `open-tag`) win and a blind stop does not,
  * and `type` replaces text in the block editor's paragraphs without deleting
  * the block.
  *
@@ -12,64 +14,39 @@
  */
 import { assert, assertEquals } from "@std/assert";
 import { DatabaseSync } from "node:sqlite";
-import { Browser } from "../../engine/browser/browser.ts";
-import { Env } from "../../engine/env.ts";
-import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { harm } from "../../fixtures/sites/kit/_evaluate_state.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import { meaningfulDiff } from "../../fixtures/sites/kit/meaning.ts";
 import { look } from "../../fixtures/sites/kit/solve.ts";
-import { StateSdk } from "../../fixtures/sites/kit/state_client.ts";
-import type { Row } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
 import { MEDIA, seedMirror } from "../../fixtures/sites/wordpress/data.ts";
 import { login } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
 import { dismissGuide } from "../../fixtures/sites/wordpress/tasks/_editor.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import { SandboxError } from "../../sandboxes/errors.ts";
-import { IncusClient } from "../../sandboxes/incus/client.ts";
-import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import type { Instance } from "../../sandboxes/types.ts";
+import type { Env } from "../../engine/env.ts";
+import { assertSolverWins, incusSite, tableRows, withInstance, withSession } from "./_apps.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-const IMAGE = "webserv-wordpress";
 const SEED = 1;
+const APP = incusSite(site, { seed: SEED, readyMs: 180_000, prefix: "wstask-" });
 
-async function openWordPress(gateway: Gateway): Promise<IncusSandbox> {
-  using client = new IncusClient();
-  try {
-    await client.imageFingerprint(IMAGE);
-  } catch (error) {
-    if (error instanceof SandboxError && error.status === 404) {
-      throw new Error(
-        `Incus has no image "${IMAGE}": build it with "deno task image:apps wordpress"`,
-      );
-    }
-    throw error;
-  }
-  return await IncusSandbox.open({
-    gateway,
-    image: IMAGE,
-    pool: POOL,
-    prefix: "wstask-",
-    readyTimeoutMs: 180_000,
-  });
-}
-
-async function table(instance: Instance, name: string): Promise<Row[]> {
-  return await new StateSdk(instance.state!).rows(name, {}, 100_000);
+/**
+ * Logs in with the task's credentials and opens the block editor on a new
+ * post, its welcome guide dismissed.
+ */
+async function openEditor(env: Env, instruction: string): Promise<void> {
+  const dashboard = await login(env, instruction);
+  const add = dashboard.elements.find((el) => el.role === "link" && el.name === "New");
+  assert(add, "no New link");
+  await env.step({ action: "click", id: add.id });
+  await dismissGuide(env);
 }
 
 Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.php in the container", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openWordPress(gateway);
-  const instance = await sandbox.create({ seed: SEED });
-  try {
+  await withInstance(APP.open, async ({ instance }) => {
     const db = new DatabaseSync(":memory:");
     seedMirror(db, SEED);
     // Posts, pages and the media library's images; the theme's global-styles post is
     // WordPress's own.
-    const posts = (await table(instance, "wp_posts")).filter((post) =>
+    const posts = (await tableRows(instance, "wp_posts")).filter((post) =>
       ["post", "page", "attachment"].includes(String(post["post_type"]))
     );
     assertEquals(posts.length, 312 + MEDIA.length);
@@ -83,11 +60,11 @@ Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.
       assertEquals(mirrored["content"], String(post["post_content"]));
       assertEquals(Number(mirrored["comment_count"]), Number(post["comment_count"]));
     }
-    for (const user of await table(instance, "wp_users")) {
+    for (const user of await tableRows(instance, "wp_users")) {
       const mirrored = db.prepare("SELECT login FROM users WHERE id = ?").get(Number(user["ID"]));
       assertEquals(mirrored?.["login"], String(user["user_login"]));
     }
-    const comments = await table(instance, "wp_comments");
+    const comments = await tableRows(instance, "wp_comments");
     assertEquals(comments.length, 900);
     for (const comment of comments) {
       const mirrored = db.prepare("SELECT * FROM comments WHERE id = ?").get(
@@ -102,59 +79,30 @@ Deno.test("seedMirror() draws the same posts, users, terms and comments as seed.
         ],
       );
     }
-  } finally {
-    await instance.destroy();
-  }
+  }, { seed: SEED });
 });
 
 Deno.test("Env.create({ task }) runs a WordPress task end to end: the solver earns 1, doing nothing 0", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openWordPress(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "change-role", SEED);
-    const template = site.templates.find((t) => t.id === "change-role")!;
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await template.solve(env, task);
-      const verdict = await env.verify();
-      assertEquals(verdict.reward, 1, verdict.reason);
-    } finally {
-      await env.close();
+  await withSession(APP, (session) => assertSolverWins(session, "change-role"));
+});
+
+Deno.test("post-tags', post-author's, user-latest-post's, view-post's and open-tag's solvers earn 1 on WordPress, a wrong answer or page 0", async () => {
+  await withSession(APP, async (session) => {
+    for (const id of ["post-tags", "post-author", "user-latest-post", "view-post", "open-tag"]) {
+      // Ending where the task starts, with an answer no truth is: 0.
+      await assertSolverWins(session, id, { answer: "Nothing Here Today" });
+      await session.instance.reset();
     }
-    await instance.reset();
-    const idle = await Env.create(browser, { site: instance, task: bound });
-    try {
-      await idle.step({ action: "stop", answer: "done" });
-      const verdict = await idle.verify();
-      assertEquals(verdict.reward, 0, verdict.reason);
-    } finally {
-      await idle.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+  });
 });
 
 Deno.test("the WordPress site declares harmless what wp-admin writes by itself, and nothing else", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openWordPress(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "post-category", SEED);
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
+  await withSession(APP, async (session) => {
+    const task = generateTask(site, "post-tags", SEED);
+    await session.inEnv(task, async (env, bound) => {
       // Log in and open the block editor: a session, the dashboard's and the
       // editor's auto-drafts, the guide's dismissal, no change a person asked for.
-      const dashboard = await login(env, task.instruction);
-      const add = dashboard.elements.find((el) => el.role === "link" && el.name === "New");
-      assert(add, "no New link");
-      await env.step({ action: "click", id: add.id });
-      await dismissGuide(env);
+      await openEditor(env, task.instruction);
       await look(env);
       const diff = meaningfulDiff(await bound.sdk.diff(), site.tracked);
       assert(
@@ -183,29 +131,15 @@ Deno.test("the WordPress site declares harmless what wp-admin writes by itself, 
         },
       };
       assert(harm(later, site.harmless) !== undefined, "an approved comment passed as harmless");
-    } finally {
-      await env.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+    });
+  });
 });
 
 Deno.test("type replaces text in the block editor's paragraphs: the empty one is typed into, the full one cleared within itself", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openWordPress(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "post-category", SEED);
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
-      const dashboard = await login(env, task.instruction);
-      const add = dashboard.elements.find((el) => el.role === "link" && el.name === "New");
-      assert(add, "no New link");
-      await env.step({ action: "click", id: add.id });
-      await dismissGuide(env);
+  await withSession(APP, async (session) => {
+    const task = generateTask(site, "post-tags", SEED);
+    await session.inEnv(task, async (env) => {
+      await openEditor(env, task.instruction);
       let page = await look(env);
       const block = page.elements.find((el) => el.name === "Add default block");
       assert(block, `no "Add default block" in:\n${page.text}`);
@@ -223,24 +157,14 @@ Deno.test("type replaces text in the block editor's paragraphs: the empty one is
       step = await env.step({ action: "type", id: empty.id, text: "Second words there" });
       assert(step.observation.text.includes("Second words there"), step.observation.text);
       assert(!step.observation.text.includes("First words here"), step.observation.text);
-    } finally {
-      await env.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+    });
+  });
 });
 
 Deno.test("wp-admin's row actions, shown while the row is hovered, get ids, and a click on one hovers its row first", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openWordPress(gateway);
-  await using browser = await Browser.launch();
-  const instance = await sandbox.create({ seed: SEED });
-  try {
-    const task = generateTask(site, "post-category", SEED);
-    const bound = bindTask(task, site, instance.state!, { origin: instance.origin });
-    const env = await Env.create(browser, { site: instance, task: bound });
-    try {
+  await withSession(APP, async (session) => {
+    const task = generateTask(site, "post-tags", SEED);
+    await session.inEnv(task, async (env) => {
       const dashboard = await login(env, task.instruction);
       const posts = dashboard.elements.find((el) => el.role === "link" && /^Posts/.test(el.name));
       assert(posts, dashboard.text);
@@ -253,10 +177,6 @@ Deno.test("wp-admin's row actions, shown while the row is hovered, get ids, and 
       assert(edit, `no id on the row action "Edit “${title}”":\n${list.text}`);
       const editor = (await env.step({ action: "click", id: edit.id })).observation;
       assert(/post\.php\?post=\d+&action=edit/.test(editor.url), editor.url);
-    } finally {
-      await env.close();
-    }
-  } finally {
-    await instance.destroy();
-  }
+    });
+  });
 });

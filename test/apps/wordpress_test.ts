@@ -6,77 +6,26 @@
  * Not in the default run (the image takes minutes to build): run with
  * `deno task test:apps`. It fails, never skips, when the image is missing.
  */
-import { assert, assertEquals, assertNotEquals, assertStringIncludes } from "@std/assert";
-import { SandboxError } from "../../sandboxes/errors.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import { IncusClient } from "../../sandboxes/incus/client.ts";
-import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import { DockerClient } from "../../sandboxes/docker/client.ts";
-import { DockerSandbox } from "../../sandboxes/docker/docker_sandbox.ts";
-import type { Sandbox } from "../../sandboxes/types.ts";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
+import {
+  type AppImage,
+  type AppInstance,
+  assertResetRestores,
+  assertStateNotRouted,
+  testEveryBackend,
+} from "./_apps.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-const IMAGE = "webserv-wordpress";
+const APP: AppImage = {
+  image: "webserv-wordpress",
+  build: `build it with "deno task image:apps wordpress" (about 5-10 minutes)`,
+  // The base instance seeds within this time too (about 11 s unloaded); the host is shared.
+  readyMs: 180_000,
+};
 
-const BUILD = `build it with "deno task image:apps wordpress" (about 5-10 minutes)`;
-/** The base instance seeds within this time too (about 11 s unloaded); the host is shared. */
-const READY_MS = 180_000;
-
-/** Throws a message a person can act on when the Incus image was never built. */
-async function requireIncusImage(): Promise<void> {
-  using client = new IncusClient();
-  try {
-    await client.imageFingerprint(IMAGE);
-  } catch (error) {
-    if (error instanceof SandboxError && error.status === 404) {
-      throw new Error(`Incus has no image "${IMAGE}": ${BUILD}`);
-    }
-    throw error;
-  }
-}
-
-function openIncus(siteTransport: "tcp" | "unix") {
-  return async (gateway: Gateway): Promise<Sandbox> => {
-    await requireIncusImage();
-    return await IncusSandbox.open({
-      gateway,
-      image: IMAGE,
-      pool: POOL,
-      prefix: "wsapp-",
-      siteTransport,
-      readyTimeoutMs: READY_MS,
-    });
-  };
-}
-
-async function openDocker(gateway: Gateway): Promise<Sandbox> {
-  using client = new DockerClient();
-  if (!(await client.hasImage(`${IMAGE}:latest`))) {
-    throw new Error(`Docker has no image "${IMAGE}:latest": ${BUILD}`);
-  }
-  return await DockerSandbox.open({
-    gateway,
-    image: IMAGE,
-    prefix: "wsapp-",
-    readyTimeoutMs: READY_MS,
-  });
-}
-
-async function servesAndResets(open: (gateway: Gateway) => Promise<Sandbox>): Promise<void> {
-  await using gateway = new Gateway();
-  const sandbox = await open(gateway);
-  await using _closed = { [Symbol.asyncDispose]: () => sandbox.close() };
-  const instance = await sandbox.create({ seed: 1 });
-  const channel = instance.state;
-  assert(channel !== undefined, "the instance has no state channel");
-  const state = async <T>(path: string, init?: RequestInit): Promise<T> => {
-    const response = await channel.fetch(path, init);
-    const body = await response.text();
-    assertEquals(response.status, 200, `state ${path}: ${body}`);
-    return JSON.parse(body) as T;
-  };
+async function checks(app: AppInstance): Promise<void> {
+  const { gateway, instance, state } = app;
 
   const published = (await state<{ result: PostSummary[] }>(
     "/query/posts?status=publish",
@@ -108,9 +57,7 @@ async function servesAndResets(open: (gateway: Gateway) => Promise<Sandbox>): Pr
   assertStringIncludes(postHtml, String(comment.comment_content));
 
   // The state API is on its own socket: the gateway never routes to it.
-  const probe = await gateway.request(instance.origin, "/hash");
-  await probe.body?.cancel();
-  assertEquals(probe.headers.get("x-webserv-state"), null);
+  await assertStateNotRouted(app);
 
   const seeded = await state<StateHash>("/hash");
   assert(seeded.tables.wp_posts !== undefined && seeded.tables.wp_posts.rows > 300);
@@ -142,27 +89,15 @@ async function servesAndResets(open: (gateway: Gateway) => Promise<Sandbox>): Pr
   const typed = await state<{ result: PostSummary[] }>("/query/posts?status=publish&limit=1");
   assertEquals(typed.result[0]?.id, newest.id);
   assertEquals(typed.result[0]?.comments, newest.comments);
-  assertNotEquals((await state<StateHash>("/hash")).hash, seeded.hash);
 
-  await instance.reset();
-  assertEquals(
-    (await state<StateHash>("/hash")).hash,
-    seeded.hash,
-    "reset did not restore the seeded state",
-  );
+  await assertResetRestores(app, seeded);
   const again = await gateway.request(instance.origin, "/");
   assertEquals(again.status, 200);
   assert(!(await again.text()).includes(text));
 }
 
-Deno.test("WordPress on Incus serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openIncus("tcp"));
-});
-
-Deno.test("WordPress on Incus serves through its unix socket relay when siteTransport is unix", async () => {
-  await servesAndResets(openIncus("unix"));
-});
-
-Deno.test("WordPress on Docker serves its seeded posts, reports its MariaDB state, and resets to the seeded hash", async () => {
-  await servesAndResets(openDocker);
+testEveryBackend(APP, {
+  name: "WordPress",
+  does: "serves its seeded posts, reports its MariaDB state, and resets to the seeded hash",
+  check: checks,
 });

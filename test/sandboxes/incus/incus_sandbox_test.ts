@@ -466,3 +466,112 @@ Deno.test("IncusSandbox.open() removes the bases of a replaced image once no env
     }
   }
 });
+
+/** The names of the instances whose names start with `prefix`. */
+async function instancesNamed(client: IncusClient, prefix: string): Promise<string[]> {
+  return (await client.listInstances()).map((i) => i.name).filter((n) => n.startsWith(prefix));
+}
+
+/** Removes every instance whose name starts with `prefix` (this test's own), and its socket folder. */
+async function removeNamed(client: IncusClient, prefix: string): Promise<void> {
+  for (const name of await instancesNamed(client, prefix)) {
+    await client.changeState(name, "stop", true).catch(() => {});
+    await client.request("DELETE", `/1.0/instances/${name}`);
+  }
+  for await (const entry of Deno.readDir(SOCKET_ROOT)) {
+    if (entry.name.startsWith(prefix)) {
+      await Deno.remove(`${SOCKET_ROOT}/${entry.name}`, { recursive: true });
+    }
+  }
+}
+
+for (const left of ["stopped", "running"] as const) {
+  Deno.test(`IncusSandbox.create() rebuilds a base a killed run left ${left} without its seeded snapshot`, async () => {
+    using client = new IncusClient();
+    const prefix = `wstakeover${left[0]}-`;
+    await removeNamed(client, prefix);
+    const fingerprint = await client.imageFingerprint(IMAGE);
+    const name = `${prefix}base-demo-7-${POOL.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12)}-${
+      fingerprint.slice(0, 12)
+    }`;
+    try {
+      // What a run killed while seeding leaves: the base, made by a process
+      // that is gone, and no snapshot.
+      await client.request("POST", "/1.0/instances", {
+        placed: true,
+        json: {
+          name,
+          type: "container",
+          profiles: [],
+          source: { type: "image", fingerprint },
+          config: {
+            "environment.WS_SEED": "7",
+            "user.webserv.owner": ownerTag().replace(/\/\d+$/, "/999999999"),
+            "user.webserv.role": "base",
+          },
+          devices: { root: { type: "disk", path: "/", pool: POOL } },
+        },
+      });
+      if (left === "running") await client.changeState(name, "start");
+      await using gateway = new Gateway();
+      await using sandbox = await IncusSandbox.open({
+        gateway,
+        image: IMAGE,
+        pool: POOL,
+        prefix,
+        seedTimeoutMs: 120_000,
+      });
+      await using instance = await sandbox.create({ seed: 7 });
+      const response = await gateway.request(instance.origin, "/");
+      assertEquals(response.status, 200);
+      await response.body?.cancel();
+      const base = (await client.listInstances()).find((i) => i.name === name);
+      assertEquals(base?.config["user.webserv.owner"], ownerTag(), "this run made the base anew");
+      await client.request("GET", `/1.0/instances/${name}/snapshots/seeded`);
+    } finally {
+      await removeNamed(client, prefix);
+    }
+  });
+}
+
+Deno.test("IncusSandbox.create() waits for a base another live sandbox is making", async () => {
+  using client = new IncusClient();
+  const prefix = "wstakeoverc-";
+  await removeNamed(client, prefix);
+  try {
+    await using gateway = new Gateway();
+    const open = () =>
+      IncusSandbox.open({ gateway, image: IMAGE, pool: POOL, prefix, seedTimeoutMs: 120_000 });
+    await using one = await open();
+    await using two = await open();
+    // Both make the same base at once: Incus refuses the second copy by name
+    // (in its operation, as a 500), and that run waits for the first's snapshot.
+    const [a, b] = await Promise.all([one.create({ seed: 7 }), two.create({ seed: 7 })]);
+    await using _a = a;
+    await using _b = b;
+    assertEquals(
+      (await instancesNamed(client, `${prefix}base-`)).length,
+      1,
+      "one base for both",
+    );
+  } finally {
+    await removeNamed(client, prefix);
+  }
+});
+
+Deno.test("IncusSandbox.create() is not ready while the site's socket does not listen, though the state socket answers", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    readyTimeoutMs: 8_000,
+    // The site listens on TCP inside instead of site.sock, which the gateway
+    // uses here: what a relay that never comes up (or comes up late) looks like.
+    config: { "environment.WS_SITE_PORT": "8080" },
+  });
+  const error = await assertRejects(() => sandbox.create(), SandboxTimeoutError);
+  assertStringIncludes(error.message, "site.sock");
+  assertEquals(sandbox.containerNames, []);
+  assertEquals(await leftovers(sandbox.client, new Set()), []);
+});

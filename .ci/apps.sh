@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A real application in CI (issue 23): WordPress's image, built from Debian 12
+# packages by `deno task image:apps wordpress`, and its application tests on
+# Incus (TCP and unix socket) and Docker, plus its tasks run end to end in
+# Chromium. Run by .ci/run after .ci/daemons.sh (the daemons, their pools);
+# safe to run again: the build is skipped when Incus already has the image of
+# the same inputs, and the packages are cached in ~/.cache/webserv/apps/.
+#
+# On a fresh machine the package install (mmdebstrap) takes about 6 to 8
+# minutes, the rest of the build about a minute, the tests a few minutes
+# (bench/results/apps_images.md, README "Real applications").
+# MediaWiki and Redmine are not built here: MediaWiki's build alone is about
+# 8 minutes more; `deno task test:apps` runs them where their images exist.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[apps] %s\n' "$*"; }
+
+# mmdebstrap makes the root filesystem; Debian has it, from the same mirror
+# apt already uses (the only place the build downloads from).
+if ! command -v mmdebstrap >/dev/null 2>&1; then
+  log "installing mmdebstrap"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap
+fi
+
+started=$(date +%s)
+log "building the WordPress image"
+deno task image:apps wordpress
+built=$(date +%s)
+log "image ready in $((built - started)) s"
+
+log "WordPress's application tests"
+deno test --allow-all test/apps/wordpress_test.ts test/apps/wordpress_tasks_test.ts
+log "tests took $(($(date +%s) - built)) s"
