@@ -118,18 +118,7 @@ export class ContainerInstance implements Instance {
       throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
     }
     await this.#backend.probe(this.#container);
-    try {
-      const response = await this.state.fetch("/healthz", {
-        signal: AbortSignal.timeout(2_000),
-      });
-      await response.body?.cancel();
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    } catch (error) {
-      throw new InstanceGoneError(
-        `Instance "env-${this.id}" does not answer: ${String(error)}`,
-        { cause: error },
-      );
-    }
+    await checkStateAnswers(this.id, this.state, 2_000);
   }
 
   /** Removes the container and its socket folder; safe to call twice. */
@@ -153,4 +142,30 @@ export class ContainerInstance implements Instance {
 
 function siteTarget(container: Container): GatewayTarget {
   return container.target ?? { unix: container.directory.siteSocket };
+}
+
+/**
+ * Checks that an env's state API answers `GET /healthz` with a 2xx in time:
+ * the liveness check of every container-served env.
+ *
+ * @param id the env's id (for the message)
+ * @param state its state API
+ * @param timeoutMs how long the answer may take
+ * @throws {InstanceGoneError} when it does not answer, or answers an error
+ */
+export async function checkStateAnswers(
+  id: string,
+  state: StateClient,
+  timeoutMs: number,
+): Promise<void> {
+  try {
+    const response = await state.fetch("/healthz", { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  } catch (error) {
+    throw new InstanceGoneError(
+      `Instance "env-${id}" does not answer: ${String(error)}`,
+      { cause: error },
+    );
+  }
 }

@@ -20,21 +20,25 @@
  *
  * @module
  */
-import { InstanceGoneError, SandboxError } from "../errors.ts";
-import { logFailure, settled } from "../../engine/log.ts";
+import { SandboxError } from "../errors.ts";
+import { logFailure } from "../../engine/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
 import type { ContainerInstance } from "../_container_instance.ts";
-import {
-  ContainerLifecycle,
-  findImage,
-  type ListedContainer,
-  openContainerSandbox,
-} from "../_container_sandbox.ts";
+import { ContainerLifecycle, type ListedContainer } from "../_container_sandbox.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
+import {
+  baseName,
+  deleteInstance,
+  exists,
+  type OpenedImage,
+  openOnImage,
+  probeInstance,
+  serialized,
+} from "./_instances.ts";
 
 /** Options of {@linkcode IncusSandbox.open}. */
 export interface IncusSandboxOptions {
@@ -143,19 +147,13 @@ export class IncusSandbox implements Sandbox {
   /** The Incus client in use. */
   readonly client: IncusClient;
   #options: IncusSandboxOptions;
-  #ownsClient: boolean;
+  #opened: OpenedImage;
   #lifecycle: ContainerLifecycle;
-  #fingerprint: string;
 
-  private constructor(
-    options: IncusSandboxOptions,
-    client: IncusClient,
-    fingerprint: string,
-  ) {
+  private constructor(options: IncusSandboxOptions, opened: OpenedImage) {
     this.#options = options;
-    this.client = client;
-    this.#ownsClient = options.client === undefined;
-    this.#fingerprint = fingerprint;
+    this.#opened = opened;
+    this.client = opened.client;
     this.#lifecycle = new ContainerLifecycle("incus", {
       gateway: options.gateway,
       prefix: options.prefix ?? "ws-",
@@ -165,11 +163,11 @@ export class IncusSandbox implements Sandbox {
     }, {
       launchOnce: (seed) => this.#launchOnce(seed),
       makeBase: (seed) => this.#makeBase(seed),
-      probe: (name) => this.#probe(name),
+      probe: (name) => probeInstance(this.client, name),
       remove: (container) => this.#remove(container),
       listContainers: () => this.#listContainers(),
       closeClient: () => {
-        if (this.#ownsClient) this.client.close();
+        if (this.#opened.ownsClient) this.client.close();
       },
       restore: (container) => this.#restore(container),
     });
@@ -196,13 +194,13 @@ export class IncusSandbox implements Sandbox {
     }
     const client = options.client ??
       new IncusClient(options.target === undefined ? {} : { target: options.target });
-    return openContainerSandbox(client, options.client === undefined, async () => {
-      const fingerprint = await findImage(
-        () => client.imageFingerprint(options.image),
-        `Incus has no image "${options.image}": build it with "deno task image"`,
-      );
-      return new IncusSandbox(options, client, fingerprint);
-    });
+    return openOnImage(
+      client,
+      options.client === undefined,
+      options.image,
+      "deno task image",
+      (opened) => new IncusSandbox(options, opened),
+    );
   }
 
   /** How reset brings back the seeded state. */
@@ -377,7 +375,7 @@ export class IncusSandbox implements Sandbox {
     await serialized(() => this.client.changeState(container.name, "start"));
     await container.directory.waitUntilReady({
       timeoutMs: this.#options.readyTimeoutMs ?? 30_000,
-      probe: () => this.#probe(container.name),
+      probe: () => probeInstance(this.client, container.name),
       // Without a TCP target the gateway reaches the site through site.sock.
       site: container.target === undefined,
     });
@@ -393,57 +391,29 @@ export class IncusSandbox implements Sandbox {
     await this.#start(container);
   }
 
-  async #probe(name: string): Promise<void> {
-    let status: string;
-    try {
-      status = await this.#status(name);
-    } catch (error) {
-      if (error instanceof SandboxError && error.status === 404) {
-        throw new InstanceGoneError(
-          `Incus instance "${name}" no longer exists`,
-          { status: 404, daemonMessage: error.daemonMessage, cause: error },
-        );
-      }
-      throw error;
-    }
-    if (status !== "Running") {
-      throw new InstanceGoneError(
-        `Incus instance "${name}" is not running: its status is "${status}"`,
-      );
-    }
-  }
-
-  /**
-   * The instance's status, from `GET /1.0/instances/NAME`: unlike the state
-   * call it runs no helper inside the container's namespaces, which fails
-   * while init is dying and adds load while Incus starts or stops others.
-   */
-  async #status(name: string): Promise<string> {
-    const metadata = await this.client.request("GET", `/1.0/instances/${name}`);
-    return decodeInstances([metadata])[0]?.status ?? "Unknown";
-  }
-
   async #makeBase(seed: number): Promise<string> {
-    const site = this.#options.image.replace(/^webserv-/, "")
-      .replace(/[^a-z0-9]/g, "");
-    const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
     // On a cluster each member has its own base, named for it.
     const member = this.client.target === undefined
       ? ""
       : `-${this.client.target.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12)}`;
-    const name = `${this.#lifecycle.settings.prefix}base-${site}-${seed}-${pool}-${
-      this.#fingerprint.slice(0, 12)
-    }${member}`;
+    const name = baseName(
+      this.#lifecycle.settings.prefix,
+      this.#options.image,
+      this.#options.pool,
+      seed,
+      this.#opened.fingerprint,
+      member,
+    );
     const snapshot = `${name}/seeded`;
     const timeoutMs = this.#options.seedTimeoutMs ?? 900_000;
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
-      if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) {
+      if (await exists(this.client, `/1.0/instances/${name}/snapshots/seeded`)) {
         return snapshot;
       }
       // A base with no snapshot is being made by another run, or was left
       // half made by a run that died: wait for the first, take over the other.
-      if (await this.#exists(`/1.0/instances/${name}`)) {
+      if (await exists(this.client, `/1.0/instances/${name}`)) {
         await this.#waitForOtherBase(name, deadline);
         continue;
       }
@@ -456,7 +426,7 @@ export class IncusSandbox implements Sandbox {
             name,
             type: "container",
             profiles: [],
-            source: { type: "image", fingerprint: this.#fingerprint },
+            source: { type: "image", fingerprint: this.#opened.fingerprint },
             config: {
               "environment.WS_SEED": String(seed),
               "user.webserv.owner": ownerTag(),
@@ -473,7 +443,7 @@ export class IncusSandbox implements Sandbox {
         // its operation (a 500 naming a UNIQUE constraint), not with a 409,
         // so the instance's existence is what tells.
         if (
-          !(error instanceof SandboxError) || !await this.#exists(`/1.0/instances/${name}`)
+          !(error instanceof SandboxError) || !await exists(this.client, `/1.0/instances/${name}`)
         ) throw error;
         continue;
       }
@@ -507,7 +477,7 @@ export class IncusSandbox implements Sandbox {
    */
   async #waitForOtherBase(name: string, deadline: number): Promise<void> {
     while (performance.now() < deadline) {
-      if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) return;
+      if (await exists(this.client, `/1.0/instances/${name}/snapshots/seeded`)) return;
       let config: Record<string, string>;
       try {
         const metadata = await this.client.request("GET", `/1.0/instances/${name}`);
@@ -525,33 +495,6 @@ export class IncusSandbox implements Sandbox {
     }
   }
 
-  async #exists(path: string): Promise<boolean> {
-    try {
-      await this.client.request("GET", path);
-      return true;
-    } catch (error) {
-      if (error instanceof SandboxError && error.status === 404) return false;
-      throw error;
-    }
-  }
-
-  /** Polls until the instance is stopped or gone; rethrows `cause` after 90 s. */
-  async #waitUntilStopped(name: string, cause: unknown): Promise<void> {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      let status: string;
-      try {
-        status = await this.#status(name);
-      } catch (error) {
-        if (error instanceof SandboxError && error.status === 404) return;
-        throw error;
-      }
-      if (status === "Stopped") return;
-      if (Date.now() > deadline) throw cause;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-
   /**
    * Stops and deletes a container and removes its socket folder, which goes
    * even when Incus cannot delete the container (its cluster member lost):
@@ -559,46 +502,10 @@ export class IncusSandbox implements Sandbox {
    */
   async #remove(container: Container): Promise<void> {
     try {
-      await this.#deleteInstance(container.name);
+      await deleteInstance(this.client, container.name);
     } finally {
       await container.directory.remove();
       container.directory[Symbol.dispose]();
     }
   }
-
-  async #deleteInstance(name: string): Promise<void> {
-    try {
-      await serialized(() => this.client.changeState(name, "stop", true));
-    } catch (error) {
-      if (!(error instanceof SandboxError)) throw error;
-      // 404: already gone; 400: already stopped. Under heavy load the stop
-      // hook can hang inside Incus although the container did stop.
-      // Another stop would queue behind the hung one, so none is sent.
-      // Such a stall was seen to last up to a minute: wait it out, polling.
-      if (error.status !== 404 && error.status !== 400) {
-        await this.#waitUntilStopped(name, error);
-      }
-    }
-    for (let attempt = 0;; attempt++) {
-      try {
-        await this.client.request("DELETE", `/1.0/instances/${name}`);
-        break;
-      } catch (error) {
-        if (!(error instanceof SandboxError)) throw error;
-        if (error.status === 404) break;
-        // A stop whose hooks timed out may hold the instance for a while.
-        if (attempt >= 90) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-      }
-    }
-  }
-}
-
-let queue: Promise<unknown> = Promise.resolve();
-
-/** Runs Incus state changes of this process one at a time. */
-function serialized<T>(task: () => Promise<T>): Promise<T> {
-  const result = queue.then(task);
-  queue = settled(result); // its failure is the caller's, through `result`
-  return result;
 }

@@ -26,14 +26,17 @@
  */
 import { join } from "node:path";
 import { logFailure } from "../../engine/log.ts";
-import { InstanceGoneError, SandboxError } from "../errors.ts";
-import type { Gateway, GatewayRoute } from "../gateway.ts";
-import { findImage, openContainerSandbox } from "../_container_sandbox.ts";
+import { SandboxError } from "../errors.ts";
+import type { Gateway } from "../gateway.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
-import { SocketDirectory } from "../_socket_directory.ts";
-import type { Instance, InstanceSpec, Sandbox, StateClient } from "../types.ts";
+import type { InstanceSpec, Sandbox } from "../types.ts";
 import { IncusClient } from "./client.ts";
-import { decodeInstances } from "./_decode.ts";
+import { baseName, exists, type OpenedImage, openOnImage, probeInstance } from "./_instances.ts";
+import { decodeControlAnswer, randomKey, Runtime } from "./_shared_runtime_control.ts";
+import { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
+
+export type { ServerSource } from "./_shared_runtime_control.ts";
+export { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
 /** Options of {@linkcode SharedRuntimeSandbox.open}. */
 export interface SharedRuntimeSandboxOptions {
@@ -82,85 +85,6 @@ export interface SharedRuntimeSandboxOptions {
   envTimeoutMs?: number;
 }
 
-/** How an env's database server was had. */
-export type ServerSource = "spare" | "cold";
-
-/** What the runtime's control answers to a creation or a reset. */
-interface ControlAnswer {
-  source: ServerSource;
-  slot: number;
-  ms: number;
-}
-
-function decodeControlAnswer(value: unknown): ControlAnswer {
-  if (typeof value === "object" && value !== null) {
-    const { source, slot, ms } = value as Record<string, unknown>;
-    if (
-      (source === "spare" || source === "cold") && typeof slot === "number" &&
-      typeof ms === "number"
-    ) {
-      return { source, slot, ms };
-    }
-  }
-  throw new SandboxError(
-    `The shared runtime's control answered an unknown shape: ${JSON.stringify(value)}`,
-  );
-}
-
-/** One running runtime container and its control. */
-class Runtime {
-  readonly name: string;
-  readonly folder: string;
-  #http: Deno.HttpClient;
-
-  constructor(name: string, folder: string) {
-    this.name = name;
-    this.folder = folder;
-    this.#http = Deno.createHttpClient({
-      proxy: { transport: "unix", path: join(folder, "control.sock") },
-      poolMaxIdlePerHost: 0,
-    });
-  }
-
-  /** Calls the control API; throws a SandboxError with its message unless 2xx. */
-  async call(
-    method: string,
-    path: string,
-    body: unknown,
-    timeoutMs: number,
-  ): Promise<unknown> {
-    let response: Response;
-    try {
-      response = await fetch(`http://localhost${path}`, {
-        method,
-        client: this.#http,
-        signal: AbortSignal.timeout(timeoutMs),
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    } catch (error) {
-      throw new InstanceGoneError(
-        `The shared runtime "${this.name}" does not answer: ${String(error)}`,
-        { cause: error },
-      );
-    }
-    const answer: unknown = await response.json().catch(() => null);
-    if (!response.ok) {
-      const message = typeof answer === "object" && answer !== null && "error" in answer
-        ? String(answer.error)
-        : `HTTP ${response.status}`;
-      throw new SandboxError(
-        `The shared runtime "${this.name}" refused ${method} ${path}: ${message}`,
-        { status: response.status, daemonMessage: message },
-      );
-    }
-    return answer;
-  }
-
-  close(): void {
-    this.#http.close();
-  }
-}
-
 /**
  * Creates envs that share one application runtime, each with a private
  * database branch.
@@ -185,20 +109,14 @@ export class SharedRuntimeSandbox implements Sandbox {
   /** The Incus client in use. */
   readonly client: IncusClient;
   #options: SharedRuntimeSandboxOptions;
-  #ownsClient: boolean;
-  #fingerprint: string;
+  #opened: OpenedImage;
   #runtimes = new Map<number, Promise<Runtime>>();
   #instances = new Set<SharedRuntimeInstance>();
 
-  private constructor(
-    options: SharedRuntimeSandboxOptions,
-    client: IncusClient,
-    fingerprint: string,
-  ) {
+  private constructor(options: SharedRuntimeSandboxOptions, opened: OpenedImage) {
     this.#options = options;
-    this.client = client;
-    this.#ownsClient = options.client === undefined;
-    this.#fingerprint = fingerprint;
+    this.#opened = opened;
+    this.client = opened.client;
   }
 
   /**
@@ -211,13 +129,13 @@ export class SharedRuntimeSandbox implements Sandbox {
    */
   static open(options: SharedRuntimeSandboxOptions): Promise<SharedRuntimeSandbox> {
     const client = options.client ?? new IncusClient();
-    return openContainerSandbox(client, options.client === undefined, async () => {
-      const fingerprint = await findImage(
-        () => client.imageFingerprint(options.image),
-        `Incus has no image "${options.image}": build it with "deno task image:apps"`,
-      );
-      return new SharedRuntimeSandbox(options, client, fingerprint);
-    });
+    return openOnImage(
+      client,
+      options.client === undefined,
+      options.image,
+      "deno task image:apps",
+      (opened) => new SharedRuntimeSandbox(options, opened),
+    );
   }
 
   get #prefix(): string {
@@ -326,7 +244,7 @@ export class SharedRuntimeSandbox implements Sandbox {
         logFailure(`removing the shared runtime "${runtime.name}"`, error)
       );
     }
-    if (this.#ownsClient) this.client.close();
+    if (this.#opened.ownsClient) this.client.close();
   }
 
   /** Calls `close()`. */
@@ -357,15 +275,14 @@ export class SharedRuntimeSandbox implements Sandbox {
 
   /** The seeded base's snapshot: a runtime seeded once, stopped, and snapshotted. */
   async #base(seed: number): Promise<string> {
-    const site = this.#options.image.replace(/^webserv-/, "").replace(/[^a-z0-9]/g, "");
-    const pool = this.#options.pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
-    const name = `${this.#prefix}base-${site}-${seed}-${pool}-${this.#fingerprint.slice(0, 12)}`;
+    const { image, pool } = this.#options;
+    const name = baseName(this.#prefix, image, pool, seed, this.#opened.fingerprint);
     const snapshot = `${name}/seeded`;
-    if (await this.#exists(`/1.0/instances/${name}/snapshots/seeded`)) return snapshot;
+    if (await exists(this.client, `/1.0/instances/${name}/snapshots/seeded`)) return snapshot;
     // A base left half made by a crashed run is made again.
-    if (await this.#exists(`/1.0/instances/${name}`)) await this.#delete(name);
+    if (await exists(this.client, `/1.0/instances/${name}`)) await this.#delete(name);
     const folder = join(this.#socketRoot, name);
-    await this.#launch(name, folder, { type: "image", fingerprint: this.#fingerprint }, {
+    await this.#launch(name, folder, { type: "image", fingerprint: this.#opened.fingerprint }, {
       "environment.WS_SEED": String(seed),
       "environment.WS_SPARES": "0",
       "user.webserv.role": "shared-base",
@@ -425,7 +342,7 @@ export class SharedRuntimeSandbox implements Sandbox {
                 { cause: error },
               );
             }
-            if (attempt % 20 === 19) await this.#probe(name);
+            if (attempt % 20 === 19) await probeInstance(this.client, name);
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
         }
@@ -434,24 +351,6 @@ export class SharedRuntimeSandbox implements Sandbox {
       }
     } catch (error) {
       await this.#delete(name).catch((cause) => logFailure(`removing "${name}"`, cause));
-      throw error;
-    }
-  }
-
-  async #probe(name: string): Promise<void> {
-    const status = decodeInstances([await this.client.request("GET", `/1.0/instances/${name}`)])[0]
-      ?.status;
-    if (status !== "Running") {
-      throw new InstanceGoneError(`Incus instance "${name}" is not running: "${status}"`);
-    }
-  }
-
-  async #exists(path: string): Promise<boolean> {
-    try {
-      await this.client.request("GET", path);
-      return true;
-    } catch (error) {
-      if (error instanceof SandboxError && error.status === 404) return false;
       throw error;
     }
   }
@@ -470,129 +369,4 @@ export class SharedRuntimeSandbox implements Sandbox {
     }
     await Deno.remove(join(this.#socketRoot, name), { recursive: true }).catch(() => {});
   }
-}
-
-/** An env of the shared runtime: its origin, its database server, its state socket. */
-export class SharedRuntimeInstance implements Instance {
-  /** The id in `env-<id>.localhost`. */
-  readonly id: string;
-  /** The origin the browser opens. */
-  readonly origin: string;
-  /** Privileged access to the env's state API (its own database only). */
-  readonly state: StateClient;
-  /** The env's key in the runtime (`x-webserv-env`, `/run/wsdb/env-KEY.sock`). */
-  readonly key: string;
-  /** The runtime container's name. */
-  readonly runtimeName: string;
-  /** Where the server of the last creation or reset came from. */
-  source: ServerSource;
-  /**
-   * The runtime's number for the env's server now: its datadir is
-   * `/var/lib/wsdb/slot-N`, its socket `/run/wsdb/slot-N.sock` (for measurements).
-   */
-  slot: number;
-  #runtime: Runtime;
-  #directory: SocketDirectory;
-  #route: GatewayRoute;
-  #options: SharedRuntimeSandboxOptions;
-  #forget: () => void;
-  #seed: number;
-  #destroyed = false;
-
-  /** Made by {@linkcode SharedRuntimeSandbox.create}. */
-  constructor(
-    runtime: Runtime,
-    key: string,
-    server: { source: ServerSource; slot: number; seed: number },
-    options: SharedRuntimeSandboxOptions,
-    forget: () => void,
-  ) {
-    this.#runtime = runtime;
-    this.key = key;
-    this.source = server.source;
-    this.slot = server.slot;
-    this.#seed = server.seed;
-    this.runtimeName = runtime.name;
-    this.#options = options;
-    this.#forget = forget;
-    this.#directory = new SocketDirectory(join(runtime.folder, `env-${key}`));
-    this.#route = options.gateway.add({ unix: this.#directory.siteSocket });
-    this.id = this.#route.id;
-    this.origin = this.#route.origin;
-    this.state = { fetch: (path, init) => this.#directory.state.fetch(path, init) };
-  }
-
-  /**
-   * Points the env at a fresh copy of the seeded database (a spare when the
-   * runtime has one).
-   *
-   * @param options `cold`: start a server for this reset instead of taking a
-   *   spare; `seed`: the env's own seed or none (a runtime serves one seed)
-   * @throws {RangeError} when `seed` is another seed than the env's
-   * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
-   */
-  async reset(options: { seed?: number; cold?: boolean } = {}): Promise<void> {
-    if (this.#destroyed) {
-      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
-    }
-    if (options.seed !== undefined && options.seed !== this.#seed) {
-      throw new RangeError(
-        `Cannot reset "env-${this.id}" to seed ${options.seed}: it serves seed ${this.#seed}, and a shared runtime serves one seed; create an env of seed ${options.seed} instead`,
-      );
-    }
-    const answer = decodeControlAnswer(
-      await this.#runtime.call(
-        "POST",
-        `/envs/${this.key}/reset`,
-        { cold: options.cold === true },
-        this.#options.envTimeoutMs ?? 60_000,
-      ),
-    );
-    this.source = answer.source;
-    this.slot = answer.slot;
-  }
-
-  /**
-   * Checks that the env's state API answers over its own database.
-   *
-   * @throws {InstanceGoneError} when it does not
-   */
-  async check(): Promise<void> {
-    if (this.#destroyed) {
-      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
-    }
-    try {
-      const response = await this.state.fetch("/healthz", { signal: AbortSignal.timeout(5_000) });
-      await response.body?.cancel();
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    } catch (error) {
-      throw new InstanceGoneError(
-        `Instance "env-${this.id}" does not answer: ${String(error)}`,
-        { cause: error },
-      );
-    }
-  }
-
-  /** Stops the env's server and removes its copy and sockets; safe to call twice. */
-  async destroy(): Promise<void> {
-    if (this.#destroyed) return;
-    this.#destroyed = true;
-    this.#route.remove();
-    this.#forget();
-    try {
-      await this.#runtime.call("DELETE", `/envs/${this.key}`, undefined, 30_000);
-    } finally {
-      this.#directory[Symbol.dispose]();
-    }
-  }
-
-  /** Calls {@linkcode SharedRuntimeInstance.destroy}. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.destroy();
-  }
-}
-
-function randomKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
 }

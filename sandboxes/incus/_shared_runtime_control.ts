@@ -1,0 +1,96 @@
+/**
+ * The host's side of the shared runtime's control API (served inside the
+ * runtime container by `fixtures/sites/kit/shared_runtime.ts` on
+ * `/run/ws/control.sock`): the client of one runtime, and the shape of its
+ * answers.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { InstanceGoneError, SandboxError } from "../errors.ts";
+
+/** How an env's database server was had. */
+export type ServerSource = "spare" | "cold";
+
+/** What the runtime's control answers to a creation or a reset. */
+export interface ControlAnswer {
+  source: ServerSource;
+  slot: number;
+  ms: number;
+}
+
+export function decodeControlAnswer(value: unknown): ControlAnswer {
+  if (typeof value === "object" && value !== null) {
+    const { source, slot, ms } = value as Record<string, unknown>;
+    if (
+      (source === "spare" || source === "cold") && typeof slot === "number" &&
+      typeof ms === "number"
+    ) {
+      return { source, slot, ms };
+    }
+  }
+  throw new SandboxError(
+    `The shared runtime's control answered an unknown shape: ${JSON.stringify(value)}`,
+  );
+}
+
+/** One running runtime container and its control. */
+export class Runtime {
+  readonly name: string;
+  readonly folder: string;
+  #http: Deno.HttpClient;
+
+  constructor(name: string, folder: string) {
+    this.name = name;
+    this.folder = folder;
+    this.#http = Deno.createHttpClient({
+      proxy: { transport: "unix", path: join(folder, "control.sock") },
+      poolMaxIdlePerHost: 0,
+    });
+  }
+
+  /** Calls the control API; throws a SandboxError with its message unless 2xx. */
+  async call(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`http://localhost${path}`, {
+        method,
+        client: this.#http,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new InstanceGoneError(
+        `The shared runtime "${this.name}" does not answer: ${String(error)}`,
+        { cause: error },
+      );
+    }
+    const answer: unknown = await response.json().catch(() => null);
+    if (!response.ok) {
+      const message = typeof answer === "object" && answer !== null && "error" in answer
+        ? String(answer.error)
+        : `HTTP ${response.status}`;
+      throw new SandboxError(
+        `The shared runtime "${this.name}" refused ${method} ${path}: ${message}`,
+        { status: response.status, daemonMessage: message },
+      );
+    }
+    return answer;
+  }
+
+  /** Closes the connection to the control. */
+  close(): void {
+    this.#http.close();
+  }
+}
+
+/** A random key of 12 base-36 characters: an env's key, a runtime name's tail. */
+export function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}

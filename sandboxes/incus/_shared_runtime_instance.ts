@@ -1,0 +1,125 @@
+/**
+ * An env of the shared-runtime mode (see `shared_runtime_sandbox.ts`): a
+ * database server of its own behind the runtime its seed shares.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { InstanceGoneError } from "../errors.ts";
+import type { GatewayRoute } from "../gateway.ts";
+import { checkStateAnswers } from "../_container_instance.ts";
+import { SocketDirectory } from "../_socket_directory.ts";
+import type { Instance, StateClient } from "../types.ts";
+import { decodeControlAnswer, type Runtime, type ServerSource } from "./_shared_runtime_control.ts";
+import type { SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";
+
+/** An env of the shared runtime: its origin, its database server, its state socket. */
+export class SharedRuntimeInstance implements Instance {
+  /** The id in `env-<id>.localhost`. */
+  readonly id: string;
+  /** The origin the browser opens. */
+  readonly origin: string;
+  /** Privileged access to the env's state API (its own database only). */
+  readonly state: StateClient;
+  /** The env's key in the runtime (`x-webserv-env`, `/run/wsdb/env-KEY.sock`). */
+  readonly key: string;
+  /** The runtime container's name. */
+  readonly runtimeName: string;
+  /** Where the server of the last creation or reset came from. */
+  source: ServerSource;
+  /**
+   * The runtime's number for the env's server now: its datadir is
+   * `/var/lib/wsdb/slot-N`, its socket `/run/wsdb/slot-N.sock` (for measurements).
+   */
+  slot: number;
+  #runtime: Runtime;
+  #directory: SocketDirectory;
+  #route: GatewayRoute;
+  #options: SharedRuntimeSandboxOptions;
+  #forget: () => void;
+  #seed: number;
+  #destroyed = false;
+
+  /** Made by {@linkcode SharedRuntimeSandbox.create}. */
+  constructor(
+    runtime: Runtime,
+    key: string,
+    server: { source: ServerSource; slot: number; seed: number },
+    options: SharedRuntimeSandboxOptions,
+    forget: () => void,
+  ) {
+    this.#runtime = runtime;
+    this.key = key;
+    this.source = server.source;
+    this.slot = server.slot;
+    this.#seed = server.seed;
+    this.runtimeName = runtime.name;
+    this.#options = options;
+    this.#forget = forget;
+    this.#directory = new SocketDirectory(join(runtime.folder, `env-${key}`));
+    this.#route = options.gateway.add({ unix: this.#directory.siteSocket });
+    this.id = this.#route.id;
+    this.origin = this.#route.origin;
+    this.state = { fetch: (path, init) => this.#directory.state.fetch(path, init) };
+  }
+
+  /**
+   * Points the env at a fresh copy of the seeded database (a spare when the
+   * runtime has one).
+   *
+   * @param options `cold`: start a server for this reset instead of taking a
+   *   spare; `seed`: the env's own seed or none (a runtime serves one seed)
+   * @throws {RangeError} when `seed` is another seed than the env's
+   * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
+   */
+  async reset(options: { seed?: number; cold?: boolean } = {}): Promise<void> {
+    if (this.#destroyed) {
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    if (options.seed !== undefined && options.seed !== this.#seed) {
+      throw new RangeError(
+        `Cannot reset "env-${this.id}" to seed ${options.seed}: it serves seed ${this.#seed}, and a shared runtime serves one seed; create an env of seed ${options.seed} instead`,
+      );
+    }
+    const answer = decodeControlAnswer(
+      await this.#runtime.call(
+        "POST",
+        `/envs/${this.key}/reset`,
+        { cold: options.cold === true },
+        this.#options.envTimeoutMs ?? 60_000,
+      ),
+    );
+    this.source = answer.source;
+    this.slot = answer.slot;
+  }
+
+  /**
+   * Checks that the env's state API answers over its own database.
+   *
+   * @throws {InstanceGoneError} when it does not
+   */
+  async check(): Promise<void> {
+    if (this.#destroyed) {
+      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+    }
+    await checkStateAnswers(this.id, this.state, 5_000);
+  }
+
+  /** Stops the env's server and removes its copy and sockets; safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#route.remove();
+    this.#forget();
+    try {
+      await this.#runtime.call("DELETE", `/envs/${this.key}`, undefined, 30_000);
+    } finally {
+      this.#directory[Symbol.dispose]();
+    }
+  }
+
+  /** Calls {@linkcode SharedRuntimeInstance.destroy}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.destroy();
+  }
+}
