@@ -98,6 +98,21 @@ export async function duBytes(paths: string[]): Promise<number> {
 }
 
 /**
+ * Bytes of a btrfs subvolume or folder that share no extent with anything
+ * else (`btrfs filesystem du`'s "Exclusive", after a sync): what an env wrote
+ * of its own on top of its copy-on-write base.
+ *
+ * @param path the folder
+ * @returns the exclusive bytes (NaN when btrfs prints no such column)
+ */
+export async function btrfsExclusiveBytes(path: string): Promise<number> {
+  await command("sync", []);
+  const out = await command("btrfs", ["filesystem", "du", "-s", "--raw", path]);
+  const fields = out.trim().split("\n").at(-1)?.trim().split(/\s+/) ?? [];
+  return Number(fields[1] ?? NaN);
+}
+
+/**
  * The free disk space of the filesystem that holds a path.
  *
  * @param path the path

@@ -17,8 +17,8 @@ import {
   type SharedRuntimeInstance,
   SharedRuntimeSandbox,
 } from "../sandboxes/incus/shared_runtime_sandbox.ts";
-import type { AppBackend } from "./_sandbox_apps.ts";
-import { command, namespaceMemory } from "./_sandbox_common.ts";
+import type { AppBackend } from "./_sandbox_app_specs.ts";
+import { btrfsExclusiveBytes, namespaceMemory } from "./_sandbox_common.ts";
 
 function shared(env: Instance): SharedRuntimeInstance {
   if (!("slot" in env) || !("runtimeName" in env)) {
@@ -89,16 +89,9 @@ export function sharedBackends(pool: string, poolPath: string): AppBackend[] {
     async storage(_sandbox, env) {
       // The env's reflinked datadir: the extents its server un-shared.
       const { runtimeName, slot } = shared(env);
-      await command("sync", []);
-      const out = await command("btrfs", [
-        "filesystem",
-        "du",
-        "-s",
-        "--raw",
+      return await btrfsExclusiveBytes(
         `${poolPath}/containers/${runtimeName}/rootfs/var/lib/wsdb/slot-${slot}`,
-      ]);
-      const fields = out.trim().split("\n").at(-1)?.trim().split(/\s+/) ?? [];
-      return Number(fields[1] ?? NaN);
+      );
     },
     async initPid(sandbox, env) {
       return (await (sandbox as SharedRuntimeSandbox).client.instanceState(
