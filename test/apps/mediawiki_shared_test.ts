@@ -10,14 +10,9 @@
  */
 import { assertEquals, assertNotEquals, assertStringIncludes } from "@std/assert";
 import { Gateway } from "../../sandboxes/gateway.ts";
-import {
-  type SharedRuntimeInstance,
-  SharedRuntimeSandbox,
-} from "../../sandboxes/incus/shared_runtime_sandbox.ts";
-import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
-import { stateReader } from "./_apps.ts";
-
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
+import type { StateHash } from "../../fixtures/sites/kit/types.ts";
+import { addedRowsWith, markedPair, openShared, postForm } from "./_shared.ts";
 
 async function edit(
   gateway: Gateway,
@@ -25,48 +20,32 @@ async function edit(
   summary: string,
   headers: Record<string, string> = {},
 ): Promise<void> {
-  const response = await gateway.request(env.origin, "/api.php", {
-    method: "POST",
-    headers,
-    body: new URLSearchParams({
-      action: "edit",
-      format: "json",
-      title: `Shared runtime ${crypto.randomUUID()}`,
-      appendtext: "A sentence from the shared-runtime test.",
-      summary,
-      token: "+\\",
-    }),
-  });
-  const answer = await response.text();
-  assertEquals(response.status, 200, answer.slice(0, 300));
-  assertStringIncludes(answer, '"result":"Success"');
+  const { status, body } = await postForm(gateway, env, "/api.php", {
+    action: "edit",
+    format: "json",
+    title: `Shared runtime ${crypto.randomUUID()}`,
+    appendtext: "A sentence from the shared-runtime test.",
+    summary,
+    token: "+\\",
+  }, headers);
+  assertEquals(status, 200, body.slice(0, 300));
+  assertStringIncludes(body, '"result":"Success"');
 }
 
-async function revisionsWith(env: SharedRuntimeInstance, summary: string): Promise<number> {
-  const diff = await stateReader(env)<StateDiff>("/diff");
-  return (diff.tables.revisions?.added ?? []).filter((row) => row.comment === summary).length;
+function revisionsWith(env: SharedRuntimeInstance, summary: string): Promise<number> {
+  return addedRowsWith(env, "revisions", "comment", summary);
 }
 
 Deno.test("SharedRuntimeSandbox keeps each MediaWiki env's database private and resets it to the seeded hash", async () => {
   await using gateway = new Gateway();
-  await using sandbox = await SharedRuntimeSandbox.open({
+  // Another checkout's build replaces "webserv-mediawiki" (its own inputs):
+  // a private alias (`deno task image:apps --alias=NAME mediawiki`) keeps this one's.
+  await using sandbox = await openShared(
     gateway,
-    // Another checkout's build replaces "webserv-mediawiki" (its own inputs):
-    // a private alias (`deno task image:apps --alias=NAME mediawiki`) keeps this one's.
-    image: Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki",
-    pool: POOL,
-    prefix: "wsshared-",
-    readyTimeoutMs: 900_000,
-    envTimeoutMs: 120_000,
-  });
-  const a = await sandbox.create({ seed: 1 });
-  const b = await sandbox.create({ seed: 1 });
-  const stateA = stateReader(a);
-  const stateB = stateReader(b);
-  const seeded = await stateA<StateHash>("/hash");
-  assertEquals((await stateB<StateHash>("/hash")).hash, seeded.hash);
-  await stateA("/mark", { method: "POST" });
-  await stateB("/mark", { method: "POST" });
+    Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki",
+    { readyTimeoutMs: 900_000, envTimeoutMs: 120_000 },
+  );
+  const { a, b, stateA, seeded } = await markedPair(sandbox, 1);
 
   const forged = `A naming B ${crypto.randomUUID()}`;
   await edit(gateway, a, forged, { "x-webserv-env": b.key });

@@ -12,11 +12,11 @@
  */
 import { assert, assertEquals, assertNotEquals } from "@std/assert";
 import { Gateway } from "../../sandboxes/gateway.ts";
-import {
-  type SharedRuntimeInstance,
+import type {
+  SharedRuntimeInstance,
   SharedRuntimeSandbox,
 } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
-import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
+import type { StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
 import { Browser } from "../../engine/browser/browser.ts";
 import { Env } from "../../engine/env.ts";
@@ -24,20 +24,18 @@ import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
 import { stateReader } from "./_apps.ts";
+import { addedRowsWith, markedPair, openShared as openSharedApp, postForm } from "./_shared.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const SEED = 1;
 
-async function openShared(gateway: Gateway): Promise<SharedRuntimeSandbox> {
-  return await SharedRuntimeSandbox.open({
+function openShared(gateway: Gateway): Promise<SharedRuntimeSandbox> {
+  // Another checkout's build replaces "webserv-wordpress" (its own inputs):
+  // a private alias (`deno task image:apps --alias=NAME wordpress`) keeps this one's.
+  return openSharedApp(
     gateway,
-    // Another checkout's build replaces "webserv-wordpress" (its own inputs):
-    // a private alias (`deno task image:apps --alias=NAME wordpress`) keeps this one's.
-    image: Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress",
-    pool: POOL,
-    prefix: "wsshared-",
-    readyTimeoutMs: 300_000,
-  });
+    Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress",
+    { readyTimeoutMs: 300_000 },
+  );
 }
 
 async function comment(
@@ -47,41 +45,27 @@ async function comment(
   text: string,
   headers: Record<string, string> = {},
 ): Promise<void> {
-  const response = await gateway.request(env.origin, "/wp-comments-post.php", {
-    method: "POST",
-    headers,
-    body: new URLSearchParams({
-      comment_post_ID: String(post),
-      author: "Test Reader",
-      email: `reader-${crypto.randomUUID()}@webserv.test`,
-      url: "",
-      comment: text,
-    }),
-  });
-  const body = await response.text();
-  assertEquals(response.status, 302, `the comment was refused: ${body.slice(0, 300)}`);
+  const { status, body } = await postForm(gateway, env, "/wp-comments-post.php", {
+    comment_post_ID: String(post),
+    author: "Test Reader",
+    email: `reader-${crypto.randomUUID()}@webserv.test`,
+    url: "",
+    comment: text,
+  }, headers);
+  assertEquals(status, 302, `the comment was refused: ${body.slice(0, 300)}`);
 }
 
-async function commentsWith(env: SharedRuntimeInstance, text: string): Promise<number> {
-  const diff = await stateReader(env)<StateDiff>("/diff");
-  return (diff.tables.wp_comments?.added ?? []).filter((row) => row.comment_content === text)
-    .length;
+function commentsWith(env: SharedRuntimeInstance, text: string): Promise<number> {
+  return addedRowsWith(env, "wp_comments", "comment_content", text);
 }
 
 Deno.test("SharedRuntimeSandbox keeps each WordPress env's database private, resets it to the seeded hash, and serves from spares and cold", async () => {
   await using gateway = new Gateway();
   await using sandbox = await openShared(gateway);
-  const a = await sandbox.create({ seed: 1 });
-  const b = await sandbox.create({ seed: 1 });
+  const { a, b, stateA, stateB, seeded } = await markedPair(sandbox, 1);
   assertNotEquals(a.origin, b.origin);
   assertNotEquals(a.key, b.key);
   assertEquals(a.runtimeName, b.runtimeName, "the two envs do not share one runtime");
-  const stateA = stateReader(a);
-  const stateB = stateReader(b);
-  const seeded = await stateA<StateHash>("/hash");
-  assertEquals((await stateB<StateHash>("/hash")).hash, seeded.hash);
-  await stateA("/mark", { method: "POST" });
-  await stateB("/mark", { method: "POST" });
 
   // Each origin serves the application with links to itself.
   const page = await gateway.request(b.origin, "/");
