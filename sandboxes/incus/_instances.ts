@@ -9,6 +9,7 @@
 import { settled } from "../../engine/log.ts";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import { findImage, openContainerSandbox } from "../_container_sandbox.ts";
+import { ownerTag } from "../_owner.ts";
 import type { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
 
@@ -73,6 +74,45 @@ export function baseName(
   const site = image.replace(/^webserv-/, "").replace(/[^a-z0-9]/g, "");
   const poolTag = pool.replace(/[^a-zA-Z0-9]/g, "").slice(0, 12);
   return `${prefix}base-${site}-${seed}-${poolTag}-${fingerprint.slice(0, 12)}${suffix}`;
+}
+
+/** A container to create: what differs between the backends' containers. */
+export interface ContainerSpec {
+  /** The instance name. */
+  name: string;
+  /** Incus's `source`: an image, or a copy of a snapshot. */
+  source: Record<string, unknown>;
+  /** Instance config; `user.webserv.owner` is added (and wins). */
+  config: Record<string, string>;
+  /** The host folder bind-mounted at `/run/ws` (the `ws` device). */
+  folder: string;
+  /** More devices, such as the root disk or a proxy. */
+  devices?: Record<string, Record<string, string>>;
+}
+
+/**
+ * Creates (does not start) a container with no profile, owned by this
+ * process (`user.webserv.owner`, so a later run can reap it once this one is
+ * gone), its socket folder bind-mounted at `/run/ws`.
+ *
+ * @param client the Incus client (its target places the container)
+ * @param spec the container
+ */
+export async function createContainer(client: IncusClient, spec: ContainerSpec): Promise<void> {
+  await client.request("POST", "/1.0/instances", {
+    placed: true,
+    json: {
+      name: spec.name,
+      type: "container",
+      profiles: [],
+      source: spec.source,
+      config: { ...spec.config, "user.webserv.owner": ownerTag() },
+      devices: {
+        ...spec.devices,
+        ws: { type: "disk", source: spec.folder, path: "/run/ws" },
+      },
+    },
+  });
 }
 
 /**

@@ -27,11 +27,12 @@ import type { Container } from "../_container_instance.ts";
 import type { ContainerInstance } from "../_container_instance.ts";
 import { ContainerLifecycle, type ListedContainer } from "../_container_sandbox.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
-import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { ownerIsGone } from "../_owner.ts";
 import { IncusClient } from "./client.ts";
 import { decodeInstances } from "./_decode.ts";
 import {
   baseName,
+  createContainer,
   deleteInstance,
   exists,
   type OpenedImage,
@@ -324,33 +325,25 @@ export class IncusSandbox implements Sandbox {
       : { name, directory };
     try {
       await serialized(async () => {
-        await this.client.request("POST", "/1.0/instances", {
-          placed: true,
-          json: {
-            name,
-            type: "container",
-            profiles: [],
-            source: { type: "copy", source: base, instance_only: true },
-            config: {
-              ...this.#options.config,
-              ...(tcp ? { "environment.WS_SITE_PORT": String(SITE_PORT) } : {}),
-              "user.webserv.owner": ownerTag(),
-              "user.webserv.role": "env",
-            },
-            devices: {
-              ws: { type: "disk", source: directory.path, path: "/run/ws" },
-              ...(tcp
-                ? {
-                  site: {
-                    type: "proxy",
-                    bind: "host",
-                    listen: `tcp:127.0.0.1:${port}`,
-                    connect: `tcp:127.0.0.1:${SITE_PORT}`,
-                  },
-                }
-                : {}),
-            },
+        await createContainer(this.client, {
+          name,
+          source: { type: "copy", source: base, instance_only: true },
+          config: {
+            ...this.#options.config,
+            ...(tcp ? { "environment.WS_SITE_PORT": String(SITE_PORT) } : {}),
+            "user.webserv.role": "env",
           },
+          folder: directory.path,
+          devices: tcp
+            ? {
+              site: {
+                type: "proxy",
+                bind: "host",
+                listen: `tcp:127.0.0.1:${port}`,
+                connect: `tcp:127.0.0.1:${SITE_PORT}`,
+              },
+            }
+            : {},
         });
         if (this.#options.reset === "restore") {
           await this.client.request(
@@ -420,23 +413,12 @@ export class IncusSandbox implements Sandbox {
       const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
       try {
-        await this.client.request("POST", "/1.0/instances", {
-          placed: true,
-          json: {
-            name,
-            type: "container",
-            profiles: [],
-            source: { type: "image", fingerprint: this.#opened.fingerprint },
-            config: {
-              "environment.WS_SEED": String(seed),
-              "user.webserv.owner": ownerTag(),
-              "user.webserv.role": "base",
-            },
-            devices: {
-              root: { type: "disk", path: "/", pool: this.#options.pool },
-              ws: { type: "disk", source: directory.path, path: "/run/ws" },
-            },
-          },
+        await createContainer(this.client, {
+          name,
+          source: { type: "image", fingerprint: this.#opened.fingerprint },
+          config: { "environment.WS_SEED": String(seed), "user.webserv.role": "base" },
+          folder: directory.path,
+          devices: { root: { type: "disk", path: "/", pool: this.#options.pool } },
         });
       } catch (error) {
         // Another run made the same name first. Incus refuses the copy in

@@ -28,10 +28,17 @@ import { join } from "node:path";
 import { logFailure } from "../../engine/log.ts";
 import { SandboxError } from "../errors.ts";
 import type { Gateway } from "../gateway.ts";
-import { ownerIsGone, ownerTag } from "../_owner.ts";
+import { ownerIsGone } from "../_owner.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { IncusClient } from "./client.ts";
-import { baseName, exists, type OpenedImage, openOnImage, probeInstance } from "./_instances.ts";
+import {
+  baseName,
+  createContainer,
+  exists,
+  type OpenedImage,
+  openOnImage,
+  probeInstance,
+} from "./_instances.ts";
 import { decodeControlAnswer, randomKey, Runtime } from "./_shared_runtime_control.ts";
 import { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
@@ -312,20 +319,12 @@ export class SharedRuntimeSandbox implements Sandbox {
     await Deno.chmod(folder, 0o777);
     await Deno.remove(join(folder, "control.sock")).catch(() => {});
     try {
-      await this.client.request("POST", "/1.0/instances", {
-        placed: true,
-        json: {
-          name,
-          type: "container",
-          profiles: [],
-          source,
-          config: {
-            "environment.WS_SHARED": "1",
-            "user.webserv.owner": ownerTag(),
-            ...config,
-          },
-          devices: { ...devices, ws: { type: "disk", source: folder, path: "/run/ws" } },
-        },
+      await createContainer(this.client, {
+        name,
+        source,
+        config: { "environment.WS_SHARED": "1", ...config },
+        folder,
+        devices,
       });
       await this.client.changeState(name, "start");
       const runtime = new Runtime(name, folder);
