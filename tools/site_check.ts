@@ -1,7 +1,7 @@
 /**
  * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
  * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]
- * [--resume]`: runs the
+ * [--resume] [--spares S]`: runs the
  * site checker (`fixtures/sites/kit/check.ts`) on a shipped site over N
  * seeds, printing a line per template and seed while it runs and a table per
  * template at the end. `--concurrency K` runs K episodes at once, each on its
@@ -9,7 +9,11 @@
  * results files after every chunk, so a long run that is stopped keeps the
  * seeds it finished; `--resume` then goes on from the site's entry in the
  * `--json` file: the seeds it holds are not run again, and the new seeds'
- * counts and solver samples are added to it. Exits with status 1 on any
+ * counts and solver samples are added to it. `--spares S` (Incus) keeps S
+ * ready copies of the seed launched ahead, so that each episode's reset takes
+ * one instead of waiting for a copy and the application's start; each chunk
+ * gets its own sandbox, so a finished seed's spares do not outlive it.
+ * Exits with status 1 on any
  * failure, 2 on bad arguments.
  *
  * The Incus backend needs the site's image (`deno task image
@@ -31,7 +35,7 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume] [--spares S]";
 
 /**
  * Runs the checker as the command line asks.
@@ -54,6 +58,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       json: { type: "string" },
       md: { type: "string" },
       resume: { type: "boolean", default: false },
+      spares: { type: "string", default: "0" },
     },
   });
   const [name, ...rest] = positionals;
@@ -76,6 +81,13 @@ export async function main(args: string[]): Promise<SiteReport> {
   if (!Number.isInteger(chunk) || chunk < 1) {
     throw new TypeError(`Invalid --chunk "${values.chunk}": expected an integer >= 1`);
   }
+  const spares = Number(values.spares);
+  if (!Number.isInteger(spares) || spares < 0) {
+    throw new TypeError(`Invalid --spares "${values.spares}": expected an integer >= 0`);
+  }
+  if (spares > 0 && values.backend !== "incus") {
+    throw new TypeError("--spares keeps Incus containers ready: give --backend incus");
+  }
   const site = siteByName(name);
   if (values.resume && values.json === undefined) {
     throw new TypeError(
@@ -92,23 +104,26 @@ export async function main(args: string[]): Promise<SiteReport> {
   const seeds = Array.from({ length: count }, (_, i) => from + i)
     .filter((seed) => !previous?.seeds.includes(seed));
   await using gateway = new Gateway();
-  const sandbox: Sandbox = values.backend === "fixture"
-    ? new FixtureSandbox(site, { gateway })
-    : values.backend === "incus"
-    ? await IncusSandbox.open({
-      gateway,
-      image: `webserv-${site.name}`,
-      pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
-      // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
-      prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
-      // A real application starts its database and web server in each env, and the base of a
-      // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
-      readyTimeoutMs: 600_000,
-    })
-    : (() => {
-      throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
-    })();
-  await using _sandbox = sandbox;
+  const openSandbox = async (): Promise<Sandbox> =>
+    values.backend === "fixture"
+      ? new FixtureSandbox(site, { gateway })
+      : values.backend === "incus"
+      ? await IncusSandbox.open({
+        gateway,
+        image: `webserv-${site.name}`,
+        pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+        // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
+        prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
+        // A real application starts its database and web server in each env, and the base of a
+        // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
+        readyTimeoutMs: 600_000,
+        spares,
+      })
+      : (() => {
+        throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
+      })();
+  // Opened once before the browser starts, so a wrong backend or a missing image fails at once.
+  await (await openSandbox())[Symbol.asyncDispose]();
   await using browser = await Browser.launch();
   const started = performance.now();
   console.error(
@@ -116,13 +131,15 @@ export async function main(args: string[]): Promise<SiteReport> {
       templates?.length ?? site.templates.length
     } templates × ${seeds.length} seeds (${
       seeds.length > 0 ? `${seeds[0]}–${seeds.at(-1)}` : "none left"
-    }) on the ${sandbox.kind} backend${
+    }) on the ${values.backend} backend${
       previous ? `, going on from ${previous.seeds.length} seeds in ${values.json}` : ""
     }`,
   );
   const parts: SiteReport[] = previous ? [previous] : [];
   let report: SiteReport | undefined = previous;
   for (let at = 0; at < seeds.length; at += chunk) {
+    // A sandbox per chunk: closing it removes the spares of the seeds it ran.
+    await using sandbox = await openSandbox();
     parts.push(
       await checkSite(browser, site, {
         sandbox,

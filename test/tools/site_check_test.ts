@@ -60,3 +60,13 @@ Deno.test("site:check --resume runs only the seeds the results file lacks, and a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("site:check refuses --spares that are not a count, or without Incus", async () => {
+  await assertRejects(() => main(["wiki", "--spares=-1"]), TypeError, 'Invalid --spares "-1"');
+  await assertRejects(() => main(["wiki", "--spares", "two"]), TypeError, 'Invalid --spares "two"');
+  await assertRejects(
+    () => main(["wiki", "--spares", "1"]),
+    TypeError,
+    "--spares keeps Incus containers ready: give --backend incus",
+  );
+});
