@@ -74,6 +74,8 @@ export interface Meta {
   settings: AppBenchSettings;
   /** The applications' keys. */
   apps: string[];
+  /** The backends' keys when `BENCH_APP_BACKENDS` chose some (every backend otherwise). */
+  backends?: string[];
 }
 
 /** A finished run: its meta with its end. */
@@ -100,9 +102,10 @@ const MD_FILE = new URL("./results/sandbox_apps.md", import.meta.url);
  * of dropping the others'.
  *
  * @param apps the applications of this run
- * @returns the earlier runs' rows of other applications, and their notes
+ * @param backends the backends of this run, when not every one
+ * @returns the earlier runs' rows of other applications (or backends), and their notes
  */
-export async function earlierRuns(apps: string[]): Promise<Earlier> {
+export async function earlierRuns(apps: string[], backends?: string[]): Promise<Earlier> {
   let saved: SavedReport;
   try {
     saved = JSON.parse(await Deno.readTextFile(JSON_FILE));
@@ -110,7 +113,7 @@ export async function earlierRuns(apps: string[]): Promise<Earlier> {
     if (error instanceof Deno.errors.NotFound) return { runs: [], notes: "" };
     throw error;
   }
-  return keptFrom(saved, await Deno.readTextFile(MD_FILE).catch(() => ""), apps);
+  return keptFrom(saved, await Deno.readTextFile(MD_FILE).catch(() => ""), apps, backends);
 }
 
 /** `sandbox_apps.json` as `writeResults` writes it. */
@@ -131,13 +134,21 @@ export interface SavedReport {
  * @param saved the saved JSON
  * @param md the saved markdown
  * @param apps the applications of the new run
+ * @param backends the backends of the new run, when not every one
  * @returns the rows kept and the notes
  */
-export function keptFrom(saved: SavedReport, md: string, apps: string[]): Earlier {
+export function keptFrom(
+  saved: SavedReport,
+  md: string,
+  apps: string[],
+  backends?: string[],
+): Earlier {
   const all = [{ meta: saved.meta, results: saved.results }, ...(saved.earlier ?? [])];
+  const measured = (r: AppResult) =>
+    apps.includes(r.app) && (backends === undefined || backends.includes(r.backend));
   const runs = all.map((run) => ({
     meta: run.meta,
-    results: run.results.filter((r) => !apps.includes(r.app)),
+    results: run.results.filter((r) => !measured(r)),
   })).filter((run) => run.results.length > 0);
   const count = (xs: Earlier["runs"]) => xs.reduce((n, run) => n + run.results.length, 0);
   const at = md.indexOf("\n## Notes on ");
@@ -196,6 +207,8 @@ export function markdown(
     "",
     `Run ${meta.startedAt} to ${meta.finishedAt} on ${meta.machine}, with \`BENCH_APPS=${
       meta.apps.join(",")
+    }${
+      backendsOf(meta)
     } deno task bench:sandbox\`. **The machine was loaded by other work** (CI runs, other sessions' builds and tests): load average ${
       meta.loadBefore.join(", ")
     } at the start, ${
@@ -210,7 +223,7 @@ export function markdown(
         [...new Set(run.results.map((r) => r.app))].join(", ")
       } are kept from an earlier run, ${run.meta.startedAt} to ${run.meta.finishedAt} (\`BENCH_APPS=${
         run.meta.apps.join(",")
-      }\`), load average ${run.meta.loadBefore.join(", ")} at its start, ${
+      }${backendsOf(run.meta)}\`), load average ${run.meta.loadBefore.join(", ")} at its start, ${
         run.meta.loadAfter.join(", ")
       } at its end.`
     ),
@@ -284,6 +297,11 @@ export function markdown(
   );
   if (earlier.notes) lines.push(earlier.notes.trimEnd(), "");
   return lines.join("\n");
+}
+
+/** ` BENCH_APP_BACKENDS=…` when a run chose its backends. */
+function backendsOf(meta: Meta): string {
+  return meta.backends ? ` BENCH_APP_BACKENDS=${meta.backends.join(",")}` : "";
 }
 
 /** The paper's Table 2 (WebServ, arXiv 2510.16252): Incus vs Docker per env. */
