@@ -16,9 +16,12 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { stateReader } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+/** Instances' prefix: another of its own keeps a run apart from others' bases and runtimes. */
+const PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
 
 /**
- * Opens an image in the shared-runtime mode (instances `wsshared-…`).
+ * Opens an image in the shared-runtime mode (instances `wsshared-…`, or
+ * `WEBSERV_SHARED_PREFIX`'s).
  *
  * @param gateway the gateway
  * @param image the image alias
@@ -34,7 +37,7 @@ export async function openShared(
     gateway,
     image,
     pool: POOL,
-    prefix: "wsshared-",
+    prefix: PREFIX,
     ...timeouts,
   });
 }
