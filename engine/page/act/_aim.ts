@@ -16,6 +16,7 @@ import {
   accepts,
   aimsOf,
   ancestorsCover,
+  type Clip,
   clipped,
   controlOf,
   deepHit,
@@ -133,30 +134,44 @@ function pointOf(target: Element): PointResult {
       r = el.getBoundingClientRect();
       shown = clipped(el, r, vw, vh);
     }
-    const { x0, x1, y0, y1 } = shown;
-    if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+    if (shown.x1 - shown.x0 < 1 || shown.y1 - shown.y0 < 1) continue;
     seen = true;
-    for (const [fx, fy] of SPOTS) {
-      const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
-      const hit = deepHit(doc, x, y);
-      if (accepts(hit, target, el)) {
-        const over = frame ? ancestorsCover(frame, x, y) : null;
-        if (over === null) {
-          clearMoves(doc);
-          const box = doc.documentElement.getBoundingClientRect();
-          const win = doc.defaultView, vv = win && win.visualViewport;
-          const top = !!win && win.parent === win &&
-            (!vv || (vv.scale === 1 && vv.offsetLeft === 0 && vv.offsetTop === 0));
-          return { ok: true, x, y, docX: box.left, docY: box.top, top };
+    for (const { x0, x1, y0, y1 } of [...fragments(el, vw, vh), shown]) {
+      if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+      for (const [fx, fy] of SPOTS) {
+        const x = x0 + (x1 - x0) * fx, y = y0 + (y1 - y0) * fy;
+        const hit = deepHit(doc, x, y);
+        if (accepts(hit, target, el)) {
+          const over = frame ? ancestorsCover(frame, x, y) : null;
+          if (over === null) {
+            clearMoves(doc);
+            const box = doc.documentElement.getBoundingClientRect();
+            const win = doc.defaultView, vv = win && win.visualViewport;
+            const top = !!win && win.parent === win &&
+              (!vv || (vv.scale === 1 && vv.offsetLeft === 0 && vv.offsetTop === 0));
+            return { ok: true, x, y, docX: box.left, docY: box.top, top };
+          }
+          if (cover === undefined) cover = over;
+          continue;
         }
-        if (cover === undefined) cover = over;
-        continue;
+        if (cover === undefined && hit) cover = describe(hit);
       }
-      if (cover === undefined && hit) cover = describe(hit);
     }
   }
   if (!seen) return revealPoint(target) ?? { ok: false, reason: "not-visible" };
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
+}
+
+/**
+ * The boxes of an inline element broken over lines (a link that wraps), each
+ * cut like the whole: its bounding box spans the lines' full width, so spots
+ * aimed in it can all fall between the fragments, on the paragraph around
+ * them. None for an element drawn in one box.
+ */
+function fragments(el: Element, vw: number, vh: number): Clip[] {
+  const rects = el.getClientRects();
+  if (rects.length < 2) return [];
+  return Array.from(rects, (rect) => clipped(el, rect, vw, vh)).filter((c) => !c.cut);
 }
 
 /**

@@ -1,5 +1,5 @@
 // Pointer actions reach targets clipped by nested scroll boxes and in frames
-// below the fold, scroll the container they are given, aim at the stand-in
+// below the fold, links broken over two lines, scroll the container they are given, aim at the stand-in
 // of a styled-away checkbox, and never press where a hover effect moved the
 // target away.
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
@@ -67,6 +67,20 @@ Deno.test("Actor.act() pointer", async (t) => {
         { click: "deep", trusted: true },
         { click: "bottom", trusted: true },
       ]);
+    },
+  );
+
+  await t.step(
+    "Actor.act() clicks a link broken over two lines on one of its fragments",
+    async () => {
+      const { context, page, actor } = await open("/act/wrapped-link", { 1: "#wrap" });
+      await using _ = context;
+      await actor.act({ action: "click", id: 1 });
+      assertEquals(await evaluate(page, "window.__log"), [{
+        click: "wrap",
+        trusted: true,
+        lines: 2,
+      }]);
     },
   );
 
