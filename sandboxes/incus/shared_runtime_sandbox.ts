@@ -201,6 +201,19 @@ export class SharedRuntimeSandbox implements Sandbox {
   }
 
   /**
+   * Starts a seed's runtime now (seeding its base at the first use), so that
+   * its spare servers fill before its first `create()`; a failure is logged,
+   * and the next `create()` tries again.
+   *
+   * @param seed the seed
+   */
+  warm(seed: number): void {
+    this.#runtime(seed).catch((error) =>
+      logFailure(`warming the shared runtime of seed ${seed}`, error)
+    );
+  }
+
+  /**
    * Sets how many database servers a seed's runtime keeps started ahead
    * (0 makes every later creation and reset cold).
    *

@@ -23,18 +23,20 @@ const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
  * @param gateway the gateway
  * @param image the image alias
  * @param timeouts how long a runtime may take to start, and an env to be made
+ * @param prefix the instances' prefix
  * @returns the sandbox
  */
 export async function openShared(
   gateway: Gateway,
   image: string,
   timeouts: { readyTimeoutMs: number; envTimeoutMs?: number },
+  prefix = "wsshared-",
 ): Promise<SharedRuntimeSandbox> {
   return await SharedRuntimeSandbox.open({
     gateway,
     image,
     pool: POOL,
-    prefix: "wsshared-",
+    prefix,
     ...timeouts,
   });
 }
