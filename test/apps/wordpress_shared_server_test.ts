@@ -3,7 +3,8 @@
  * served by one runtime container per seed, a `mariadbd` of its own per
  * session. A group of 4 on one task gets 4 isolated envs (a comment written
  * through one is in that env's state diff and no other's), a session's reset
- * brings its env back to the seeded hash, and when one env's own database
+ * brings its env back to the seeded hash, `warm` starts a seed's runtime
+ * before its first session, and when one env's own database
  * server dies mid-episode its steps and its verdict are ours (`env_error`,
  * never an action error, never a reward) while its neighbour goes on, and a
  * reset recovers it.
@@ -26,6 +27,8 @@ import { Browser, EnvError } from "../../mod.ts";
 import { Env } from "../../engine/env.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import { openShared } from "./_shared.ts";
+import { IncusClient } from "../../sandboxes/incus/client.ts";
+import { waitFor } from "../_util/wait.ts";
 import { requireIncusImage } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
@@ -34,7 +37,7 @@ const SEED = 1;
 const TASK = `wordpress/approve-comment/${SEED}`;
 
 /** The server on the shared backend, and a client that waits as long as a base takes to seed. */
-async function openServer(options: Pick<ServerOptions, "maxSessions">) {
+async function openServer(options: Pick<ServerOptions, "maxSessions" | "warm">) {
   await requireIncusImage({
     image: "webserv-wordpress",
     build: `build it with "deno task image:apps wordpress"`,
@@ -154,6 +157,37 @@ Deno.test({
     assertEquals((await client.state(firstId)).step, 0);
 
     for (const session of group.sessions) assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
+  name: "startServer() on shared with warm starts a seed's runtime before its first session",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 1, warm: [`wordpress/${SEED}`] });
+    await using _server = server;
+    // This process's runtime of the seed, running before any session asked for it.
+    using incus = new IncusClient();
+    const owner = `${Deno.hostname()}/`;
+    const runtime = await waitFor(
+      async () =>
+        (await incus.listInstances()).find((instance) =>
+          instance.name.startsWith(`${PREFIX}rt-${SEED}-`) && instance.status === "Running" &&
+          instance.config["user.webserv.owner"]?.startsWith(owner) &&
+          instance.config["user.webserv.owner"]?.endsWith(`/${Deno.pid}`)
+        ),
+      {
+        message: "the warmed seed's runtime should run",
+        timeoutMs: 900_000,
+        intervalMs: 500,
+      },
+    );
+    assertEquals(server.sessions.live, 0);
+    const session = await client.createSession({ task: TASK });
+    const instance = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    assertEquals(instance.runtimeName, runtime.name);
+    assertEquals(await client.close(session.id), true);
   },
 });
 
