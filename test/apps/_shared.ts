@@ -16,27 +16,27 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { stateReader } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+/** The prefix of the instances the shared tests make: `WEBSERV_SHARED_PREFIX`, or `wsshared-`. */
+export const SHARED_PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
 
 /**
- * Opens an image in the shared-runtime mode (instances `wsshared-…`).
+ * Opens an image in the shared-runtime mode (instances {@linkcode SHARED_PREFIX}`…`).
  *
  * @param gateway the gateway
  * @param image the image alias
  * @param timeouts how long a runtime may take to start, and an env to be made
- * @param prefix the instances' prefix
  * @returns the sandbox
  */
 export async function openShared(
   gateway: Gateway,
   image: string,
   timeouts: { readyTimeoutMs: number; envTimeoutMs?: number },
-  prefix = "wsshared-",
 ): Promise<SharedRuntimeSandbox> {
   return await SharedRuntimeSandbox.open({
     gateway,
     image,
     pool: POOL,
-    prefix,
+    prefix: SHARED_PREFIX,
     ...timeouts,
   });
 }

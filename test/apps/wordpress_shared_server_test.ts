@@ -10,8 +10,9 @@
  * reset recovers it.
  *
  * `Env` alone, as a trainer or the site checker uses it, says the same: a
- * step on an env whose database died is an `EnvError("sandbox-lost")`,
- * whatever the page showed and whether or not the action itself failed.
+ * step on an env whose database died, or whose runtime's Apache stopped, is
+ * an `EnvError("sandbox-lost")`, whatever the page showed and whether or not
+ * the action itself failed.
  *
  * Instances are named `wsshared-…` (`WEBSERV_SHARED_PREFIX` sets another
  * prefix); the seeded base is kept for the next run, as the mode does.
@@ -26,13 +27,13 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { Browser, EnvError } from "../../mod.ts";
 import { Env } from "../../engine/env.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
-import { openShared } from "./_shared.ts";
+import { openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { waitFor } from "../_util/wait.ts";
 import { requireIncusImage } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-const PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
+const PREFIX = SHARED_PREFIX;
 const SEED = 1;
 const TASK = `wordpress/approve-comment/${SEED}`;
 
@@ -87,25 +88,30 @@ async function postComment(instance: SharedRuntimeInstance, text: string): Promi
   assertEquals(posted.status, 302);
 }
 
+/** Runs a command inside the env's runtime container; its output. */
+async function exec(instance: SharedRuntimeInstance, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("incus", {
+    args: ["exec", instance.runtimeName, "--", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
+  }
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
 /** Kills the env's own `mariadbd` inside the runtime container, as the OOM killer would. */
 async function killDatabase(instance: SharedRuntimeInstance): Promise<void> {
-  const exec = async (...args: string[]) => {
-    const output = await new Deno.Command("incus", {
-      args: ["exec", instance.runtimeName, "--", ...args],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout).trim();
-    if (!output.success) {
-      throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
-    }
-    return text;
-  };
   // The env's server is the one on its slot's datadir (`--datadir=… --socket=…`).
-  const pids = (await exec("pgrep", "-f", `datadir=/var/lib/wsdb/slot-${instance.slot} --socket`))
-    .split("\n").filter((line) => line !== "");
+  const pids = (await exec(
+    instance,
+    "pgrep",
+    "-f",
+    `datadir=/var/lib/wsdb/slot-${instance.slot} --socket`,
+  )).split("\n").filter((line) => line !== "");
   assertEquals(pids.length, 1, `mariadbd of slot ${instance.slot}: ${pids.join(", ")}`);
-  await exec("kill", "-9", pids[0]!);
+  await exec(instance, "kill", "-9", pids[0]!);
 }
 
 Deno.test({
@@ -269,7 +275,7 @@ Deno.test({
     await using gateway = new Gateway();
     await using sandbox = await openShared(gateway, "webserv-wordpress", {
       readyTimeoutMs: 900_000,
-    }, PREFIX);
+    });
     await using instance = await sandbox.create({ seed: SEED });
     await using browser = await Browser.launch();
     await using env = await Env.create(browser, {
@@ -303,5 +309,56 @@ Deno.test({
     const again = await env.step({ action: "goto", url: `${instance.origin}/` });
     assert(!again.observation.text.includes("Error establishing"), again.observation.text);
     await instance.check();
+  },
+});
+
+Deno.test({
+  name:
+    "Env on a shared WordPress env whose runtime's Apache stopped rejects its steps as sandbox-lost",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await requireIncusImage({
+      image: "webserv-wordpress",
+      build: `build it with "deno task image:apps wordpress"`,
+      readyMs: 180_000,
+    });
+    await using gateway = new Gateway();
+    // A runtime of this test's own: stopping its Apache touches no other env.
+    await using sandbox = await openShared(gateway, "webserv-wordpress", {
+      readyTimeoutMs: 900_000,
+    });
+    await using instance = await sandbox.create({ seed: SEED });
+    await using browser = await Browser.launch();
+    await using env = await Env.create(browser, {
+      site: instance,
+      startUrl: `${instance.origin}/`,
+      timeoutMs: 60_000,
+    });
+    const front = await env.observe();
+    const link = front.elements.find((element) =>
+      element.role === "link" && element.href?.includes("?p=")
+    );
+    assert(link, front.text);
+    await instance.check();
+
+    // The env's database still answers; its web server does not (the relay's 502).
+    await exec(instance, "apache2ctl", "-k", "stop");
+    await waitFor(async () => {
+      const response = await gateway.request(instance.origin, "/");
+      await response.body?.cancel();
+      return response.status === 502;
+    }, { message: "the runtime's Apache should stop", timeoutMs: 30_000, intervalMs: 100 });
+
+    const followed = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(followed.code, "sandbox-lost");
+    const stale = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(stale.code, "sandbox-lost");
   },
 });
