@@ -76,7 +76,8 @@ export class SharedRuntimeInstance implements Instance {
    * @param options `cold`: start a server for this reset instead of taking a
    *   spare; `seed`: the env's own seed or none (a runtime serves one seed)
    * @throws {RangeError} when `seed` is another seed than the env's
-   * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
+   * @throws {InstanceGoneError} when the env was destroyed or its runtime is
+   *   gone, or its runtime's web server does not answer
    */
   async reset(options: { seed?: number; cold?: boolean } = {}): Promise<void> {
     if (this.#destroyed) {
@@ -97,6 +98,9 @@ export class SharedRuntimeInstance implements Instance {
     );
     this.source = answer.source;
     this.slot = answer.slot;
+    // A fresh database behind a web server that is gone is no reset: the
+    // caller needs an env of a new runtime (`SharedRuntimeSandbox.create`).
+    await this.checkWebServer();
   }
 
   /**
@@ -112,15 +116,18 @@ export class SharedRuntimeInstance implements Instance {
     if (this.#destroyed) {
       throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
     }
-    await Promise.all([checkStateAnswers(this.id, this.state, 5_000), this.#checkWebServer()]);
+    await Promise.all([checkStateAnswers(this.id, this.state, 5_000), this.checkWebServer()]);
   }
 
   /**
-   * Asks the env's relay for a file Apache serves itself (Debian's
-   * `/icons/` alias: no PHP, no database, under a millisecond); a 5xx is the
-   * relay's answer that Apache does not answer (a 404 would still be Apache's).
+   * Checks that the runtime's web server answers through the env's relay:
+   * asks for a file Apache serves itself (Debian's `/icons/` alias: no PHP,
+   * no database, about a millisecond); a 5xx is the relay's answer that
+   * Apache does not answer (a 404 would still be Apache's).
+   *
+   * @throws {InstanceGoneError} when it does not
    */
-  async #checkWebServer(): Promise<void> {
+  async checkWebServer(): Promise<void> {
     try {
       const response = await fetch("http://localhost/icons/blank.gif", {
         client: this.#site,

@@ -7,7 +7,8 @@
  * before its first session, and when one env's own database
  * server dies mid-episode its steps and its verdict are ours (`env_error`,
  * never an action error, never a reward) while its neighbour goes on, and a
- * reset recovers it.
+ * reset recovers it; when the runtime's Apache stops, a reset moves the
+ * session to a new runtime of its seed.
  *
  * `Env` alone, as a trainer or the site checker uses it, says the same: a
  * step on an env whose database died, or whose runtime's Apache stopped, is
@@ -112,6 +113,17 @@ async function killDatabase(instance: SharedRuntimeInstance): Promise<void> {
   )).split("\n").filter((line) => line !== "");
   assertEquals(pids.length, 1, `mariadbd of slot ${instance.slot}: ${pids.join(", ")}`);
   await exec(instance, "kill", "-9", pids[0]!);
+}
+
+/** Stops the runtime's Apache (every env's), and waits until it no longer answers. */
+async function stopApache(instance: SharedRuntimeInstance): Promise<void> {
+  // apache2ctl returns once it signalled Apache, before Apache is gone.
+  await exec(instance, "apache2ctl", "-k", "stop");
+  await waitFor(() => instance.checkWebServer().then(() => false, () => true), {
+    message: "the runtime's Apache should stop",
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
 }
 
 Deno.test({
@@ -263,6 +275,35 @@ Deno.test({
 });
 
 Deno.test({
+  name: "startServer() on shared moves a session off a runtime whose Apache stopped at its reset",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 1 });
+    await using _server = server;
+    const session = await client.createSession({ task: TASK });
+    const before = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    const seeded = await stateOf<StateHash>(before, "/hash");
+    await stopApache(before);
+    const front = { action: "goto" as const, url: `${before.origin}/` };
+    const step = await client.step(session.id, front);
+    assertEquals(step.status, "env_error", JSON.stringify(step.info));
+    assertEquals(step.info.error?.code, "sandbox-lost");
+    assertEquals(step.reward, undefined);
+
+    // The runtime is retired: the reset lands in a new one of the seed.
+    const reset = await client.reset(session.id);
+    assertStringIncludes(reset.observation.text ?? "", "Log In");
+    const after = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    assert(after.runtimeName !== before.runtimeName, after.runtimeName);
+    assertEquals((await stateOf<StateHash>(after, "/hash")).hash, seeded.hash);
+    const again = await client.step(session.id, { action: "goto", url: `${after.origin}/` });
+    assertEquals(again.status, "ok", JSON.stringify(again.info));
+    assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
   name: "Env on a shared WordPress env whose mariadbd died rejects its steps as sandbox-lost",
   sanitizeOps: false,
   sanitizeResources: false,
@@ -343,12 +384,7 @@ Deno.test({
     await instance.check();
 
     // The env's database still answers; its web server does not (the relay's 502).
-    await exec(instance, "apache2ctl", "-k", "stop");
-    await waitFor(async () => {
-      const response = await gateway.request(instance.origin, "/");
-      await response.body?.cancel();
-      return response.status === 502;
-    }, { message: "the runtime's Apache should stop", timeoutMs: 30_000, intervalMs: 100 });
+    await stopApache(instance);
 
     const followed = await assertRejects(
       () => env.step({ action: "click", id: link.id }),
