@@ -3,6 +3,7 @@
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { type Backend, startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { defaultCatalog } from "../../../adapters/http/catalog.ts";
 
 const SERVE = new URL("../../../adapters/http/serve.ts", import.meta.url).pathname;
 
@@ -144,4 +145,19 @@ Deno.test("startServer() on shared lists only the shared-runtime sites and refus
     assertStringIncludes(refusal.message, 'the sites are "wordpress", "mediawiki"');
   }
   assertEquals(server.sessions.live, 0);
+});
+
+Deno.test("startServer() on shared refuses a site without a shared runtime from a catalog of its own", async () => {
+  // A caller's catalog may hold any site: the backend still refuses, typed, before Incus.
+  await using server = await startServer({ port: 0, backend: "shared", catalog: defaultCatalog() });
+  const response = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ task: "demo/add-note/1" }),
+  });
+  const refusal = await response.json() as { code: string; message: string };
+  assertEquals(response.status, 400, JSON.stringify(refusal));
+  assertEquals(refusal.code, "no-shared-runtime");
+  assertStringIncludes(refusal.message, 'Site "demo" has no shared runtime');
+  assertStringIncludes(refusal.message, '"wordpress", "mediawiki"');
 });
