@@ -81,7 +81,19 @@ const BACKENDS: AppBackend[] = [
   ...sharedBackends(POOL, POOL_PATH),
 ];
 
-/** The backends an application is measured on. */
-export function backendsOf(app: AppSpec): AppBackend[] {
-  return BACKENDS.filter((b) => app.sharedRuntime || !b.key.startsWith("shared"));
+/** Every backend's key, for `BENCH_APP_BACKENDS`. */
+export const BACKEND_KEYS: string[] = BACKENDS.map((b) => b.key);
+
+/**
+ * The backends an application is measured on.
+ *
+ * @param app the application
+ * @param only the backends' keys chosen by `BENCH_APP_BACKENDS` (every one when undefined)
+ * @returns the backends
+ */
+export function backendsOf(app: AppSpec, only?: string[]): AppBackend[] {
+  return BACKENDS.filter((b) =>
+    (app.sharedRuntime || !b.key.startsWith("shared")) &&
+    (only === undefined || only.includes(b.key))
+  );
 }

@@ -130,8 +130,8 @@ export const APPS: AppSpec[] = [
     image: "webserv-redmine",
     database: "MariaDB, 18 MiB after seed 1",
     readyMs: 300_000,
-    // Redmine's shared runtime (Passenger's Rails) is not built.
-    sharedRuntime: false,
+    // One Passenger/Rails for every env (fixtures/sites/redmine/shared_env.rb).
+    sharedRuntime: true,
     write: redmineNote,
   },
 ];

@@ -22,7 +22,7 @@ import {
   writeResults,
 } from "./_sandbox_apps_report.ts";
 import { type AppBackend, APPS, type AppSpec } from "./_sandbox_app_specs.ts";
-import { backendsOf, POOL } from "./_sandbox_app_backends.ts";
+import { BACKEND_KEYS, backendsOf, POOL } from "./_sandbox_app_backends.ts";
 import {
   freeDisk,
   loadAverage,
@@ -35,6 +35,12 @@ import {
 } from "./_sandbox_common.ts";
 
 const GIB = 2 ** 30;
+
+/**
+ * The backends measured (`BENCH_APP_BACKENDS=shared,shared-cold`), every one
+ * when unset; a run of some keeps the report's rows of the others.
+ */
+const ONLY_BACKENDS = Deno.env.get("BENCH_APP_BACKENDS")?.split(",").filter((key) => key !== "");
 
 export type { AppBenchSettings } from "./_sandbox_apps_report.ts";
 
@@ -202,7 +208,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
   await using gateway = new Gateway();
   const sides: Side[] = [];
   try {
-    for (const backend of backendsOf(app)) {
+    for (const backend of backendsOf(app, ONLY_BACKENDS)) {
       progress(`${app.label} on ${backend.label}: opening; a first env warms the seed's base`);
       const sandbox = await opened(backend.open(gateway, app));
       // Not a sample: makes the seed's base if missing and warms the caches.
@@ -319,7 +325,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
       await closed(side.sandbox);
     }
     sides.length = 0;
-    for (const backend of backendsOf(app)) {
+    for (const backend of backendsOf(app, ONLY_BACKENDS)) {
       const row = measured.get(backend.key);
       if (!row) continue;
       const capacityRun = await capacity(app, backend, gateway, settings, {
@@ -349,6 +355,14 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
       }`,
     );
   }
+  const strange = (ONLY_BACKENDS ?? []).filter((key) => !BACKEND_KEYS.includes(key));
+  if (strange.length) {
+    throw new Error(
+      `BENCH_APP_BACKENDS names no backend "${strange.join(", ")}"; known: ${
+        BACKEND_KEYS.join(", ")
+      }`,
+    );
+  }
   // A signal ends the run at its next step rather than closing the sandboxes
   // under it: a create in flight would then make an env that nothing removes.
   const stop = () => {
@@ -359,13 +373,20 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
   Deno.addSignalListener("SIGTERM", stop);
   const loadBefore = loadAverage();
   // The report keeps the rows of applications this run does not measure.
-  const earlier = await earlierRuns(keys);
+  const earlier = await earlierRuns(keys, ONLY_BACKENDS);
   const startedAt = new Date().toISOString();
+  const meta = {
+    startedAt,
+    loadBefore,
+    settings,
+    apps: keys,
+    ...(ONLY_BACKENDS ? { backends: ONLY_BACKENDS } : {}),
+  };
   const results: AppResult[] = [];
   try {
     for (const app of APPS.filter((a) => keys.includes(a.key))) {
       results.push(...await benchApp(app, settings));
-      await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier);
+      await writeResults(results, meta, earlier);
     }
   } catch (error) {
     if (!interrupted) throw error;
@@ -379,6 +400,6 @@ export async function benchApps(keys: string[], settings: AppBenchSettings): Pro
     Deno.exit(130);
   }
   console.log(
-    await writeResults(results, { startedAt, loadBefore, settings, apps: keys }, earlier),
+    await writeResults(results, meta, earlier),
   );
 }

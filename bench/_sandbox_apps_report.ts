@@ -74,6 +74,8 @@ export interface Meta {
   settings: AppBenchSettings;
   /** The applications' keys. */
   apps: string[];
+  /** The backends' keys when `BENCH_APP_BACKENDS` chose some (every backend otherwise). */
+  backends?: string[];
 }
 
 /** A finished run: its meta with its end. */
@@ -100,9 +102,10 @@ const MD_FILE = new URL("./results/sandbox_apps.md", import.meta.url);
  * of dropping the others'.
  *
  * @param apps the applications of this run
- * @returns the earlier runs' rows of other applications, and their notes
+ * @param backends the backends of this run, when not every one
+ * @returns the earlier runs' rows of other applications (or backends), and their notes
  */
-export async function earlierRuns(apps: string[]): Promise<Earlier> {
+export async function earlierRuns(apps: string[], backends?: string[]): Promise<Earlier> {
   let saved: SavedReport;
   try {
     saved = JSON.parse(await Deno.readTextFile(JSON_FILE));
@@ -110,7 +113,7 @@ export async function earlierRuns(apps: string[]): Promise<Earlier> {
     if (error instanceof Deno.errors.NotFound) return { runs: [], notes: "" };
     throw error;
   }
-  return keptFrom(saved, await Deno.readTextFile(MD_FILE).catch(() => ""), apps);
+  return keptFrom(saved, await Deno.readTextFile(MD_FILE).catch(() => ""), apps, backends);
 }
 
 /** `sandbox_apps.json` as `writeResults` writes it. */
@@ -131,13 +134,21 @@ export interface SavedReport {
  * @param saved the saved JSON
  * @param md the saved markdown
  * @param apps the applications of the new run
+ * @param backends the backends of the new run, when not every one
  * @returns the rows kept and the notes
  */
-export function keptFrom(saved: SavedReport, md: string, apps: string[]): Earlier {
+export function keptFrom(
+  saved: SavedReport,
+  md: string,
+  apps: string[],
+  backends?: string[],
+): Earlier {
   const all = [{ meta: saved.meta, results: saved.results }, ...(saved.earlier ?? [])];
+  const measured = (r: AppResult) =>
+    apps.includes(r.app) && (backends === undefined || backends.includes(r.backend));
   const runs = all.map((run) => ({
     meta: run.meta,
-    results: run.results.filter((r) => !apps.includes(r.app)),
+    results: run.results.filter((r) => !measured(r)),
   })).filter((run) => run.results.length > 0);
   const count = (xs: Earlier["runs"]) => xs.reduce((n, run) => n + run.results.length, 0);
   const at = md.indexOf("\n## Notes on ");
@@ -196,6 +207,8 @@ export function markdown(
     "",
     `Run ${meta.startedAt} to ${meta.finishedAt} on ${meta.machine}, with \`BENCH_APPS=${
       meta.apps.join(",")
+    }${
+      backendsOf(meta)
     } deno task bench:sandbox\`. **The machine was loaded by other work** (CI runs, other sessions' builds and tests): load average ${
       meta.loadBefore.join(", ")
     } at the start, ${
@@ -207,10 +220,15 @@ export function markdown(
     } GiB, or MemAvailable under ${settings.minFreeMemory / GIB} GiB.`,
     ...earlier.runs.map((run) =>
       `\nThe rows of ${
-        [...new Set(run.results.map((r) => r.app))].join(", ")
+        [
+          ...new Set(run.results.map((r) =>
+            // An application this run measured on other backends: name the kept ones.
+            meta.apps.includes(r.app) ? `${r.app} on ${r.backend}` : r.app
+          )),
+        ].join(", ")
       } are kept from an earlier run, ${run.meta.startedAt} to ${run.meta.finishedAt} (\`BENCH_APPS=${
         run.meta.apps.join(",")
-      }\`), load average ${run.meta.loadBefore.join(", ")} at its start, ${
+      }${backendsOf(run.meta)}\`), load average ${run.meta.loadBefore.join(", ")} at its start, ${
         run.meta.loadAfter.join(", ")
       } at its end.`
     ),
@@ -279,11 +297,16 @@ export function markdown(
     "- Storage per env, after the env's first write: Incus, the bytes of the container's btrfs subvolume that share no extent with anything else (`btrfs filesystem du -s`, \"Exclusive\"), read per container because the pool is shared with other sessions; Docker, the container's writable layer (`SizeRw`).",
     "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; an Incus env's root is a btrfs snapshot, a subvolume of its own whose files are distinct inodes with page caches of their own, so Incus envs share no file pages even where they share extents.",
     "- Envs ready at once: envs created one after another, each followed by its first write, until the cap or a floor; each must still pass `check()` at the end to count. Every env is destroyed after each run, and on SIGINT/SIGTERM.",
-    "- Shared runtime (`SharedRuntimeSandbox`): one Incus container per seed runs Apache/PHP and the runtime's control for every env; an env is a `mariadbd` on a `cp --reflink=always` copy of the seeded, cleanly stopped datadir (6 MiB buffer pool), with its own origin, relay and state socket. Launch→ready is `create()` until it returns: the control took a server and the env's relay and state socket listen (the runtime container itself is started, and its base seeded, by the first env, not counted). \"From a spare\": the runtime keeps 2 servers started ahead, and a create or a reset takes one when one is ready (the launches are about a second apart, time enough to refill); \"cold\": a second runtime with no spares, so each create and reset copies the datadir and starts a server. Reset points the env at another server and kills the old one. Storage per env: the exclusive bytes of the env's datadir copy (`btrfs filesystem du -s` inside the runtime's subvolume). Memory per env: PSS and RSS of the env's own `mariadbd`, plus the rest of the runtime container's processes (init, Apache and its PHP workers, the control with every env's relay and state API, the spare servers) divided among the envs alive when measured (the 5 launch samples); cgroup = the runtime container's memory divided the same way.",
+    "- Shared runtime (`SharedRuntimeSandbox`): one Incus container per seed runs Apache/PHP (Redmine: Apache with Passenger's Rails, which picks each request's server by a Rack middleware) and the runtime's control for every env; an env is a `mariadbd` on a `cp --reflink=always` copy of the seeded, cleanly stopped datadir (6 MiB buffer pool), with its own origin, relay and state socket. Launch→ready is `create()` until it returns: the control took a server and the env's relay and state socket listen (the runtime container itself is started, and its base seeded, by the first env, not counted). \"From a spare\": the runtime keeps 2 servers started ahead, and a create or a reset takes one when one is ready (the launches are about a second apart, time enough to refill); \"cold\": a second runtime with no spares, so each create and reset copies the datadir and starts a server. Reset points the env at another server and kills the old one. Storage per env: the exclusive bytes of the env's datadir copy (`btrfs filesystem du -s` inside the runtime's subvolume). Memory per env: PSS and RSS of the env's own `mariadbd`, plus the rest of the runtime container's processes (init, Apache and its PHP workers or Passenger's Rails processes, the control with every env's relay and state API, the spare servers) divided among the envs alive when measured (the 5 launch samples); cgroup = the runtime container's memory divided the same way.",
     "",
   );
   if (earlier.notes) lines.push(earlier.notes.trimEnd(), "");
   return lines.join("\n");
+}
+
+/** ` BENCH_APP_BACKENDS=…` when a run chose its backends. */
+function backendsOf(meta: Meta): string {
+  return meta.backends ? ` BENCH_APP_BACKENDS=${meta.backends.join(",")}` : "";
 }
 
 /** The paper's Table 2 (WebServ, arXiv 2510.16252): Incus vs Docker per env. */

@@ -82,7 +82,8 @@ export function sharedBackends(pool: string, poolPath: string): AppBackend[] {
         // another checkout's build of the application does not replace.
         image: Deno.env.get(`BENCH_SHARED_IMAGE_${app.key.toUpperCase()}`) ?? app.image,
         pool,
-        prefix: "wsshared-",
+        // Another prefix keeps a run's bases and runtimes apart from others'.
+        prefix: Deno.env.get("BENCH_SHARED_PREFIX") ?? "wsshared-",
         spares: cold ? 0 : 2,
         readyTimeoutMs: app.readyMs * 3,
       }),

@@ -22,6 +22,9 @@
  * BENCH_CAP to 20; BENCH_MIN_FREE_GIB (host disk, default 20),
  * BENCH_MIN_FREE_POOL_GIB (the Incus pool, default 0.5) and
  * BENCH_MIN_FREE_MEMORY_GIB (MemAvailable, default 4) bound the capacity run.
+ * BENCH_APP_BACKENDS=shared,shared-cold measures only those backends (keeping
+ * the report's other rows); BENCH_SHARED_IMAGE_APP and BENCH_SHARED_PREFIX
+ * name the shared runtime's image and instance prefix.
  *
  * @module
  */

@@ -16,8 +16,8 @@
  * seeds whose spares fill at start). With a container backend the real
  * applications' tasks (WordPress…, from their images) are served beside the
  * recreated sites'. The shared backend serves only the applications with a
- * shared runtime (WordPress, MediaWiki): one Apache/PHP per seed and a
- * database server per session; there `--spares` is the database servers
+ * shared runtime (WordPress, MediaWiki, Redmine): one application runtime
+ * per seed and a database server per session; there `--spares` is the database servers
  * started ahead per seed (default 2) and `--warm` starts a seed's runtime.
  * SIGINT and SIGTERM close every session, context, sandbox instance and the
  * browser before exiting.

@@ -25,7 +25,8 @@
  *
  * Reset points the env at a fresh copy (a spare when there is one) and kills
  * the old server; the origin and the state socket stay. Needs an image whose
- * init knows `WS_SHARED=1` (WordPress's, from `deno task image:apps`).
+ * init knows `WS_SHARED=1` (WordPress's, MediaWiki's or Redmine's, from
+ * `deno task image:apps`).
  *
  * @module
  */

@@ -16,7 +16,10 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { stateReader } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-/** The prefix of the instances the shared tests make: `WEBSERV_SHARED_PREFIX`, or `wsshared-`. */
+/**
+ * Instances' prefix (`WEBSERV_SHARED_PREFIX`, or `wsshared-`): another of its
+ * own keeps a run apart from others' bases and runtimes.
+ */
 export const SHARED_PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
 
 /**

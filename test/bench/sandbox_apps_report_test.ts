@@ -104,3 +104,18 @@ Deno.test("keptFrom() carries rows an earlier report itself kept, by the run tha
     ],
   );
 });
+
+Deno.test("keptFrom() keeps a measured application's other backends when BENCH_APP_BACKENDS chose some", () => {
+  const earlier = keptFrom(SAVED, MD, ["wordpress"], ["shared", "shared-cold", "docker"]);
+  assertEquals(
+    earlier.runs[0]?.results.map((r) => `${r.app} ${r.backend}`),
+    ["mediawiki incus-btrfs", "mediawiki docker", "wordpress incus-btrfs"],
+  );
+  assertEquals(earlier.notes, "", "a row the notes were written beside is re-measured");
+  const md = markdown([result("wordpress", "shared")], {
+    ...meta(["wordpress"], "2026-12-02T16:00:00Z"),
+    backends: ["shared", "shared-cold", "docker"],
+  }, earlier);
+  assertStringIncludes(md, "`BENCH_APPS=wordpress BENCH_APP_BACKENDS=shared,shared-cold,docker");
+  assertStringIncludes(md, "| wordpress on incus-btrfs |");
+});

@@ -98,7 +98,7 @@ Deno.test("serve.ts --help names the shared backend and the sites it serves", as
   assertEquals(output.code, 0);
   const help = new TextDecoder().decode(output.stdout);
   assertStringIncludes(help, "--backend fixture|incus|docker|shared");
-  assertStringIncludes(help, "shared (wordpress, mediawiki only");
+  assertStringIncludes(help, "shared (wordpress, mediawiki, redmine only");
 });
 
 Deno.test("startServer() refuses an unknown backend, naming the backends", async () => {
@@ -110,13 +110,16 @@ Deno.test("startServer() refuses an unknown backend, naming the backends", async
 });
 
 Deno.test("startServer() on shared refuses to warm a site without a shared runtime", async () => {
-  for (const entry of ["shop/1", "redmine/1", "demo/0"]) {
+  for (const entry of ["shop/1", "forum/2", "demo/0"]) {
     const error = await assertRejects(
       () => startServer({ port: 0, backend: "shared", warm: [entry] }),
       RangeError,
     );
     assertStringIncludes(error.message, `Cannot warm "${entry}"`);
-    assertStringIncludes(error.message, 'the shared backend serves ("wordpress", "mediawiki")');
+    assertStringIncludes(
+      error.message,
+      'the shared backend serves ("wordpress", "mediawiki", "redmine")',
+    );
   }
 });
 
@@ -124,16 +127,19 @@ Deno.test("startServer() on shared lists only the shared-runtime sites and refus
   // No Incus call is made: the catalog refuses before any sandbox opens.
   await using server = await startServer({ port: 0, backend: "shared" });
   const client = new WebServClient(server.url);
-  for (const site of ["wordpress", "mediawiki"]) {
+  for (const site of ["wordpress", "mediawiki", "redmine"]) {
     const tasks = await client.tasks({ site, limit: 100 });
     assert(tasks.length > 0 && tasks.every((task) => task.site === site), site);
   }
   const tasks = await client.tasks({ limit: 100 });
-  assert(tasks.every((task) => ["wordpress", "mediawiki"].includes(task.site)));
+  assert(tasks.every((task) => ["wordpress", "mediawiki", "redmine"].includes(task.site)));
   const shop = await fetch(`${server.url}/v1/tasks?site=shop`);
   assertEquals(shop.status, 404);
-  assertStringIncludes((await shop.json()).message, 'the sites are "wordpress", "mediawiki"');
-  for (const body of [{ task: "demo/add-note/1" }, { task: "redmine/any-template/1" }]) {
+  assertStringIncludes(
+    (await shop.json()).message,
+    'the sites are "wordpress", "mediawiki", "redmine"',
+  );
+  for (const body of [{ task: "demo/add-note/1" }, { task: "shop/any-template/1" }]) {
     const response = await fetch(`${server.url}/v1/sessions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -142,7 +148,7 @@ Deno.test("startServer() on shared lists only the shared-runtime sites and refus
     const refusal = await response.json() as { code: string; message: string };
     assertEquals(response.status, 404, JSON.stringify(refusal));
     assertEquals(refusal.code, "unknown-site");
-    assertStringIncludes(refusal.message, 'the sites are "wordpress", "mediawiki"');
+    assertStringIncludes(refusal.message, 'the sites are "wordpress", "mediawiki", "redmine"');
   }
   assertEquals(server.sessions.live, 0);
 });
@@ -159,5 +165,5 @@ Deno.test("startServer() on shared refuses a site without a shared runtime from 
   assertEquals(response.status, 400, JSON.stringify(refusal));
   assertEquals(refusal.code, "no-shared-runtime");
   assertStringIncludes(refusal.message, 'Site "demo" has no shared runtime');
-  assertStringIncludes(refusal.message, '"wordpress", "mediawiki"');
+  assertStringIncludes(refusal.message, '"wordpress", "mediawiki", "redmine"');
 });
