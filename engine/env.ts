@@ -67,7 +67,7 @@ import {
   startEpisode,
   watchAlive,
 } from "./_env_episode.ts";
-import { envFailure, siteCall } from "./_env_failures.ts";
+import { envFailure, siteCall, SiteFailure } from "./_env_failures.ts";
 import { call, positive, startUrlOf } from "./_env_options.ts";
 import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
@@ -220,15 +220,21 @@ export class Env implements AsyncDisposable {
           `Cannot act: the episode reached its limit of ${max} steps; reset the env`,
         );
       }
+      // The site is checked beside the action: one that died under the step
+      // makes it ours, whatever the page showed (a database error page
+      // answers too) and whether the action failed (ids gone with the page).
+      const alive = this.#checkSite();
       let result: ActResult;
       try {
         result = await episode.actor.act(action);
       } catch (error) {
+        await this.#siteAlive(alive);
         if (error instanceof ActionError) episode.steps++;
         throw error;
       }
       episode.steps++;
       const observation = await this.#observe(episode, {});
+      await this.#siteAlive(alive);
       const done = result.action.action === "stop";
       const maxMs = this.#options.maxEpisodeMs;
       const truncated = !done && (
@@ -293,6 +299,8 @@ export class Env implements AsyncDisposable {
     if (!task) throw new TypeError("Cannot verify: the env has no task");
     return await this.#run("verify the task", options, async () => {
       const episode = this.#live();
+      // No verdict on a site that is gone: its state would be read from nothing.
+      await this.#siteAlive(this.#checkSite());
       const page = episode.actor.page;
       const url = page
         ? (await page.session.connection.send("Target.getTargetInfo", {
@@ -474,5 +482,18 @@ export class Env implements AsyncDisposable {
   /** The episode, when its browser and active tab are alive. */
   #live(): Episode {
     return liveEpisode(this.#have());
+  }
+
+  /** Runs the site's liveness check; resolves to its failure, never rejects. */
+  #checkSite(): Promise<unknown> {
+    const site = this.site;
+    if (!site?.check) return Promise.resolve(undefined);
+    return site.check().then(() => undefined, (error: unknown) => error ?? "failed");
+  }
+
+  /** Throws what the site's check found as the site's failure (`sandbox-lost`…). */
+  async #siteAlive(alive: Promise<unknown>): Promise<void> {
+    const failure = await alive;
+    if (failure !== undefined) throw new SiteFailure("check the site", failure);
   }
 }

@@ -21,6 +21,15 @@ export interface EnvSite {
    *   may ignore it)
    */
   reset(options?: { seed?: number }): Promise<void>;
+  /**
+   * Checks that the site still runs and answers: a sandbox instance's
+   * liveness probe, such as its state API reaching its own database. When
+   * present, every step runs it beside the action and `verify()` before the
+   * verifier, so a site that died behind pages that still load (a database
+   * server gone under a running web server) fails the step or the verdict as
+   * ours, whatever the page showed and whether the action itself failed.
+   */
+  check?(): Promise<void>;
 }
 
 /** The deadline and abort signal of one env operation. */

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { ActionError, EnvError } from "../../mod.ts";
+import { ActionError } from "../../mod.ts";
 import { HttpError } from "./http_error.ts";
 import type { ObservationMode, StepResponse } from "./protocol.ts";
 import { observationBody } from "./_bodies.ts";
-import { asEnvError, messageOf } from "./_failures.ts";
+import { asEnvError } from "./_failures.ts";
 import type { Session } from "./_session.ts";
 
 /** What a step reads of its session, and updates. */
@@ -45,16 +45,9 @@ export async function takeStep(
   const mode = session.spec.observation ?? "text";
   const stepIndex = session.steps + 1;
   try {
-    // The instance is checked beside the step: a site that died under the
-    // step makes it an env_error, whatever the page showed.
-    const alive = session.instance?.check().then(() => undefined, (error) => error);
+    // The env checks its instance beside the step (`EnvSite.check`): a site
+    // that died under the step is an EnvError, whatever the page showed.
     const step = await session.env.step(action, { timeoutMs });
-    const lost = await alive;
-    if (lost !== undefined) {
-      throw new EnvError("sandbox-lost", `The site's instance is gone: ${messageOf(lost)}`, {
-        cause: lost,
-      });
-    }
     session.steps = stepIndex;
     const truncated = step.truncated ||
       (!step.done && session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps);

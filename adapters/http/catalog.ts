@@ -153,12 +153,17 @@ interface Source {
  * the demo site.
  *
  * @param sites the recreated sites
+ * @param options `demo`: whether the demo site is in it (the shared backend
+ *   serves the real applications alone), `true` by default
  * @returns the catalog
  */
-export function defaultCatalog(sites: readonly SiteModule[] = Object.values(SITES)): Catalog {
+export function defaultCatalog(
+  sites: readonly SiteModule[] = Object.values(SITES),
+  options: { demo?: boolean } = {},
+): Catalog {
   const sources = new Map<string, Source>();
   for (const site of sites) sources.set(site.name, kitSource(site));
-  sources.set(demoSite.name, DEMO);
+  if (options.demo ?? true) sources.set(demoSite.name, DEMO);
   const siteMap = new Map([...sources].map(([name, source]) => [name, source.site]));
   function source(name: string | undefined): Source {
     const found = name === undefined ? undefined : sources.get(name);

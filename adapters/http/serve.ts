@@ -3,28 +3,40 @@
  * Chromium and the fixture backend, on port 8800 or the next free one.
  *
  * Flags (and environment variables): `--port` (`WEBSERV_PORT`), `--host`
- * (`WEBSERV_HOST`), `--backend fixture|incus|docker` (`WEBSERV_BACKEND`),
+ * (`WEBSERV_HOST`), `--backend fixture|incus|docker|shared` (`WEBSERV_BACKEND`),
  * `--token` (`WEBSERV_TOKEN`, required off loopback), `--max-sessions`
  * (`WEBSERV_MAX_SESSIONS`), `--browser ws://…` (`WEBSERV_BROWSER`),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
- * and `--lifetime` in seconds; for the incus backend `--incus-pool`
- * (`WEBSERV_INCUS_POOL`, default `webserv-btrfs`) and `--incus-socket`
- * (`WEBSERV_INCUS_SOCKET`, a cluster member's socket); for the incus and
- * docker backends `--spares N` (`WEBSERV_SPARES`: ready containers per site
- * and seed) and `--warm site/seed,…` (`WEBSERV_WARM`: seeds whose spares
- * fill at start). With a container backend the real applications' tasks
- * (WordPress…, from their images) are served beside the recreated sites'. SIGINT and SIGTERM close every session,
- * context, sandbox instance and the browser before exiting.
+ * and `--lifetime` in seconds; for the incus and shared backends
+ * `--incus-pool` (`WEBSERV_INCUS_POOL`, default `webserv-btrfs`),
+ * `--incus-socket` (`WEBSERV_INCUS_SOCKET`, a cluster member's socket) and
+ * `--incus-prefix` (`WEBSERV_INCUS_PREFIX`, the instances' name prefix); for
+ * the incus and docker backends `--spares N` (`WEBSERV_SPARES`: ready
+ * containers per site and seed) and `--warm site/seed,…` (`WEBSERV_WARM`:
+ * seeds whose spares fill at start). With a container backend the real
+ * applications' tasks (WordPress…, from their images) are served beside the
+ * recreated sites'. The shared backend serves only the applications with a
+ * shared runtime (WordPress, MediaWiki, Redmine): one application runtime
+ * per seed and a database server per session; there `--spares` is the database servers
+ * started ahead per seed (default 2) and `--warm` starts a seed's runtime.
+ * SIGINT and SIGTERM close every session, context, sandbox instance and the
+ * browser before exiting.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { type Backend, startServer } from "./server.ts";
+import { type Backend, BACKENDS, startServer } from "./server.ts";
+import { SHARED_RUNTIME_APPS } from "../../fixtures/sites/mod.ts";
 
-const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend fixture|incus|docker]
+const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
        [--token TOKEN] [--max-sessions N] [--browser ws://...] [--run-dir DIR]
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
-       [--incus-socket PATH] [--spares N] [--warm SITE/SEED,...]`;
+       [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
+
+Backends: fixture (in-process, the default), incus and docker (a container per
+session), shared (${SHARED_RUNTIME_APPS.join(", ")} only: one application runtime per seed, a
+database server of its own per session; --spares is the servers started ahead
+per seed, default 2, and --warm starts a seed's runtime).`;
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -64,6 +76,7 @@ async function main(): Promise<void> {
         lifetime: { type: "string" },
         "incus-pool": { type: "string" },
         "incus-socket": { type: "string" },
+        "incus-prefix": { type: "string" },
         spares: { type: "string" },
         warm: { type: "string" },
         help: { type: "boolean" },
@@ -78,8 +91,8 @@ async function main(): Promise<void> {
   }
   const env = (name: string) => Deno.env.get(name);
   const backend = values.backend ?? env("WEBSERV_BACKEND") ?? "fixture";
-  if (!["fixture", "incus", "docker"].includes(backend)) {
-    fail(`Backend "${backend}" is not one of "fixture", "incus", "docker"`);
+  if (!(BACKENDS as readonly string[]).includes(backend)) {
+    fail(`Backend "${backend}" is not one of ${BACKENDS.map((b) => `"${b}"`).join(", ")}`);
   }
   const port = integer("port", values.port ?? env("WEBSERV_PORT"));
   const maxSessions = integer(
@@ -92,8 +105,12 @@ async function main(): Promise<void> {
   const browserUrl = values.browser ?? env("WEBSERV_BROWSER");
   const spares = integer("spares", values.spares ?? env("WEBSERV_SPARES"));
   const warm = (values.warm ?? env("WEBSERV_WARM") ?? "").split(",").filter((w) => w !== "");
-  if (warm.length > 0 && !spares) fail('Option "warm" needs "spares" above 0');
+  // The shared backend starts 2 spare servers per seed unless told otherwise.
+  if (warm.length > 0 && !spares && backend !== "shared") {
+    fail('Option "warm" needs "spares" above 0');
+  }
   const incusSocket = values["incus-socket"] ?? env("WEBSERV_INCUS_SOCKET");
+  const incusPrefix = values["incus-prefix"] ?? env("WEBSERV_INCUS_PREFIX");
   const runDir = values["run-dir"] ?? env("WEBSERV_RUN_DIR") ??
     `runs/${new Date().toISOString().replace(/[:.]/g, "-")}`;
   let server;
@@ -112,7 +129,8 @@ async function main(): Promise<void> {
       // The pool .ci/daemons.sh makes (btrfs: copy-on-write copies).
       incusPool: values["incus-pool"] ?? env("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
       ...(incusSocket ? { incusSocket } : {}),
-      ...(spares ? { spares } : {}),
+      ...(incusPrefix ? { incusPrefix } : {}),
+      ...(spares !== undefined ? { spares } : {}),
       ...(warm.length > 0 ? { warm } : {}),
     });
   } catch (error) {

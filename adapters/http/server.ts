@@ -9,10 +9,11 @@
 import { Browser } from "../../mod.ts";
 import { logFailure, settled } from "../../engine/log.ts";
 import { FixtureSandbox, Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
-import { IncusClient, IncusSandbox } from "../../sandboxes/incus/mod.ts";
+import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
-import { APPS, SITES } from "../../fixtures/sites/mod.ts";
+import { HttpError } from "./http_error.ts";
+import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
@@ -21,8 +22,15 @@ import { SessionManager } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
 import { mountWebSocket } from "./websocket.ts";
 
-/** The sandbox backends the server can use. */
-export type Backend = "fixture" | "incus" | "docker";
+/**
+ * The sandbox backends the server can use: `shared` is the real
+ * applications' shared-runtime mode on Incus (one Apache/PHP per seed, a
+ * `mariadbd` of its own per session; see `SharedRuntimeSandbox`).
+ */
+export type Backend = "fixture" | "incus" | "docker" | "shared";
+
+/** Every {@linkcode Backend}, in the order `--help` lists them. */
+export const BACKENDS: readonly Backend[] = Object.freeze(["fixture", "incus", "docker", "shared"]);
 
 /** Options of {@linkcode startServer}. */
 export interface ServerOptions extends ListenOptions {
@@ -85,7 +93,7 @@ export interface ListenOptions {
   /** Where trajectories go; none are written when absent. */
   runDir?: string;
   /**
-   * The Incus storage pool, for the incus backend.
+   * The Incus storage pool, for the incus and shared backends.
    *
    * @default {"default"}
    */
@@ -98,17 +106,26 @@ export interface ListenOptions {
    */
   incusSocket?: string;
   /**
+   * The prefix of every Incus instance the incus and shared backends create
+   * and reap (the seeded bases included).
+   *
+   * @default {"ws-" on incus, "wsshared-" on shared}
+   */
+  incusPrefix?: string;
+  /**
    * Ready containers kept per site and seed on the incus and docker
    * backends, launched ahead so that opening or resetting a session takes one
    * instead of waiting for a launch (the spares of a seed start filling when
-   * its first session opens, or at start for the seeds in `warm`).
+   * its first session opens, or at start for the seeds in `warm`). On the
+   * shared backend, the database servers each seed's runtime starts ahead.
    *
-   * @default {0}
+   * @default {0; 2 on shared}
    */
   spares?: number;
   /**
    * Sites and seeds whose spares are filled at start, such as
-   * `["wordpress/3"]` (needs `spares`).
+   * `["wordpress/3"]` (needs `spares`, but on shared, where it starts the
+   * seed's runtime).
    *
    * @default {[]}
    */
@@ -147,7 +164,8 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  *
  * @param options where to listen, the backend, the limits
  * @returns the running server
- * @throws {RangeError} when binding off loopback without a token
+ * @throws {RangeError} when binding off loopback without a token, when the
+ *   backend is unknown, or when `warm` names a site the backend does not serve
  *
  * @example Start on a free port and stop
  * ```ts ignore
@@ -163,14 +181,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       `Cannot listen on "${hostname}" without a bearer token: pass --token or WEBSERV_TOKEN`,
     );
   }
-  const metrics = new Metrics();
   const backend = options.backend ?? "fixture";
-  // The real applications (WordPress…) run only in their images.
-  const catalog = options.catalog ??
-    defaultCatalog([
-      ...Object.values(SITES),
-      ...(backend === "fixture" ? [] : Object.values(APPS)),
-    ]);
+  if (!BACKENDS.includes(backend)) {
+    throw new RangeError(
+      `Unknown backend "${String(backend)}": the backends are ${quoted(BACKENDS)}`,
+    );
+  }
+  const metrics = new Metrics();
+  const catalog = options.catalog ?? catalogOf(backend);
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
@@ -202,9 +220,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     const [name = "", seedText = ""] = entry.split("/");
     const site = catalog.sites.get(name);
     const seed = Number(seedText);
-    if (!site || !Number.isInteger(seed) || seed < 0) {
+    if (!site || seedText === "" || !Number.isInteger(seed) || seed < 0) {
       throw new RangeError(
-        `Cannot warm "${entry}": expected SITE/SEED with a site of this server, such as "wordpress/3"`,
+        `Cannot warm "${entry}": expected SITE/SEED with a site the ${backend} backend serves (${
+          quoted([...catalog.sites.keys()])
+        }), such as "wordpress/3"`,
       );
     }
     const sandbox = await sandboxOf(site);
@@ -309,6 +329,26 @@ function listen(
 /** How long a real application's env may take to answer (its base seeds within it). */
 const APP_READY_TIMEOUT_MS = 180_000;
 
+/** Names, quoted and joined: `"a", "b"`. */
+function quoted(names: readonly string[]): string {
+  return names.map((name) => `"${name}"`).join(", ");
+}
+
+/**
+ * The sites a backend serves: the recreated sites and the demo in-process
+ * and in containers, the real applications (which run only in their images)
+ * in containers, and on shared only the applications with a shared runtime.
+ */
+function catalogOf(backend: Backend): Catalog {
+  if (backend === "shared") {
+    return defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), { demo: false });
+  }
+  return defaultCatalog([
+    ...Object.values(SITES),
+    ...(backend === "fixture" ? [] : Object.values(APPS)),
+  ]);
+}
+
 async function openSandbox(
   backend: Backend,
   site: Site,
@@ -337,11 +377,34 @@ async function openSandbox(
         image: `webserv-${site.name}`,
         pool: options.incusPool ?? "default",
         client,
+        ...(options.incusPrefix ? { prefix: options.incusPrefix } : {}),
         ...tuning,
       });
     }
     case "docker":
       return await DockerSandbox.open({ gateway, image: `webserv-${site.name}`, ...tuning });
+    case "shared": {
+      // The catalog holds these sites alone; a caller's own catalog may not.
+      if (!SHARED_RUNTIME_APPS.includes(site.name)) {
+        throw new HttpError(
+          400,
+          "no-shared-runtime",
+          `Site "${site.name}" has no shared runtime: the shared backend serves ${
+            quoted(SHARED_RUNTIME_APPS)
+          }`,
+        );
+      }
+      const client = new IncusClient(options.incusSocket ? { socket: options.incusSocket } : {});
+      clients.push(client);
+      return await SharedRuntimeSandbox.open({
+        gateway,
+        image: `webserv-${site.name}`,
+        pool: options.incusPool ?? "default",
+        client,
+        ...(options.incusPrefix ? { prefix: options.incusPrefix } : {}),
+        ...(options.spares !== undefined ? { spares: options.spares } : {}),
+      });
+    }
   }
 }
 

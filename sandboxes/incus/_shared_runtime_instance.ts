@@ -34,6 +34,7 @@ export class SharedRuntimeInstance implements Instance {
   slot: number;
   #runtime: Runtime;
   #directory: SocketDirectory;
+  #site: Deno.HttpClient;
   #route: GatewayRoute;
   #options: SharedRuntimeSandboxOptions;
   #forget: () => void;
@@ -57,6 +58,11 @@ export class SharedRuntimeInstance implements Instance {
     this.#options = options;
     this.#forget = forget;
     this.#directory = new SocketDirectory(join(runtime.folder, `env-${key}`));
+    // No idle connections: a relay made again listens on a new socket.
+    this.#site = Deno.createHttpClient({
+      proxy: { transport: "unix", path: this.#directory.siteSocket },
+      poolMaxIdlePerHost: 0,
+    });
     this.#route = options.gateway.add({ unix: this.#directory.siteSocket });
     this.id = this.#route.id;
     this.origin = this.#route.origin;
@@ -70,7 +76,8 @@ export class SharedRuntimeInstance implements Instance {
    * @param options `cold`: start a server for this reset instead of taking a
    *   spare; `seed`: the env's own seed or none (a runtime serves one seed)
    * @throws {RangeError} when `seed` is another seed than the env's
-   * @throws {InstanceGoneError} when the env was destroyed or its runtime is gone
+   * @throws {InstanceGoneError} when the env was destroyed or its runtime is
+   *   gone, or its runtime's web server does not answer
    */
   async reset(options: { seed?: number; cold?: boolean } = {}): Promise<void> {
     if (this.#destroyed) {
@@ -91,18 +98,51 @@ export class SharedRuntimeInstance implements Instance {
     );
     this.source = answer.source;
     this.slot = answer.slot;
+    // A fresh database behind a web server that is gone is no reset: the
+    // caller needs an env of a new runtime (`SharedRuntimeSandbox.create`).
+    await this.checkWebServer();
   }
 
   /**
-   * Checks that the env's state API answers over its own database.
+   * Checks that the env's state API answers over its own database, and that
+   * the runtime's web server answers through the env's relay: either can die
+   * while the other goes on (a `mariadbd` killed, an Apache stopped), and
+   * the agent's pages would then be an error page of the site's or the
+   * relay's 502.
    *
-   * @throws {InstanceGoneError} when it does not
+   * @throws {InstanceGoneError} when either does not
    */
   async check(): Promise<void> {
     if (this.#destroyed) {
       throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
     }
-    await checkStateAnswers(this.id, this.state, 5_000);
+    await Promise.all([checkStateAnswers(this.id, this.state, 5_000), this.checkWebServer()]);
+  }
+
+  /**
+   * Checks that the runtime's web server answers through the env's relay:
+   * asks for a file Apache serves itself (Debian's `/icons/` alias: no PHP,
+   * no database, about a millisecond); a 5xx is the relay's answer that
+   * Apache does not answer (a 404 would still be Apache's).
+   *
+   * @throws {InstanceGoneError} when it does not
+   */
+  async checkWebServer(): Promise<void> {
+    try {
+      const response = await fetch("http://localhost/icons/blank.gif", {
+        client: this.#site,
+        signal: AbortSignal.timeout(5_000),
+      });
+      await response.body?.cancel();
+      if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
+    } catch (error) {
+      throw new InstanceGoneError(
+        `The web server of "env-${this.id}" (runtime "${this.runtimeName}") does not answer: ${
+          String(error)
+        }`,
+        { cause: error },
+      );
+    }
   }
 
   /** Stops the env's server and removes its copy and sockets; safe to call twice. */
@@ -114,6 +154,7 @@ export class SharedRuntimeInstance implements Instance {
     try {
       await this.#runtime.call("DELETE", `/envs/${this.key}`, undefined, 30_000);
     } finally {
+      this.#site.close();
       this.#directory[Symbol.dispose]();
     }
   }

@@ -16,7 +16,12 @@
  *   snapshot `seeded`) is made once and kept, so a later open copies it by
  *   copy-on-write instead of seeding again;
  * - the runtime container carries `user.webserv.owner`, so a later open
- *   reaps the runtimes of a crashed run.
+ *   reaps the runtimes of a crashed run;
+ * - a new env is handed out only once its relay reaches the runtime's web
+ *   server; a runtime whose web server stays silent is retired (its envs
+ *   stay until destroyed, `close()` removes it) and the seed's next envs get
+ *   a new one. An env's `check()` covers both its database and that web
+ *   server, and its `reset()` fails when the web server is gone.
  *
  * Reset points the env at a fresh copy (a spare when there is one) and kills
  * the old server; the origin and the state socket stay. Needs an image whose
@@ -119,6 +124,8 @@ export class SharedRuntimeSandbox implements Sandbox {
   #options: SharedRuntimeSandboxOptions;
   #opened: OpenedImage;
   #runtimes = new Map<number, Promise<Runtime>>();
+  /** Runtimes replaced after their web server died, removed by close(). */
+  #retired: Runtime[] = [];
   #instances = new Set<SharedRuntimeInstance>();
 
   private constructor(options: SharedRuntimeSandboxOptions, opened: OpenedImage) {
@@ -168,7 +175,31 @@ export class SharedRuntimeSandbox implements Sandbox {
     options: { cold?: boolean } = {},
   ): Promise<SharedRuntimeInstance> {
     const seed = spec.seed ?? 0;
-    const runtime = await this.#runtime(seed);
+    for (let attempt = 0;; attempt++) {
+      const pending = this.#runtime(seed);
+      const instance = await this.#createIn(await pending, seed, options);
+      try {
+        await webServerAnswers(instance);
+        return instance;
+      } catch (error) {
+        await instance.destroy().catch((cause) => logFailure("destroying a shared env", cause));
+        if (attempt > 0) throw error;
+        // The web server is the runtime's, for every env of the seed: the
+        // seed's next envs get a new runtime, and this one goes at close().
+        logFailure(`the shared runtime of seed ${seed} lost its web server`, error);
+        if (this.#runtimes.get(seed) === pending) {
+          this.#runtimes.delete(seed);
+          this.#retired.push(await pending);
+        }
+      }
+    }
+  }
+
+  async #createIn(
+    runtime: Runtime,
+    seed: number,
+    options: { cold?: boolean },
+  ): Promise<SharedRuntimeInstance> {
     const key = randomKey();
     const answer = decodeControlAnswer(
       await runtime.call(
@@ -199,6 +230,19 @@ export class SharedRuntimeSandbox implements Sandbox {
   async runtime(seed: number): Promise<{ name: string; folder: string }> {
     const { name, folder } = await this.#runtime(seed);
     return { name, folder };
+  }
+
+  /**
+   * Starts a seed's runtime now (seeding its base at the first use), so that
+   * its spare servers fill before its first `create()`; a failure is logged,
+   * and the next `create()` tries again.
+   *
+   * @param seed the seed
+   */
+  warm(seed: number): void {
+    this.#runtime(seed).catch((error) =>
+      logFailure(`warming the shared runtime of seed ${seed}`, error)
+    );
   }
 
   /**
@@ -242,8 +286,9 @@ export class SharedRuntimeSandbox implements Sandbox {
     for (const instance of [...this.#instances]) {
       await instance.destroy().catch((error) => logFailure("destroying a shared env", error));
     }
-    const runtimes = [...this.#runtimes.values()];
+    const runtimes = [...this.#runtimes.values(), ...this.#retired.map((r) => Promise.resolve(r))];
     this.#runtimes.clear();
+    this.#retired = [];
     for (const pending of runtimes) {
       const runtime = await pending.catch(() => undefined);
       if (!runtime) continue;
@@ -368,5 +413,21 @@ export class SharedRuntimeSandbox implements Sandbox {
       if (!(error instanceof SandboxError) || error.status !== 404) throw error;
     }
     await Deno.remove(join(this.#socketRoot, name), { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Waits up to about 2 s for the env's relay to reach the runtime's web
+ * server: a runtime is replaced only when its web server stays silent, never
+ * for one slow answer on a loaded host.
+ */
+async function webServerAnswers(instance: SharedRuntimeInstance): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await instance.checkWebServer();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
   }
 }

@@ -16,12 +16,14 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { stateReader } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-/** Instances' prefix: another of its own keeps a run apart from others' bases and runtimes. */
-const PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
+/**
+ * Instances' prefix (`WEBSERV_SHARED_PREFIX`, or `wsshared-`): another of its
+ * own keeps a run apart from others' bases and runtimes.
+ */
+export const SHARED_PREFIX = Deno.env.get("WEBSERV_SHARED_PREFIX") ?? "wsshared-";
 
 /**
- * Opens an image in the shared-runtime mode (instances `wsshared-…`, or
- * `WEBSERV_SHARED_PREFIX`'s).
+ * Opens an image in the shared-runtime mode (instances {@linkcode SHARED_PREFIX}`…`).
  *
  * @param gateway the gateway
  * @param image the image alias
@@ -37,7 +39,7 @@ export async function openShared(
     gateway,
     image,
     pool: POOL,
-    prefix: PREFIX,
+    prefix: SHARED_PREFIX,
     ...timeouts,
   });
 }

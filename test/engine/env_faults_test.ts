@@ -322,3 +322,54 @@ Deno.test("an internal TypeError during a step is EnvError internal, never the a
   session.send = send;
   idOf(await env.reset(), "button", "Load");
 });
+
+Deno.test("Env.step() and verify() are EnvError sandbox-lost when the site's check fails, whatever the page or action did", async () => {
+  // A site whose pages still answer while its database is gone: a real
+  // application's error page, and a liveness check that fails.
+  const pages = {
+    "/": `<title>Home</title><a href="/post">A post</a>`,
+    "/post": `<title>Database Error</title><h1>Error establishing a database connection</h1>`,
+  };
+  await using served = serveHanging(pages);
+  let down = false;
+  const site: EnvSite = {
+    origin: served.origin,
+    reset: () => Promise.resolve(),
+    check: () => {
+      if (!down) return Promise.resolve();
+      const gone = new Error('Instance "env-7" does not answer: HTTP 500');
+      gone.name = "InstanceGoneError";
+      return Promise.reject(gone);
+    },
+  };
+  let verified = 0;
+  const task = {
+    id: "demo/read/1",
+    instruction: "Read the post",
+    startUrl: "/",
+    verify: () => {
+      verified++;
+      return Promise.resolve({ reward: 1 as const, reason: "read" });
+    },
+  };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site, task });
+  const link = idOf(await env.observe(), "link", "A post");
+  down = true;
+  // The click loads the error page: ours, not a step the agent took.
+  const lost = await rejectsEnv(env.step({ action: "click", id: link }), "sandbox-lost");
+  assertEquals((lost.cause as Error).name, "InstanceGoneError");
+  // The id went with the page: still ours, never the agent's stale-id.
+  await rejectsEnv(env.step({ action: "click", id: link }), "sandbox-lost");
+  await rejectsEnv(env.step({ action: "stop", answer: "read" }), "sandbox-lost");
+  // No verdict on a site that is gone.
+  await rejectsEnv(env.verify(), "sandbox-lost");
+  assertEquals(verified, 0);
+
+  down = false;
+  await env.reset();
+  const step = await env.step({ action: "click", id: idOf(await env.observe(), "link", "A post") });
+  assertStringIncludes(step.observation.text, "Error establishing");
+  assertEquals((await env.verify()).reward, 1);
+  assertEquals(verified, 1);
+});

@@ -1,7 +1,9 @@
 // `deno task serve` as a user runs it: a subprocess that prints its URLs,
 // refuses a public address without a token, and closes every session on SIGINT.
-import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { startServer } from "../../../adapters/http/server.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { type Backend, startServer } from "../../../adapters/http/server.ts";
+import { WebServClient } from "../../../adapters/client/mod.ts";
+import { defaultCatalog } from "../../../adapters/http/catalog.ts";
 
 const SERVE = new URL("../../../adapters/http/serve.ts", import.meta.url).pathname;
 
@@ -72,4 +74,96 @@ Deno.test("startServer() takes the next free port after 8800 when no port is giv
   } finally {
     await blocker?.shutdown();
   }
+});
+
+Deno.test("serve.ts refuses an unknown backend, naming the backends", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SERVE, "--backend", "kubernetes", "--port", "0"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(output.code, 2);
+  assertStringIncludes(
+    new TextDecoder().decode(output.stderr),
+    'Backend "kubernetes" is not one of "fixture", "incus", "docker", "shared"',
+  );
+});
+
+Deno.test("serve.ts --help names the shared backend and the sites it serves", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SERVE, "--help"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(output.code, 0);
+  const help = new TextDecoder().decode(output.stdout);
+  assertStringIncludes(help, "--backend fixture|incus|docker|shared");
+  assertStringIncludes(help, "shared (wordpress, mediawiki, redmine only");
+});
+
+Deno.test("startServer() refuses an unknown backend, naming the backends", async () => {
+  const error = await assertRejects(
+    () => startServer({ port: 0, backend: "kubernetes" as Backend }),
+    RangeError,
+  );
+  assertStringIncludes(error.message, '"fixture", "incus", "docker", "shared"');
+});
+
+Deno.test("startServer() on shared refuses to warm a site without a shared runtime", async () => {
+  for (const entry of ["shop/1", "forum/2", "demo/0"]) {
+    const error = await assertRejects(
+      () => startServer({ port: 0, backend: "shared", warm: [entry] }),
+      RangeError,
+    );
+    assertStringIncludes(error.message, `Cannot warm "${entry}"`);
+    assertStringIncludes(
+      error.message,
+      'the shared backend serves ("wordpress", "mediawiki", "redmine")',
+    );
+  }
+});
+
+Deno.test("startServer() on shared lists only the shared-runtime sites and refuses the others", async () => {
+  // No Incus call is made: the catalog refuses before any sandbox opens.
+  await using server = await startServer({ port: 0, backend: "shared" });
+  const client = new WebServClient(server.url);
+  for (const site of ["wordpress", "mediawiki", "redmine"]) {
+    const tasks = await client.tasks({ site, limit: 100 });
+    assert(tasks.length > 0 && tasks.every((task) => task.site === site), site);
+  }
+  const tasks = await client.tasks({ limit: 100 });
+  assert(tasks.every((task) => ["wordpress", "mediawiki", "redmine"].includes(task.site)));
+  const shop = await fetch(`${server.url}/v1/tasks?site=shop`);
+  assertEquals(shop.status, 404);
+  assertStringIncludes(
+    (await shop.json()).message,
+    'the sites are "wordpress", "mediawiki", "redmine"',
+  );
+  for (const body of [{ task: "demo/add-note/1" }, { task: "shop/any-template/1" }]) {
+    const response = await fetch(`${server.url}/v1/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const refusal = await response.json() as { code: string; message: string };
+    assertEquals(response.status, 404, JSON.stringify(refusal));
+    assertEquals(refusal.code, "unknown-site");
+    assertStringIncludes(refusal.message, 'the sites are "wordpress", "mediawiki", "redmine"');
+  }
+  assertEquals(server.sessions.live, 0);
+});
+
+Deno.test("startServer() on shared refuses a site without a shared runtime from a catalog of its own", async () => {
+  // A caller's catalog may hold any site: the backend still refuses, typed, before Incus.
+  await using server = await startServer({ port: 0, backend: "shared", catalog: defaultCatalog() });
+  const response = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ task: "demo/add-note/1" }),
+  });
+  const refusal = await response.json() as { code: string; message: string };
+  assertEquals(response.status, 400, JSON.stringify(refusal));
+  assertEquals(refusal.code, "no-shared-runtime");
+  assertStringIncludes(refusal.message, 'Site "demo" has no shared runtime');
+  assertStringIncludes(refusal.message, '"wordpress", "mediawiki", "redmine"');
 });

@@ -1,0 +1,400 @@
+/**
+ * The rollout server on the shared backend (`deno task test:apps`): WordPress
+ * served by one runtime container per seed, a `mariadbd` of its own per
+ * session. A group of 4 on one task gets 4 isolated envs (a comment written
+ * through one is in that env's state diff and no other's), a session's reset
+ * brings its env back to the seeded hash, `warm` starts a seed's runtime
+ * before its first session, and when one env's own database
+ * server dies mid-episode its steps and its verdict are ours (`env_error`,
+ * never an action error, never a reward) while its neighbour goes on, and a
+ * reset recovers it; when the runtime's Apache stops, a reset moves the
+ * session to a new runtime of its seed.
+ *
+ * `Env` alone, as a trainer or the site checker uses it, says the same: a
+ * step on an env whose database died, or whose runtime's Apache stopped, is
+ * an `EnvError("sandbox-lost")`, whatever the page showed and whether or not
+ * the action itself failed.
+ *
+ * Instances are named `wsshared-…` (`WEBSERV_SHARED_PREFIX` sets another
+ * prefix); the seeded base is kept for the next run, as the mode does.
+ * Fails, never skips, when the image is missing: build it with
+ * `deno task image:apps wordpress`.
+ */
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { type ServerOptions, startServer } from "../../adapters/http/server.ts";
+import { WebServClient, WebServError } from "../../adapters/client/mod.ts";
+import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
+import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
+import { Browser, EnvError } from "../../mod.ts";
+import { Env } from "../../engine/env.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import { openShared, SHARED_PREFIX } from "./_shared.ts";
+import { IncusClient } from "../../sandboxes/incus/client.ts";
+import { waitFor } from "../_util/wait.ts";
+import { requireIncusImage } from "./_apps.ts";
+
+const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+const PREFIX = SHARED_PREFIX;
+const SEED = 1;
+const TASK = `wordpress/approve-comment/${SEED}`;
+
+/** The server on the shared backend, and a client that waits as long as a base takes to seed. */
+async function openServer(options: Pick<ServerOptions, "maxSessions" | "warm">) {
+  await requireIncusImage({
+    image: "webserv-wordpress",
+    build: `build it with "deno task image:apps wordpress"`,
+    readyMs: 180_000,
+  });
+  const server = await startServer({
+    port: 0,
+    backend: "shared",
+    incusPool: POOL,
+    incusPrefix: PREFIX,
+    stepTimeoutMs: 60_000,
+    ...options,
+  });
+  return { server, client: new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 }) };
+}
+
+async function stateOf<T>(instance: SharedRuntimeInstance, path: string): Promise<T> {
+  const response = await instance.state.fetch(path);
+  assertEquals(response.status, 200, `${path} of env ${instance.key}`);
+  return await response.json() as T;
+}
+
+/** Posts an anonymous comment through the env's own origin, as a visitor's browser would. */
+async function postComment(instance: SharedRuntimeInstance, text: string): Promise<void> {
+  const posts = await stateOf<{ result: { id: number }[] }>(
+    instance,
+    "/query/posts?status=publish&limit=1",
+  );
+  const post = posts.result[0]?.id;
+  assert(post !== undefined, "WordPress has no published post");
+  const origin = new URL(instance.origin);
+  using http = Deno.createHttpClient({ allowHost: true });
+  const posted = await fetch(`http://127.0.0.1:${origin.port}/wp-comments-post.php`, {
+    method: "POST",
+    headers: { host: origin.host },
+    body: new URLSearchParams({
+      comment_post_ID: String(post),
+      author: "Group Reader",
+      email: "reader@webserv.test",
+      url: "",
+      comment: text,
+    }),
+    redirect: "manual",
+    client: http,
+  });
+  await posted.body?.cancel();
+  assertEquals(posted.status, 302);
+}
+
+/** Runs a command inside the env's runtime container; its output. */
+async function exec(instance: SharedRuntimeInstance, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("incus", {
+    args: ["exec", instance.runtimeName, "--", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
+  }
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
+/** Kills the env's own `mariadbd` inside the runtime container, as the OOM killer would. */
+async function killDatabase(instance: SharedRuntimeInstance): Promise<void> {
+  // The env's server is the one on its slot's datadir (`--datadir=… --socket=…`).
+  const pids = (await exec(
+    instance,
+    "pgrep",
+    "-f",
+    `datadir=/var/lib/wsdb/slot-${instance.slot} --socket`,
+  )).split("\n").filter((line) => line !== "");
+  assertEquals(pids.length, 1, `mariadbd of slot ${instance.slot}: ${pids.join(", ")}`);
+  await exec(instance, "kill", "-9", pids[0]!);
+}
+
+/** Stops the runtime's Apache (every env's), and waits until it no longer answers. */
+async function stopApache(instance: SharedRuntimeInstance): Promise<void> {
+  // apache2ctl returns once it signalled Apache, before Apache is gone.
+  await exec(instance, "apache2ctl", "-k", "stop");
+  await waitFor(() => instance.checkWebServer().then(() => false, () => true), {
+    message: "the runtime's Apache should stop",
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+}
+
+Deno.test({
+  name: "startServer() on shared gives a group of 4 on one WordPress task 4 isolated envs",
+  // The runtime's spares fill in the background, outliving single requests by design.
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 4 });
+    await using _server = server;
+    const listed = await client.taskPage({ site: "wordpress", limit: 100 });
+    assert(listed.tasks.length >= 10, `WordPress lists ${listed.tasks.length} tasks`);
+
+    const group = await client.createGroup({ task: TASK }, 4);
+    assertEquals(group.sessions.length, 4);
+    const instances = group.sessions.map((s) =>
+      server.sessions.instance(s.id) as SharedRuntimeInstance
+    );
+    // One runtime, four databases of their own, four origins.
+    assertEquals(new Set(instances.map((i) => i.runtimeName)).size, 1);
+    assertEquals(new Set(instances.map((i) => i.key)).size, 4);
+    assertEquals(new Set(instances.map((i) => i.slot)).size, 4);
+    assertEquals(new Set(instances.map((i) => i.origin)).size, 4);
+    for (const session of group.sessions) {
+      assertEquals(session.task?.id, TASK);
+      assertStringIncludes(session.observation.text ?? "", "Log In");
+    }
+    const [first, ...others] = instances as [SharedRuntimeInstance, ...SharedRuntimeInstance[]];
+    const seeded = await stateOf<StateHash>(first, "/hash");
+
+    const text = `A comment from one env of the group ${crypto.randomUUID()}`;
+    await postComment(first, text);
+    const written = await stateOf<StateDiff>(first, "/diff");
+    const added = written.tables["wp_comments"]?.added ?? [];
+    assertEquals(added.map((row) => row["comment_content"]), [text]);
+    for (const other of others) {
+      const diff = await stateOf<StateDiff>(other, "/diff");
+      assertEquals(diff.tables["wp_comments"], undefined, `env ${other.key} saw the write`);
+      assertEquals((await stateOf<StateHash>(other, "/hash")).hash, seeded.hash);
+    }
+
+    // The session's reset puts its env on a fresh copy: the seeded state, the same origin.
+    const firstId = group.sessions[0]!.id;
+    assert((await stateOf<StateHash>(first, "/hash")).hash !== seeded.hash);
+    const reset = await client.reset(firstId);
+    assertStringIncludes(reset.observation.text ?? "", "Log In");
+    assertEquals(server.sessions.instance(firstId), first);
+    assertEquals((await stateOf<StateHash>(first, "/hash")).hash, seeded.hash);
+    assertEquals((await client.state(firstId)).step, 0);
+
+    for (const session of group.sessions) assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
+  name: "startServer() on shared with warm starts a seed's runtime before its first session",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 1, warm: [`wordpress/${SEED}`] });
+    await using _server = server;
+    // This process's runtime of the seed, running before any session asked for it.
+    using incus = new IncusClient();
+    const owner = `${Deno.hostname()}/`;
+    const runtime = await waitFor(
+      async () =>
+        (await incus.listInstances()).find((instance) =>
+          instance.name.startsWith(`${PREFIX}rt-${SEED}-`) && instance.status === "Running" &&
+          instance.config["user.webserv.owner"]?.startsWith(owner) &&
+          instance.config["user.webserv.owner"]?.endsWith(`/${Deno.pid}`)
+        ),
+      {
+        message: "the warmed seed's runtime should run",
+        timeoutMs: 900_000,
+        intervalMs: 500,
+      },
+    );
+    assertEquals(server.sessions.live, 0);
+    const session = await client.createSession({ task: TASK });
+    const instance = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    assertEquals(instance.runtimeName, runtime.name);
+    assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
+  name:
+    "startServer() on shared reports an env whose mariadbd died as env_error, and reset recovers it",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 2 });
+    await using _server = server;
+    const victim = await client.createSession({ task: TASK });
+    const neighbour = await client.createSession({ task: TASK });
+    const instance = server.sessions.instance(victim.id) as SharedRuntimeInstance;
+    const seeded = await stateOf<StateHash>(instance, "/hash");
+    const front = { action: "goto" as const, url: `${instance.origin}/` };
+    const first = await client.step(victim.id, front);
+    assertEquals(first.status, "ok", JSON.stringify(first.info));
+    // A post's link on the front page, as the agent saw it.
+    const link = Number(/\[(\d+)\] link "[^"]*" → \/\?p=/.exec(first.observation?.text ?? "")?.[1]);
+    assert(link > 0, first.observation?.text);
+
+    await killDatabase(instance);
+
+    // Following the link (its page needs the database), acting on an id that
+    // went with the page, loading a page, ending the episode: each is ours.
+    for (
+      const action of [{ action: "click" as const, id: link }, {
+        action: "click" as const,
+        id: link,
+      }, front]
+    ) {
+      const step = await client.step(victim.id, action);
+      assertEquals(
+        step.status,
+        "env_error",
+        `${JSON.stringify(action)}: ${JSON.stringify(step.info)}`,
+      );
+      assertEquals(step.info.error?.code, "sandbox-lost");
+      assertEquals(step.reward, undefined);
+    }
+    const stop = await client.step(victim.id, { action: "stop", answer: "done" });
+    assertEquals(stop.status, "env_error", JSON.stringify(stop.info));
+    assertEquals(stop.reward, undefined);
+    const verdict = await assertRejects(() => client.verify(victim.id), WebServError);
+    assertEquals(verdict.status, 503);
+    assertEquals(verdict.code, "sandbox-lost");
+
+    // The neighbour in the same runtime goes on.
+    const other = await client.step(neighbour.id, {
+      action: "goto",
+      url: `${server.sessions.instance(neighbour.id)!.origin}/`,
+    });
+    assertEquals(other.status, "ok", JSON.stringify(other.info));
+
+    // A reset recovers the env: a live database at the seeded state.
+    await client.reset(victim.id);
+    const recovered = server.sessions.instance(victim.id) as SharedRuntimeInstance;
+    assertEquals((await stateOf<StateHash>(recovered, "/hash")).hash, seeded.hash);
+    const again = await client.step(victim.id, { action: "goto", url: `${recovered.origin}/` });
+    assertEquals(again.status, "ok", JSON.stringify(again.info));
+    assert(!again.observation?.text?.includes("Error establishing"), again.observation?.text);
+
+    assertEquals(await client.close(victim.id), true);
+    assertEquals(await client.close(neighbour.id), true);
+  },
+});
+
+Deno.test({
+  name: "startServer() on shared moves a session off a runtime whose Apache stopped at its reset",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const { server, client } = await openServer({ maxSessions: 1 });
+    await using _server = server;
+    const session = await client.createSession({ task: TASK });
+    const before = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    const seeded = await stateOf<StateHash>(before, "/hash");
+    await stopApache(before);
+    const front = { action: "goto" as const, url: `${before.origin}/` };
+    const step = await client.step(session.id, front);
+    assertEquals(step.status, "env_error", JSON.stringify(step.info));
+    assertEquals(step.info.error?.code, "sandbox-lost");
+    assertEquals(step.reward, undefined);
+
+    // The runtime is retired: the reset lands in a new one of the seed.
+    const reset = await client.reset(session.id);
+    assertStringIncludes(reset.observation.text ?? "", "Log In");
+    const after = server.sessions.instance(session.id) as SharedRuntimeInstance;
+    assert(after.runtimeName !== before.runtimeName, after.runtimeName);
+    assertEquals((await stateOf<StateHash>(after, "/hash")).hash, seeded.hash);
+    const again = await client.step(session.id, { action: "goto", url: `${after.origin}/` });
+    assertEquals(again.status, "ok", JSON.stringify(again.info));
+    assertEquals(await client.close(session.id), true);
+  },
+});
+
+Deno.test({
+  name: "Env on a shared WordPress env whose mariadbd died rejects its steps as sandbox-lost",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await requireIncusImage({
+      image: "webserv-wordpress",
+      build: `build it with "deno task image:apps wordpress"`,
+      readyMs: 180_000,
+    });
+    await using gateway = new Gateway();
+    await using sandbox = await openShared(gateway, "webserv-wordpress", {
+      readyTimeoutMs: 900_000,
+    });
+    await using instance = await sandbox.create({ seed: SEED });
+    await using browser = await Browser.launch();
+    await using env = await Env.create(browser, {
+      site: instance,
+      startUrl: `${instance.origin}/`,
+      timeoutMs: 60_000,
+    });
+    const front = await env.observe();
+    // A link of the front page the agent could follow to another of its pages.
+    const link = front.elements.find((element) =>
+      element.role === "link" && element.href?.includes("?p=")
+    );
+    assert(link, front.text);
+
+    await killDatabase(instance);
+
+    // Following a link, and acting on an id of the page the agent saw: ours.
+    const followed = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(followed.code, "sandbox-lost");
+    const stale = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(stale.code, "sandbox-lost");
+
+    // A reset puts the env on a live database again.
+    await env.reset();
+    const again = await env.step({ action: "goto", url: `${instance.origin}/` });
+    assert(!again.observation.text.includes("Error establishing"), again.observation.text);
+    await instance.check();
+  },
+});
+
+Deno.test({
+  name:
+    "Env on a shared WordPress env whose runtime's Apache stopped rejects its steps as sandbox-lost",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await requireIncusImage({
+      image: "webserv-wordpress",
+      build: `build it with "deno task image:apps wordpress"`,
+      readyMs: 180_000,
+    });
+    await using gateway = new Gateway();
+    // A runtime of this test's own: stopping its Apache touches no other env.
+    await using sandbox = await openShared(gateway, "webserv-wordpress", {
+      readyTimeoutMs: 900_000,
+    });
+    await using instance = await sandbox.create({ seed: SEED });
+    await using browser = await Browser.launch();
+    await using env = await Env.create(browser, {
+      site: instance,
+      startUrl: `${instance.origin}/`,
+      timeoutMs: 60_000,
+    });
+    const front = await env.observe();
+    const link = front.elements.find((element) =>
+      element.role === "link" && element.href?.includes("?p=")
+    );
+    assert(link, front.text);
+    await instance.check();
+
+    // The env's database still answers; its web server does not (the relay's 502).
+    await stopApache(instance);
+
+    const followed = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(followed.code, "sandbox-lost");
+    const stale = await assertRejects(
+      () => env.step({ action: "click", id: link.id }),
+      EnvError,
+    );
+    assertEquals(stale.code, "sandbox-lost");
+  },
+});
