@@ -60,7 +60,7 @@ export function openOnImage<S extends { reap(): Promise<string[]> }>(
  * @param pool the storage pool
  * @param seed the seed
  * @param fingerprint the image's fingerprint
- * @param suffix appended (a cluster member's tag)
+ * @param suffix appended: a cluster member's tag, the shared runtime's mark
  * @returns the name
  */
 export function baseName(

@@ -12,9 +12,10 @@
  *   names the env in `x-webserv-env` (replacing any header the client sent),
  *   from which the application picks the env's database, and
  *   `env-KEY/state.sock`, the state API over that env's database alone;
- * - one seeded base per image, pool and seed (`PREFIX-base-APP-SEED-…`,
- *   snapshot `seeded`) is made once and kept, so a later open copies it by
- *   copy-on-write instead of seeding again;
+ * - one seeded base per image, pool and seed (`PREFIXbase-APP-SEED-…-shared`,
+ *   named apart from a container backend's; snapshot `seeded`) is made once
+ *   and kept, so a later open copies it by copy-on-write instead of seeding
+ *   again;
  * - the runtime container carries `user.webserv.owner`, so a later open
  *   reaps the runtimes of a crashed run;
  * - a new env is handed out only once its relay reaches the runtime's web
@@ -50,6 +51,9 @@ import { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
 export type { ServerSource } from "./_shared_runtime_control.ts";
 export { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
+
+/** Appended to the name of a shared runtime's seeded base (see `baseName`). */
+export const SHARED_BASE = "-shared";
 
 /** Options of {@linkcode SharedRuntimeSandbox.open}. */
 export interface SharedRuntimeSandboxOptions {
@@ -329,7 +333,9 @@ export class SharedRuntimeSandbox implements Sandbox {
   /** The seeded base's snapshot: a runtime seeded once, stopped, and snapshotted. */
   async #base(seed: number): Promise<string> {
     const { image, pool } = this.#options;
-    const name = baseName(this.#prefix, image, pool, seed, this.#opened.fingerprint);
+    // Its own name: a container-per-env backend with the same prefix seeds its base from the
+    // same image, but starts it otherwise, and must not take this one for its own.
+    const name = baseName(this.#prefix, image, pool, seed, this.#opened.fingerprint, SHARED_BASE);
     const snapshot = `${name}/seeded`;
     if (await exists(this.client, `/1.0/instances/${name}/snapshots/seeded`)) return snapshot;
     // A base left half made by a crashed run is made again.
