@@ -129,11 +129,13 @@ export function vet(pass: Pass, doc: Document): void {
       continue;
     }
     // A transparent input laid over its stand-in or label is the element itself, not a cover.
-    if (
-      node.inView && mayBeCovered(pass, shown, seen) &&
-      covered(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))
-    ) {
-      continue;
+    const covers = node.inView && mayBeCovered(pass, shown, seen)
+      ? coverHits(layout, shown, seen, vp, node.proxy ?? (node.standIn && el))
+      : undefined;
+    if (covers) {
+      if (!scrollsOutFromUnder(pass, covers)) continue;
+      // Under a bar the page scrolls it out from: there, out of view (a click scrolls first).
+      node.inView = false;
     }
     node.keep = 2;
   }
@@ -346,22 +348,45 @@ export function frameCovers(pass: Pass, iframe: Element, box: WireBox): WireBox[
 }
 
 /**
- * Whether every probe point of the box hits something that is neither the
- * element, inside it, one of its labels, the shadow host it lies in (slotted
- * content answers hit tests as its host), one of its ancestors (an ancestor
- * means the point is clipped by a scroll container, not covered), nor
- * `input`: the styled-away control the element stands in for, which often
- * lies transparent over it and takes the click itself.
+ * Whether every element covering the box lies in a bar fixed (or stuck) to
+ * the viewport's top or bottom edge, a site's header or wp-admin's toolbar,
+ * that scrolling the page moves the box out from under: the page can scroll
+ * away from that edge, and the bar is a bar, not an overlay of the whole
+ * view. A person scrolls the control out; a click scrolls it to the middle.
  */
-function covered(
+function scrollsOutFromUnder(pass: Pass, covers: Element[]): boolean {
+  const { layout, vp } = pass;
+  for (const hit of covers) {
+    let bar: Element | null = hit;
+    while (bar && !/^(fixed|sticky)$/.test(layout.style(bar).position)) bar = bar.parentElement;
+    if (!bar) return false;
+    const b = layout.rect(bar);
+    if (b.h >= vp.h / 2) return false;
+    const atTop = b.y <= 1, atBottom = b.y + b.h >= vp.h - 1;
+    if (!(atTop && vp.y > 0) && !(atBottom && vp.y + vp.h < vp.sh - 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * What covers the box, when every probe point of it hits something that is
+ * neither the element, inside it, one of its labels, the shadow host it lies
+ * in (slotted content answers hit tests as its host), one of its ancestors
+ * (an ancestor means the point is clipped by a scroll container, not
+ * covered), nor `input`: the styled-away control the element stands in for,
+ * which often lies transparent over it and takes the click itself; else
+ * `undefined`.
+ */
+function coverHits(
   layout: Layout,
   el: Element,
   r: Rect,
   vp: { w: number; h: number },
   input?: Element | false,
-): boolean {
+): Element[] | undefined {
   const root = el.getRootNode() as Document | ShadowRoot;
-  if (typeof root.elementFromPoint !== "function") return false;
+  if (typeof root.elementFromPoint !== "function") return undefined;
+  const hits: Element[] = [];
   const x0 = Math.max(r.x, 0), x1 = Math.min(r.x + r.w, vp.w);
   const y0 = Math.max(r.y, 0), y1 = Math.min(r.y + r.h, vp.h);
   const points: [number, number][] = [
@@ -373,13 +398,14 @@ function covered(
   ];
   for (const [x, y] of points) {
     const hit = layout.hit(root, x, y);
-    if (!hit) return false;
-    if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return false;
+    if (!hit) return undefined;
+    if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return undefined;
     // A web component's own host: the point is on its slotted text (a label's words), which
     // a hit test in the shadow tree answers with the host. The component is the element.
-    if (hit.shadowRoot && composedContains(hit, el)) return false;
+    if (hit.shadowRoot && composedContains(hit, el)) return undefined;
     const label = hit.closest("label");
-    if (label && (label.control === el || label.contains(el))) return false;
+    if (label && (label.control === el || label.contains(el))) return undefined;
+    hits.push(hit);
   }
-  return true;
+  return hits;
 }

@@ -121,21 +121,8 @@ function pointOf(target: Element): PointResult {
   const { width: vw, height: vh } = viewportOf(doc);
   const frame = doc.defaultView ? doc.defaultView.frameElement : null;
   let cover: string | undefined, seen = false;
-  // The element itself, else (a styled-away checkbox or radio) its label or
-  // visible stand-in: the first that takes the pointer.
-  for (const el of aimsOf(target)) {
-    let r = el.getBoundingClientRect();
-    let shown = clipped(el, r, vw, vh);
-    const whole = (c: typeof shown) =>
-      !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 &&
-      c.y1 >= r.bottom - 0.5;
-    if (!whole(shown)) {
-      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-      r = el.getBoundingClientRect();
-      shown = clipped(el, r, vw, vh);
-    }
-    if (shown.x1 - shown.x0 < 1 || shown.y1 - shown.y0 < 1) continue;
-    seen = true;
+  // The spots of the element's boxes (each line's, then the whole) that land on it.
+  const aim = (el: Element, shown: Clip): PointResult | undefined => {
     for (const { x0, x1, y0, y1 } of [...fragments(el, vw, vh), shown]) {
       if (x1 - x0 < 1 || y1 - y0 < 1) continue;
       for (const [fx, fy] of SPOTS) {
@@ -157,6 +144,35 @@ function pointOf(target: Element): PointResult {
         if (cover === undefined && hit) cover = describe(hit);
       }
     }
+    return undefined;
+  };
+  // The element itself, else (a styled-away checkbox or radio) its label or
+  // visible stand-in: the first that takes the pointer.
+  for (const el of aimsOf(target)) {
+    let r = el.getBoundingClientRect();
+    let shown = clipped(el, r, vw, vh);
+    const whole = (c: typeof shown) =>
+      !c.cut && c.x0 <= r.left + 0.5 && c.x1 >= r.right - 0.5 && c.y0 <= r.top + 0.5 &&
+      c.y1 >= r.bottom - 0.5;
+    const centre = () => {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      r = el.getBoundingClientRect();
+      shown = clipped(el, r, vw, vh);
+    };
+    const scrolled = !whole(shown);
+    if (scrolled) centre();
+    if (shown.x1 - shown.x0 < 1 || shown.y1 - shown.y0 < 1) continue;
+    seen = true;
+    const found = aim(el, shown);
+    if (found) return found;
+    // In view but under something, such as a bar fixed to the viewport's edge: a person
+    // scrolls it to the middle and tries again.
+    if (scrolled) continue;
+    const before = r;
+    centre();
+    if (r.top === before.top && r.left === before.left) continue;
+    const again = aim(el, shown);
+    if (again) return again;
   }
   if (!seen) return revealPoint(target) ?? { ok: false, reason: "not-visible" };
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
