@@ -121,3 +121,30 @@ export async function addedRowsWith(
   const diff = await stateReader(env)<StateDiff>("/diff");
   return (diff.tables[table]?.added ?? []).filter((row) => row[column] === value).length;
 }
+
+/**
+ * A cold creation is at the seeded hash, and a destroyed env is gone from the gateway (404)
+ * while the other envs of the runtime still pass their checks.
+ *
+ * @param sandbox the shared-runtime sandbox
+ * @param gateway its gateway
+ * @param seed the seed
+ * @param seeded the seed's hash
+ * @param others the envs that must outlive the destroyed one
+ */
+export async function assertColdCreateAndDestroy(
+  sandbox: SharedRuntimeSandbox,
+  gateway: Gateway,
+  seed: number,
+  seeded: StateHash,
+  ...others: SharedRuntimeInstance[]
+): Promise<void> {
+  const c = await sandbox.create({ seed }, { cold: true });
+  assertEquals(c.source, "cold");
+  assertEquals((await stateReader(c)<StateHash>("/hash")).hash, seeded.hash);
+  await c.destroy();
+  const gone = await gateway.request(c.origin, "/");
+  await gone.body?.cancel();
+  assertEquals(gone.status, 404);
+  for (const other of others) await other.check();
+}

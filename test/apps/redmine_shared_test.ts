@@ -21,8 +21,7 @@ import type {
   SharedRuntimeSandbox,
 } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
 import type { StateHash } from "../../fixtures/sites/kit/types.ts";
-import { stateReader } from "./_apps.ts";
-import { addedRowsWith, markedPair, openShared } from "./_shared.ts";
+import { addedRowsWith, assertColdCreateAndDestroy, markedPair, openShared } from "./_shared.ts";
 
 /** The seed's title (`seed.rb`). */
 const SEEDED_TITLE = "WebServ Redmine";
@@ -195,14 +194,5 @@ Deno.test("SharedRuntimeSandbox keeps each Redmine env's database and cached set
   assertEquals(b.source, "cold");
   assertEquals((await stateB<StateHash>("/hash")).hash, seeded.hash, "a cold reset differs");
 
-  // A cold creation is seeded too; a destroyed env is gone from the gateway.
-  const c = await sandbox.create({ seed: 1 }, { cold: true });
-  assertEquals(c.source, "cold");
-  assertEquals((await stateReader(c)<StateHash>("/hash")).hash, seeded.hash);
-  await c.destroy();
-  const gone = await gateway.request(c.origin, "/");
-  await gone.body?.cancel();
-  assertEquals(gone.status, 404);
-  await a.check();
-  await b.check();
+  await assertColdCreateAndDestroy(sandbox, gateway, 1, seeded, a, b);
 });

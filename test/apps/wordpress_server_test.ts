@@ -15,7 +15,7 @@ import { IncusClient } from "../../sandboxes/incus/client.ts";
 import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
 import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import { waitFor } from "../_util/wait.ts";
-import { requireIncusImage } from "./_apps.ts";
+import { postComment, requireIncusImage } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const SEED = 5;
@@ -74,27 +74,8 @@ Deno.test({
     // An anonymous comment through the first instance's own site, as a
     // visitor's browser would post it (the gateway routes by Host).
     const [first, ...others] = instances as [ContainerInstance, ...ContainerInstance[]];
-    const posts = await first.state.fetch("/query/posts?status=publish&limit=1");
-    const post = (await posts.json() as { result: { id: number }[] }).result[0]?.id;
-    assert(post !== undefined, "WordPress has no published post");
-    const origin = new URL(first.origin);
-    using http = Deno.createHttpClient({ allowHost: true });
     const text = `A comment from one env of the group ${crypto.randomUUID()}`;
-    const posted = await fetch(`http://127.0.0.1:${origin.port}/wp-comments-post.php`, {
-      method: "POST",
-      headers: { host: origin.host },
-      body: new URLSearchParams({
-        comment_post_ID: String(post),
-        author: "Group Reader",
-        email: "reader@webserv.test",
-        url: "",
-        comment: text,
-      }),
-      redirect: "manual",
-      client: http,
-    });
-    await posted.body?.cancel();
-    assertEquals(posted.status, 302);
+    await postComment(first, text);
 
     const written = await diffOf(first);
     const added = written.tables["wp_comments"]?.added ?? [];

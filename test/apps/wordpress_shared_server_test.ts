@@ -31,7 +31,7 @@ import { Gateway } from "../../sandboxes/gateway.ts";
 import { openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { waitFor } from "../_util/wait.ts";
-import { requireIncusImage } from "./_apps.ts";
+import { postComment, requireIncusImage } from "./_apps.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const PREFIX = SHARED_PREFIX;
@@ -60,33 +60,6 @@ async function stateOf<T>(instance: SharedRuntimeInstance, path: string): Promis
   const response = await instance.state.fetch(path);
   assertEquals(response.status, 200, `${path} of env ${instance.key}`);
   return await response.json() as T;
-}
-
-/** Posts an anonymous comment through the env's own origin, as a visitor's browser would. */
-async function postComment(instance: SharedRuntimeInstance, text: string): Promise<void> {
-  const posts = await stateOf<{ result: { id: number }[] }>(
-    instance,
-    "/query/posts?status=publish&limit=1",
-  );
-  const post = posts.result[0]?.id;
-  assert(post !== undefined, "WordPress has no published post");
-  const origin = new URL(instance.origin);
-  using http = Deno.createHttpClient({ allowHost: true });
-  const posted = await fetch(`http://127.0.0.1:${origin.port}/wp-comments-post.php`, {
-    method: "POST",
-    headers: { host: origin.host },
-    body: new URLSearchParams({
-      comment_post_ID: String(post),
-      author: "Group Reader",
-      email: "reader@webserv.test",
-      url: "",
-      comment: text,
-    }),
-    redirect: "manual",
-    client: http,
-  });
-  await posted.body?.cancel();
-  assertEquals(posted.status, 302);
 }
 
 /** Runs a command inside the env's runtime container; its output. */
@@ -303,53 +276,68 @@ Deno.test({
   },
 });
 
+/**
+ * An `Env` on an env of a runtime of its own, whose front page it observed; then `fault` breaks
+ * the env's site, and both a link followed and an id of the page it saw are rejected as ours
+ * (`sandbox-lost`); then `then` checks what follows, on the env and its instance.
+ */
+async function faultedEnv(
+  fault: (instance: SharedRuntimeInstance) => Promise<void>,
+  then: (env: Env, instance: SharedRuntimeInstance) => Promise<void>,
+): Promise<void> {
+  await requireIncusImage({
+    image: "webserv-wordpress",
+    build: `build it with "deno task image:apps wordpress"`,
+    readyMs: 180_000,
+  });
+  await using gateway = new Gateway();
+  // A runtime of this test's own: breaking it touches no other env.
+  await using sandbox = await openShared(gateway, "webserv-wordpress", {
+    readyTimeoutMs: 900_000,
+  });
+  await using instance = await sandbox.create({ seed: SEED });
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, {
+    site: instance,
+    startUrl: `${instance.origin}/`,
+    timeoutMs: 60_000,
+  });
+  const front = await env.observe();
+  // A link of the front page the agent could follow to another of its pages.
+  const link = front.elements.find((element) =>
+    element.role === "link" && element.href?.includes("?p=")
+  );
+  assert(link, front.text);
+  await instance.check();
+
+  await fault(instance);
+
+  // Following a link, and acting on an id of the page the agent saw: ours.
+  const followed = await assertRejects(
+    () => env.step({ action: "click", id: link.id }),
+    EnvError,
+  );
+  assertEquals(followed.code, "sandbox-lost");
+  const stale = await assertRejects(
+    () => env.step({ action: "click", id: link.id }),
+    EnvError,
+  );
+  assertEquals(stale.code, "sandbox-lost");
+  await then(env, instance);
+}
+
 Deno.test({
   name: "Env on a shared WordPress env whose mariadbd died rejects its steps as sandbox-lost",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await requireIncusImage({
-      image: "webserv-wordpress",
-      build: `build it with "deno task image:apps wordpress"`,
-      readyMs: 180_000,
+    await faultedEnv(killDatabase, async (env, instance) => {
+      // A reset puts the env on a live database again.
+      await env.reset();
+      const again = await env.step({ action: "goto", url: `${instance.origin}/` });
+      assert(!again.observation.text.includes("Error establishing"), again.observation.text);
+      await instance.check();
     });
-    await using gateway = new Gateway();
-    await using sandbox = await openShared(gateway, "webserv-wordpress", {
-      readyTimeoutMs: 900_000,
-    });
-    await using instance = await sandbox.create({ seed: SEED });
-    await using browser = await Browser.launch();
-    await using env = await Env.create(browser, {
-      site: instance,
-      startUrl: `${instance.origin}/`,
-      timeoutMs: 60_000,
-    });
-    const front = await env.observe();
-    // A link of the front page the agent could follow to another of its pages.
-    const link = front.elements.find((element) =>
-      element.role === "link" && element.href?.includes("?p=")
-    );
-    assert(link, front.text);
-
-    await killDatabase(instance);
-
-    // Following a link, and acting on an id of the page the agent saw: ours.
-    const followed = await assertRejects(
-      () => env.step({ action: "click", id: link.id }),
-      EnvError,
-    );
-    assertEquals(followed.code, "sandbox-lost");
-    const stale = await assertRejects(
-      () => env.step({ action: "click", id: link.id }),
-      EnvError,
-    );
-    assertEquals(stale.code, "sandbox-lost");
-
-    // A reset puts the env on a live database again.
-    await env.reset();
-    const again = await env.step({ action: "goto", url: `${instance.origin}/` });
-    assert(!again.observation.text.includes("Error establishing"), again.observation.text);
-    await instance.check();
   },
 });
 
@@ -359,42 +347,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    await requireIncusImage({
-      image: "webserv-wordpress",
-      build: `build it with "deno task image:apps wordpress"`,
-      readyMs: 180_000,
-    });
-    await using gateway = new Gateway();
-    // A runtime of this test's own: stopping its Apache touches no other env.
-    await using sandbox = await openShared(gateway, "webserv-wordpress", {
-      readyTimeoutMs: 900_000,
-    });
-    await using instance = await sandbox.create({ seed: SEED });
-    await using browser = await Browser.launch();
-    await using env = await Env.create(browser, {
-      site: instance,
-      startUrl: `${instance.origin}/`,
-      timeoutMs: 60_000,
-    });
-    const front = await env.observe();
-    const link = front.elements.find((element) =>
-      element.role === "link" && element.href?.includes("?p=")
-    );
-    assert(link, front.text);
-    await instance.check();
-
     // The env's database still answers; its web server does not (the relay's 502).
-    await stopApache(instance);
-
-    const followed = await assertRejects(
-      () => env.step({ action: "click", id: link.id }),
-      EnvError,
-    );
-    assertEquals(followed.code, "sandbox-lost");
-    const stale = await assertRejects(
-      () => env.step({ action: "click", id: link.id }),
-      EnvError,
-    );
-    assertEquals(stale.code, "sandbox-lost");
+    await faultedEnv(stopApache, () => Promise.resolve());
   },
 });

@@ -24,7 +24,13 @@ import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
 import { stateReader } from "./_apps.ts";
-import { addedRowsWith, markedPair, openShared as openSharedApp, postForm } from "./_shared.ts";
+import {
+  addedRowsWith,
+  assertColdCreateAndDestroy,
+  markedPair,
+  openShared as openSharedApp,
+  postForm,
+} from "./_shared.ts";
 
 const SEED = 1;
 
@@ -112,18 +118,7 @@ Deno.test("SharedRuntimeSandbox keeps each WordPress env's database private, res
   assertEquals(a.source, "cold");
   assertEquals((await stateA<StateHash>("/hash")).hash, seeded.hash, "a cold reset differs");
 
-  // A cold creation is seeded too.
-  const c = await sandbox.create({ seed: 1 }, { cold: true });
-  assertEquals(c.source, "cold");
-  assertEquals((await stateReader(c)<StateHash>("/hash")).hash, seeded.hash);
-
-  // A destroyed env is gone from the gateway; the others still answer.
-  await c.destroy();
-  const gone = await gateway.request(c.origin, "/");
-  await gone.body?.cancel();
-  assertEquals(gone.status, 404);
-  await b.check();
-  await a.check();
+  await assertColdCreateAndDestroy(sandbox, gateway, 1, seeded, b, a);
 });
 
 Deno.test("Env.create({ task }) runs a WordPress task on the shared runtime: the solver earns 1, a neighbour env stays seeded, and after reset doing nothing earns 0", async () => {
