@@ -34,6 +34,30 @@ export function decodeControlAnswer(value: unknown): ControlAnswer {
   );
 }
 
+/** What the runtime's control answers to `GET /healthz`. */
+export interface RuntimeHealth {
+  /** Envs open on the runtime. */
+  envs: number;
+  /** Database servers started ahead and waiting. */
+  spares: number;
+  /** Spares that died while waiting (thrown away and replaced, never handed out). */
+  sparesLost: number;
+}
+
+export function decodeHealth(value: unknown): RuntimeHealth {
+  if (typeof value === "object" && value !== null) {
+    const { envs, spares, sparesLost } = value as Record<string, unknown>;
+    if (
+      typeof envs === "number" && typeof spares === "number" && typeof sparesLost === "number"
+    ) {
+      return { envs, spares, sparesLost };
+    }
+  }
+  throw new SandboxError(
+    `The shared runtime's control answered an unknown health: ${JSON.stringify(value)}`,
+  );
+}
+
 /** One running runtime container and its control. */
 export class Runtime {
   readonly name: string;

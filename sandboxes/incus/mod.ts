@@ -17,4 +17,8 @@ export { IncusSandbox } from "./incus_sandbox.ts";
 export { ContainerInstance } from "../_container_instance.ts";
 export type { IncusSandboxOptions } from "./incus_sandbox.ts";
 export { SharedRuntimeInstance, SharedRuntimeSandbox } from "./shared_runtime_sandbox.ts";
-export type { ServerSource, SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";
+export type {
+  RuntimeHealth,
+  ServerSource,
+  SharedRuntimeSandboxOptions,
+} from "./shared_runtime_sandbox.ts";

@@ -46,10 +46,16 @@ import {
   openOnImage,
   probeInstance,
 } from "./_instances.ts";
-import { decodeControlAnswer, randomKey, Runtime } from "./_shared_runtime_control.ts";
+import {
+  decodeControlAnswer,
+  decodeHealth,
+  randomKey,
+  Runtime,
+  type RuntimeHealth,
+} from "./_shared_runtime_control.ts";
 import { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
-export type { ServerSource } from "./_shared_runtime_control.ts";
+export type { RuntimeHealth, ServerSource } from "./_shared_runtime_control.ts";
 export { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
 /** Appended to the name of a shared runtime's seeded base (see `baseName`). */
@@ -258,6 +264,19 @@ export class SharedRuntimeSandbox implements Sandbox {
    */
   async setSpares(seed: number, count: number): Promise<void> {
     await (await this.#runtime(seed)).call("POST", "/spares", { count }, 10_000);
+  }
+
+  /**
+   * A seed's runtime as its control sees it: open envs, spares waiting, and
+   * spares lost while waiting (each thrown away and replaced, never handed out).
+   *
+   * @param seed the seed
+   * @returns the counts
+   */
+  async health(seed: number): Promise<RuntimeHealth> {
+    return decodeHealth(
+      await (await this.#runtime(seed)).call("GET", "/healthz", undefined, 10_000),
+    );
   }
 
   /**

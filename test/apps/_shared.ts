@@ -148,3 +148,23 @@ export async function assertColdCreateAndDestroy(
   assertEquals(gone.status, 404);
   for (const other of others) await other.check();
 }
+
+/**
+ * Runs a command inside an env's runtime container.
+ *
+ * @param instance the env
+ * @param args the command and its arguments
+ * @returns its output, trimmed
+ * @throws {Error} with its error output when it fails
+ */
+export async function execIn(instance: SharedRuntimeInstance, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("incus", {
+    args: ["exec", instance.runtimeName, "--", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
+  }
+  return new TextDecoder().decode(output.stdout).trim();
+}

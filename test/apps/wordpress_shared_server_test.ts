@@ -28,7 +28,7 @@ import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { Browser, EnvError } from "../../mod.ts";
 import { Env } from "../../engine/env.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
-import { openShared, SHARED_PREFIX } from "./_shared.ts";
+import { execIn, openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { waitFor } from "../_util/wait.ts";
 import { postComment, requireIncusImage } from "./_apps.ts";
@@ -62,36 +62,23 @@ async function stateOf<T>(instance: SharedRuntimeInstance, path: string): Promis
   return await response.json() as T;
 }
 
-/** Runs a command inside the env's runtime container; its output. */
-async function exec(instance: SharedRuntimeInstance, ...args: string[]): Promise<string> {
-  const output = await new Deno.Command("incus", {
-    args: ["exec", instance.runtimeName, "--", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!output.success) {
-    throw new Error(`${args.join(" ")}: ${new TextDecoder().decode(output.stderr)}`);
-  }
-  return new TextDecoder().decode(output.stdout).trim();
-}
-
 /** Kills the env's own `mariadbd` inside the runtime container, as the OOM killer would. */
 async function killDatabase(instance: SharedRuntimeInstance): Promise<void> {
   // The env's server is the one on its slot's datadir (`--datadir=… --socket=…`).
-  const pids = (await exec(
+  const pids = (await execIn(
     instance,
     "pgrep",
     "-f",
     `datadir=/var/lib/wsdb/slot-${instance.slot} --socket`,
   )).split("\n").filter((line) => line !== "");
   assertEquals(pids.length, 1, `mariadbd of slot ${instance.slot}: ${pids.join(", ")}`);
-  await exec(instance, "kill", "-9", pids[0]!);
+  await execIn(instance, "kill", "-9", pids[0]!);
 }
 
 /** Stops the runtime's Apache (every env's), and waits until it no longer answers. */
 async function stopApache(instance: SharedRuntimeInstance): Promise<void> {
   // apache2ctl returns once it signalled Apache, before Apache is gone.
-  await exec(instance, "apache2ctl", "-k", "stop");
+  await execIn(instance, "apache2ctl", "-k", "stop");
   await waitFor(() => instance.checkWebServer().then(() => false, () => true), {
     message: "the runtime's Apache should stop",
     timeoutMs: 30_000,

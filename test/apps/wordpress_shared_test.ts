@@ -24,9 +24,11 @@ import { bindTask } from "../../fixtures/sites/kit/bind.ts";
 import { generateTask } from "../../fixtures/sites/kit/generate.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
 import { stateReader } from "./_apps.ts";
+import { waitFor } from "../_util/wait.ts";
 import {
   addedRowsWith,
   assertColdCreateAndDestroy,
+  execIn,
   markedPair,
   openShared as openSharedApp,
   postForm,
@@ -155,4 +157,44 @@ Deno.test("Env.create({ task }) runs a WordPress task on the shared runtime: the
   } finally {
     await idle.close();
   }
+});
+
+Deno.test("a spare whose mariadbd died while waiting is never handed out: it is thrown away, counted and replaced", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway);
+  const a = await sandbox.create({ seed: SEED });
+  const seeded = await stateReader(a)<StateHash>("/hash");
+  const spares = 2; // the sandbox's default
+  const full = () =>
+    waitFor(async () => (await sandbox.health(SEED)).spares === spares, {
+      message: `the runtime should have ${spares} spares`,
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
+  await full();
+
+  // Every mariadbd but A's is a spare's (`--datadir=/var/lib/wsdb/slot-N --socket=…`).
+  const servers = (await execIn(a, "pgrep", "-af", "datadir=/var/lib/wsdb/slot-")).split("\n");
+  const slots = servers.map((line) => Number(/slot-(\d+) --socket/.exec(line)?.[1]));
+  const spareSlots = slots.filter((slot) => slot !== a.slot);
+  assertEquals(spareSlots.length, spares, servers.join("\n"));
+  const lostBefore = (await sandbox.health(SEED)).sparesLost;
+  // As the OOM killer would, and the next creation comes at once.
+  await execIn(a, "pkill", "-9", "-f", `datadir=/var/lib/wsdb/slot-(${spareSlots.join("|")}) `);
+
+  const b = await sandbox.create({ seed: SEED });
+  assert(!spareSlots.includes(b.slot), `B got the dead spare of slot ${b.slot}`);
+  await b.check();
+  assertEquals((await stateReader(b)<StateHash>("/hash")).hash, seeded.hash);
+  await waitFor(async () => (await sandbox.health(SEED)).sparesLost === lostBefore + spares, {
+    message: "both dead spares should be counted",
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  // Replaced: the runtime is full again, and the next reset takes a live one.
+  await full();
+  await b.reset();
+  assertEquals(b.source, "spare");
+  await b.check();
+  assertEquals((await stateReader(b)<StateHash>("/hash")).hash, seeded.hash);
 });
