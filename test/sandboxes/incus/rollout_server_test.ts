@@ -2,24 +2,12 @@
 // instance of the forum site, its task bound to that container's state, and
 // the placement target passed through to Incus.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import type { Env, EnvObservation } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient, WebServError } from "../../../adapters/client/mod.ts";
 import { generateTask, siteByName } from "../../../fixtures/sites/mod.ts";
+import { sessionAsEnv } from "../../_util/session_env.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
-
-/** The part of `Env` the site kit's solvers use, over the session API. */
-function sessionAsEnv(client: WebServClient, id: string): Env {
-  return {
-    observe: async () => await client.observe(id, "json") as unknown as EnvObservation,
-    async step(action: unknown) {
-      const step = await client.step(id, action as Parameters<WebServClient["step"]>[1]);
-      if (step.status !== "ok") throw new Error(`Step failed: ${JSON.stringify(step.info)}`);
-      return { observation: step.observation };
-    },
-  } as unknown as Env;
-}
 
 Deno.test("startServer() runs a forum task on a real Incus instance to the verifier's reward", async () => {
   await using server = await startServer({ port: 0, backend: "incus", incusPool: POOL });
