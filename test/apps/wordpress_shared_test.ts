@@ -198,3 +198,37 @@ Deno.test("a spare whose mariadbd died while waiting is never handed out: it is 
   await b.check();
   assertEquals((await stateReader(b)<StateHash>("/hash")).hash, seeded.hash);
 });
+
+Deno.test("each shared WordPress env has uploads of its own: its media URLs point at its copy, served to it alone, and a reset brings back the seeded uploads", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway);
+  const a = await sandbox.create({ seed: SEED });
+  const b = await sandbox.create({ seed: SEED });
+  const get = async (env: SharedRuntimeInstance, path: string) => {
+    const response = await gateway.request(env.origin, path);
+    return { status: response.status, body: await response.text() };
+  };
+
+  // A seeded attachment, as WordPress gives its URL to A: under A's own folder.
+  const media = await get(a, "/?rest_route=/wp/v2/media&per_page=1");
+  assertEquals(media.status, 200, media.body.slice(0, 300));
+  const source = (JSON.parse(media.body) as { source_url: string }[])[0]?.source_url;
+  assert(source, media.body.slice(0, 300));
+  const own = `/wp-content/envs/env-${a.key}/`;
+  const path = new URL(source).pathname;
+  assert(path.startsWith(own), `A's media URL is not under ${own}: ${source}`);
+  const seededFile = await get(a, path);
+  assertEquals(seededFile.status, 200, "A's copy of a seeded upload is not served");
+  // B has its own copy of it; A's folder is refused to B's relay.
+  assertEquals((await get(b, path.replace(a.key, b.key))).status, 200);
+  assertEquals((await get(b, path)).status, 403, "B's relay was served A's uploads");
+
+  // A file added to A's uploads is A's alone, and gone after A's reset.
+  const name = `probe-${crypto.randomUUID()}.txt`;
+  await execIn(a, "sh", "-c", `echo probe > /run/wsfiles/env-${a.key}/${name}`);
+  assertEquals((await get(a, `${own}${name}`)).status, 200);
+  assertEquals((await get(b, `/wp-content/envs/env-${b.key}/${name}`)).status, 404);
+  await a.reset();
+  assertEquals((await get(a, `${own}${name}`)).status, 404, "A's upload outlived its reset");
+  assertEquals((await get(a, path)).status, 200, "the seeded upload is gone after the reset");
+});
