@@ -5,7 +5,8 @@
  * (`fixtures/sites/redmine/shared_env.rb`). With both envs served by one and
  * the same Rails process: a note through one env's origin (even one naming
  * the other env in the header the runtime picks databases by) is a journal
- * in that env's database only; a setting changed in one env is not shown by
+ * in that env's database only; an attachment uploaded through one env is a
+ * file in that env's copy of the attachments only, and goes at its reset; a setting changed in one env is not shown by
  * the other, whose `Setting` cache that process had filled before; reset
  * restores the seeded hash and forgets the env's cached setting; a cold
  * reset and a cold creation are seeded too.
@@ -21,7 +22,23 @@ import type {
   SharedRuntimeSandbox,
 } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
 import type { StateHash } from "../../fixtures/sites/kit/types.ts";
-import { addedRowsWith, assertColdCreateAndDestroy, markedPair, openShared } from "./_shared.ts";
+import {
+  addedRowsWith,
+  assertColdCreateAndDestroy,
+  execIn,
+  markedPair,
+  openShared,
+} from "./_shared.ts";
+
+/** The seed's administrator, for the REST API (`seed.rb` turns it on). */
+const ADMIN = { authorization: `Basic ${btoa("admin:webserv-admin")}` };
+
+/** Files under a folder of the runtime container holding a text. */
+async function filesWith(env: SharedRuntimeInstance, folder: string, text: string) {
+  // grep exits 1 when nothing matches; the trailing slash follows a link.
+  const found = await execIn(env, "sh", "-c", `grep -rl '${text}' '${folder}/' || true`);
+  return found.split("\n").filter((line) => line !== "");
+}
 
 /** The seed's title (`seed.rb`). */
 const SEEDED_TITLE = "WebServ Redmine";
@@ -107,6 +124,29 @@ class Session {
     });
   }
 
+  /**
+   * Uploads a file through the REST API as the administrator (an attachment
+   * of no container yet, as a form's upload makes before it is saved).
+   *
+   * @returns the attachment's id
+   */
+  async upload(name: string, text: string): Promise<number> {
+    const { status, body } = await this.send(`/uploads.json?filename=${name}`, {
+      method: "POST",
+      headers: { ...ADMIN, "content-type": "application/octet-stream" },
+      body: text,
+    });
+    assertEquals(status, 201, `the upload was refused: ${body.slice(0, 300)}`);
+    const id = (JSON.parse(body) as { upload?: { id?: number } }).upload?.id;
+    assert(typeof id === "number", body);
+    return id;
+  }
+
+  /** Downloads an attachment as the administrator: its status and text. */
+  async download(id: number, name: string): Promise<{ status: number; body: string }> {
+    return await this.send(`/attachments/download/${id}/${name}`, { headers: ADMIN });
+  }
+
   /** The page title of the home page, which ends with the application's title. */
   async title(): Promise<string> {
     const { status, body } = await this.send("/");
@@ -182,9 +222,22 @@ Deno.test("SharedRuntimeSandbox keeps each Redmine env's database and cached set
   );
   assertNotEquals((await stateA<StateHash>("/hash")).hash, seeded.hash);
 
+  // An attachment uploaded through A is a file in A's own copy of the
+  // attachments (neither B's nor the runtime's files/), and B cannot fetch it.
+  const content = `attachment of A ${crypto.randomUUID()}`;
+  const attachment = await sessionA.upload("probe.txt", content);
+  const downloaded = await sessionA.download(attachment, "probe.txt");
+  assertEquals(downloaded.status, 200, downloaded.body.slice(0, 300));
+  assertEquals(downloaded.body, content);
+  assertEquals((await filesWith(a, `/run/wsfiles/env-${a.key}`, content)).length, 1);
+  assertEquals(await filesWith(b, `/run/wsfiles/env-${b.key}`, content), []);
+  assertEquals(await filesWith(a, "/var/lib/redmine/default/files", content), []);
+  assertEquals((await sessionB.download(attachment, "probe.txt")).status, 404);
+
   // Reset: the seeded hash, and the seeded title (no cached setting survives).
   await a.reset();
   assertEquals((await stateA<StateHash>("/hash")).hash, seeded.hash, "reset did not restore");
+  assertEquals(await filesWith(a, `/run/wsfiles/env-${a.key}`, content), [], "A's file outlived");
   assertStringIncludes(await new Session(gateway, a).title(), SEEDED_TITLE);
   assert(!(await new Session(gateway, a).title()).includes(title), "A kept its title");
   const afterReset = new Session(gateway, a);
