@@ -50,6 +50,11 @@ export interface AppBackend {
   pssPerEnv?(sandbox: Sandbox, envs: Instance[]): Promise<number>;
   /** Bytes free where the next env's storage goes. */
   free(sandbox: Sandbox): Promise<number>;
+  /**
+   * Waits, untimed, until a launch or reset finds what the backend's row
+   * says it takes (the shared runtime's spares refilled); a bounded wait.
+   */
+  settle?(sandbox: Sandbox): Promise<void>;
 }
 
 async function expectStatus(response: Response, status: number, what: string): Promise<string> {

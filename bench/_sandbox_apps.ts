@@ -100,6 +100,7 @@ let writes = 0;
 
 async function launch(side: Side, app: AppSpec, gateway: Gateway): Promise<void> {
   stopIfInterrupted();
+  await side.backend.settle?.(side.sandbox);
   const start = performance.now();
   let env: Instance;
   try {
@@ -291,6 +292,7 @@ async function benchApp(app: AppSpec, settings: AppBenchSettings): Promise<AppRe
         // address within 15 s, and the reset is what forgets the first).
         try {
           if (i > 0) await app.write(gateway, env, ++writes);
+          await side.backend.settle?.(side.sandbox);
           const start = performance.now();
           await env.reset();
           side.resets.push(performance.now() - start);
