@@ -232,3 +232,35 @@ Deno.test("each shared WordPress env has uploads of its own: its media URLs poin
   assertEquals((await get(a, `${own}${name}`)).status, 404, "A's upload outlived its reset");
   assertEquals((await get(a, path)).status, 200, "the seeded upload is gone after the reset");
 });
+
+/** ESTABLISHED TCP connections to or from Apache's port (8080) in the runtime container. */
+async function apacheConnections(env: SharedRuntimeInstance): Promise<number> {
+  const table = await execIn(env, "cat", "/proc/net/tcp");
+  return table.split("\n").slice(1).filter((line) => {
+    const [, local, remote, state] = line.trim().split(/\s+/);
+    return state === "01" && [local, remote].some((address) => address?.endsWith(":1F90"));
+  }).length;
+}
+
+Deno.test("a shared runtime's relays hold no idle connection to Apache once their answers are sent", async () => {
+  // Apache runs prefork: each idle keep-alive connection holds a worker until
+  // its KeepAliveTimeout (5 s), and with a relay per env those took every
+  // spare worker, so the next env's requests waited for Apache to start one.
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway);
+  const envs: SharedRuntimeInstance[] = [];
+  for (let i = 0; i < 3; i++) envs.push(await sandbox.create({ seed: SEED }));
+  for (const env of envs) {
+    for (let i = 0; i < 3; i++) {
+      const response = await gateway.request(env.origin, "/");
+      await response.body?.cancel();
+      assertEquals(response.status, 200);
+    }
+  }
+  // Well under Apache's KeepAliveTimeout: a connection kept idle would still be there.
+  await waitFor(async () => await apacheConnections(envs[0]!) === 0, {
+    message: "the relays should keep no connection to Apache open",
+    timeoutMs: 2_000,
+    intervalMs: 100,
+  });
+});
