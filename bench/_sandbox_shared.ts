@@ -23,16 +23,6 @@ import { btrfsExclusiveBytes, namespaceMemory } from "./_sandbox_common.ts";
 /** Database servers the runtime keeps started ahead on the "from a spare" row. */
 const SPARES = 2;
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
 function shared(env: Instance): SharedRuntimeInstance {
   if (!("slot" in env) || !("runtimeName" in env)) {
     throw new Error("not an env of the shared runtime");
@@ -106,8 +96,12 @@ export function sharedBackends(pool: string, poolPath: string): AppBackend[] {
       const { runtimeName, slot } = shared(env);
       const rootfs = `${poolPath}/containers/${runtimeName}/rootfs`;
       const files = `${rootfs}/var/lib/wsfiles/slot-${slot}`;
+      const hasFiles = await Deno.stat(files).then(() => true, (error) => {
+        if (error instanceof Deno.errors.NotFound) return false;
+        throw error;
+      });
       return await btrfsExclusiveBytes(`${rootfs}/var/lib/wsdb/slot-${slot}`) +
-        (await exists(files) ? await btrfsExclusiveBytes(files) : 0);
+        (hasFiles ? await btrfsExclusiveBytes(files) : 0);
     },
     // "From a spare" is measured from a spare: the runtime refills its
     // spares one at a time, slower than back-to-back launches come.
