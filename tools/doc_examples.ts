@@ -32,7 +32,24 @@ function* sources(dir: URL): Generator<URL> {
 }
 
 /**
- * The examples marked `ignore` in the package's modules.
+ * The README and the pages under `docs/`: their examples that would launch
+ * a sandbox are marked `ignore` (`deno test --doc` would run them, and a
+ * sandbox's image may not exist yet where the suite runs).
+ */
+function* markdown(): Generator<URL> {
+  yield new URL("README.md", ROOT);
+  const docs = new URL("docs/", ROOT);
+  try {
+    for (const entry of Deno.readDirSync(docs)) {
+      if (entry.isFile && entry.name.endsWith(".md")) yield new URL(entry.name, docs);
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/**
+ * The examples marked `ignore` in the package's modules and its markdown pages.
  *
  * @returns every such example, in file order
  */
@@ -41,16 +58,25 @@ export function ignoredExamples(): DocExample[] {
   const roots = ["engine/", "adapters/", "sandboxes/", "fixtures/sites/"].map((p) =>
     new URL(p, ROOT)
   );
-  const files = [new URL("mod.ts", ROOT), ...roots.flatMap((root) => [...sources(root)])];
+  const files = [
+    new URL("mod.ts", ROOT),
+    ...roots.flatMap((root) => [...sources(root)]),
+    ...markdown(),
+  ];
   for (const url of files) {
     const lines = Deno.readTextFileSync(url).split("\n");
     const file = url.pathname.slice(ROOT.pathname.length);
+    // In a module the fences sit in doc comments (` * ```ts ignore`); in a
+    // markdown page they open a line.
+    const prefix = file.endsWith(".md") ? "" : String.raw`\s*\*`;
+    const open = new RegExp(`^${prefix}\\s*\`\`\`tsx? ignore\\s*$`);
+    const close = new RegExp(`^${prefix}\\s*\`\`\`\\s*$`);
     for (let i = 0; i < lines.length; i++) {
-      if (!/^\s*\*\s*```tsx? ignore\s*$/.test(lines[i]!)) continue;
+      if (!open.test(lines[i]!)) continue;
       const code: string[] = [];
       let j = i + 1;
-      for (; j < lines.length && !/^\s*\*\s*```\s*$/.test(lines[j]!); j++) {
-        code.push(lines[j]!.replace(/^\s*\* ?/, ""));
+      for (; j < lines.length && !close.test(lines[j]!); j++) {
+        code.push(prefix ? lines[j]!.replace(/^\s*\* ?/, "") : lines[j]!);
       }
       out.push({ file, line: i + 1, code: code.join("\n") });
       i = j;
