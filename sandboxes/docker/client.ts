@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { DockerLimits } from "../_container_limits.ts";
 import { fetchDaemon } from "../_daemon_fetch.ts";
 import { SandboxError } from "../errors.ts";
 import {
@@ -57,6 +58,11 @@ export interface CreateContainerOptions {
   labels?: Record<string, string>;
   /** Bind mounts as `host:container`. */
   binds?: string[];
+  /**
+   * Resource limits, as `HostConfig` fields (see `dockerLimits` in
+   * `sandboxes/_container_limits.ts`).
+   */
+  limits?: DockerLimits;
 }
 
 /**
@@ -234,7 +240,7 @@ export class DockerClient implements Disposable {
   /**
    * Creates a container with no network.
    *
-   * @param options the name, image, environment, labels and bind mounts
+   * @param options the name, image, environment, labels, bind mounts and limits
    * @returns the container's id
    */
   async createContainer(options: CreateContainerOptions): Promise<string> {
@@ -247,7 +253,11 @@ export class DockerClient implements Disposable {
           Env: Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
           Labels: options.labels ?? {},
           NetworkDisabled: true,
-          HostConfig: { NetworkMode: "none", Binds: options.binds ?? [] },
+          HostConfig: {
+            ...options.limits,
+            NetworkMode: "none",
+            Binds: options.binds ?? [],
+          },
         },
       },
     );
