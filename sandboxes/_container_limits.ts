@@ -46,15 +46,33 @@ export const DEFAULT_LIMITS: Readonly<Required<ContainerLimits>> = Object.freeze
 });
 
 /**
+ * The limits of a shared runtime's one container (`SharedRuntimeSandbox`),
+ * which serves every env of a seed, each with its own `mariadbd` (about
+ * 35–95 MiB and a few dozen threads): processes and threads only, generous
+ * enough for hundreds of envs, so that a fork bomb stops short of the host's
+ * process table; memory and CPU grow with its envs and are left to the
+ * options.
+ */
+export const SHARED_RUNTIME_LIMITS: Readonly<Required<ContainerLimits>> = Object.freeze({
+  memoryMiB: 0,
+  processes: 32_768,
+  cpus: 0,
+});
+
+/**
  * The limits with the defaults filled in, checked.
  *
  * @param limits what the options gave
+ * @param defaults what they did not give
  * @returns every limit
  * @throws {RangeError} when one is negative, not finite, or not whole
  *   (memory and processes)
  */
-export function resolveLimits(limits: ContainerLimits = {}): Required<ContainerLimits> {
-  const resolved = { ...DEFAULT_LIMITS, ...limits };
+export function resolveLimits(
+  limits: ContainerLimits = {},
+  defaults: Readonly<Required<ContainerLimits>> = DEFAULT_LIMITS,
+): Required<ContainerLimits> {
+  const resolved = { ...defaults, ...limits };
   for (const [key, value] of Object.entries(resolved)) {
     const whole = key !== "cpus";
     if (!Number.isFinite(value) || value < 0 || (whole && !Number.isInteger(value))) {
@@ -72,10 +90,14 @@ export function resolveLimits(limits: ContainerLimits = {}): Required<ContainerL
  * The limits as Incus instance config.
  *
  * @param limits what the options gave
+ * @param defaults what they did not give
  * @returns `limits.memory`, `limits.processes`, `limits.cpu.allowance` (each left out when 0)
  */
-export function incusLimits(limits: ContainerLimits = {}): Record<string, string> {
-  const { memoryMiB, processes, cpus } = resolveLimits(limits);
+export function incusLimits(
+  limits: ContainerLimits = {},
+  defaults: Readonly<Required<ContainerLimits>> = DEFAULT_LIMITS,
+): Record<string, string> {
+  const { memoryMiB, processes, cpus } = resolveLimits(limits, defaults);
   return {
     ...(memoryMiB > 0 ? { "limits.memory": `${memoryMiB}MiB` } : {}),
     ...(processes > 0 ? { "limits.processes": String(processes) } : {}),
@@ -87,9 +109,13 @@ export function incusLimits(limits: ContainerLimits = {}): Record<string, string
 
 /** The limits as fields of a Docker container's `HostConfig`. */
 export interface DockerLimits {
+  /** Memory in bytes. */
   Memory?: number;
+  /** Memory and swap together, in bytes: the same as `Memory`, so no swap. */
   MemorySwap?: number;
+  /** Processes and threads. */
   PidsLimit?: number;
+  /** CPU time in billionths of a CPU. */
   NanoCpus?: number;
 }
 

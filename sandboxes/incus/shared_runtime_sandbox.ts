@@ -12,6 +12,13 @@
  *   names the env in `x-webserv-env` (replacing any header the client sent),
  *   from which the application picks the env's database, and
  *   `env-KEY/state.sock`, the state API over that env's database alone;
+ * - the runtime's host folder (`SOCKET_ROOT/NAME`, root's) holds its
+ *   `/run/ws` as `ws/`, its root's alone (no other user of the runtime, such
+ *   as Apache's www-data, can plant a socket or rename an env's folder), and
+ *   the host's pins: `control.sock` and `env-KEY/{site,state}.sock`, each
+ *   checked to be the runtime root's socket before it is ever dialled (see
+ *   `_socket_directory.ts`); a tampered one is a `SocketTamperedError`;
+ * - the runtime container has a process limit (`limits`);
  * - one seeded base per image, pool and seed (`PREFIXbase-APP-SEED-…-shared`,
  *   named apart from a container backend's; snapshot `seeded`) is made once
  *   and kept, so a later open copies it by copy-on-write instead of seeding
@@ -34,6 +41,7 @@
 import { join } from "node:path";
 import { logFailure } from "../../engine/log.ts";
 import { SandboxError, SocketTamperedError } from "../errors.ts";
+import { type ContainerLimits, incusLimits, SHARED_RUNTIME_LIMITS } from "../_container_limits.ts";
 import { type Owner, SocketDirectory } from "../_socket_directory.ts";
 import type { Gateway } from "../gateway.ts";
 import { ownerIsGone } from "../_owner.ts";
@@ -107,6 +115,14 @@ export interface SharedRuntimeSandboxOptions {
    * @default {60_000}
    */
   envTimeoutMs?: number;
+  /**
+   * What each runtime container may take (the base that seeds the
+   * application once runs without). A runtime serves every env of its seed,
+   * so its memory and CPU grow with them and are not limited unless set here.
+   *
+   * @default {32,768 processes and threads; no memory or CPU limit (`SHARED_RUNTIME_LIMITS`)}
+   */
+  limits?: ContainerLimits;
 }
 
 /**
@@ -154,6 +170,11 @@ export class SharedRuntimeSandbox implements Sandbox {
    * @throws {SandboxError} when the image is missing
    */
   static open(options: SharedRuntimeSandboxOptions): Promise<SharedRuntimeSandbox> {
+    try {
+      incusLimits(options.limits, SHARED_RUNTIME_LIMITS);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const client = options.client ?? new IncusClient();
     return openOnImage(
       client,
@@ -369,6 +390,7 @@ export class SharedRuntimeSandbox implements Sandbox {
       source: base,
       instance_only: true,
     }, {
+      ...incusLimits(this.#options.limits, SHARED_RUNTIME_LIMITS),
       "environment.WS_SPARES": String(this.#options.spares ?? 2),
       "user.webserv.role": "shared-runtime",
     });
