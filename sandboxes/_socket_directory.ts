@@ -143,7 +143,7 @@ export class SocketDirectory implements Disposable {
    * folder and checks the link there.
    *
    * @param name such as `"state.sock"`
-   * @returns false when the container has not made it (yet)
+   * @returns false when the container has not made it (yet), or it changed meanwhile
    * @throws {SocketTamperedError} when it is a symlink, not a socket, not
    *   the container root's, or the container's folder was replaced
    */
@@ -235,7 +235,8 @@ export class SocketDirectory implements Disposable {
 /**
  * Hard-links `folder/name` to `pin` and checks the link: a socket owned by
  * `owner.uid`, in a folder that is a real directory of the owner's and was
- * the same directory before and after the link. A hard link of a symlink is
+ * the same directory before and after the link, and still the inode at
+ * `folder/name` after it. A hard link of a symlink is
  * the symlink itself (Linux's `linkat` without `AT_SYMLINK_FOLLOW`), so the
  * check sees what the container put there, and the pin, in a folder the
  * container cannot reach, cannot change after it.
@@ -244,7 +245,7 @@ export class SocketDirectory implements Disposable {
  * @param name the socket's name in it
  * @param pin where the host dials it
  * @param owner the container's root as the host sees it
- * @returns false when there is no such socket (yet)
+ * @returns false when there is no such socket (yet), or it changed while it was linked
  * @throws {SocketTamperedError} when what is there is not the container's socket
  */
 export async function pinSocket(
@@ -278,6 +279,13 @@ export async function pinSocket(
         `"${source}" belongs to uid ${info.uid}, not to the container's root (uid ${owner.uid}): refused`,
       );
     }
+    // What the link reached must be what the folder holds now: a folder
+    // swapped for a symlink during the link and back after it would have
+    // linked a socket the container cannot see, let alone put in its folder.
+    // Changed since (a server that bound again, or such a swap): not pinned;
+    // the next attempt checks what is there then.
+    const there = await Deno.lstat(source).catch(() => undefined);
+    if (there?.dev !== info.dev || there?.ino !== info.ino) return false;
     await Deno.rename(temporary, pin);
     return true;
   } finally {
