@@ -123,10 +123,14 @@ export interface DockerLimits {
  * The limits as Docker `HostConfig` fields.
  *
  * @param limits what the options gave
+ * @param hostCpus the CPUs of the daemon's host: Docker refuses a `NanoCpus`
+ *   above them, so the CPU limit is at most these
  * @returns `Memory` and `MemorySwap`, `PidsLimit`, `NanoCpus` (each left out when 0)
  */
-export function dockerLimits(limits: ContainerLimits = {}): DockerLimits {
-  const { memoryMiB, processes, cpus } = resolveLimits(limits);
+export function dockerLimits(limits: ContainerLimits = {}, hostCpus = Infinity): DockerLimits {
+  const resolved = resolveLimits(limits);
+  const { memoryMiB, processes } = resolved;
+  const cpus = Math.min(resolved.cpus, hostCpus);
   const memory = memoryMiB * 1024 * 1024;
   return {
     ...(memoryMiB > 0 ? { Memory: memory, MemorySwap: memory } : {}),

@@ -12,6 +12,7 @@ import {
   type ContainerInspect,
   type ContainerSummary,
   decodeContainers,
+  decodeCpuCount,
   decodeErrorMessage,
   decodeId,
   decodeInspect,
@@ -151,6 +152,15 @@ export class DockerClient implements Disposable {
   async ping(): Promise<void> {
     await (await this.request("GET", "/_ping", { timeoutMs: 5_000 })).body
       ?.cancel();
+  }
+
+  /**
+   * How many CPUs the daemon's host has.
+   *
+   * @returns the count, at least 1
+   */
+  async cpuCount(): Promise<number> {
+    return decodeCpuCount(await (await this.request("GET", "/info")).json());
   }
 
   /**

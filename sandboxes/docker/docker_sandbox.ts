@@ -23,7 +23,7 @@ import {
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { DockerClient } from "./client.ts";
-import { type ContainerLimits, dockerLimits } from "../_container_limits.ts";
+import { type ContainerLimits, type DockerLimits, dockerLimits } from "../_container_limits.ts";
 import { logFailure } from "../../engine/log.ts";
 
 /** Options of {@linkcode DockerSandbox.open}. */
@@ -71,7 +71,8 @@ export interface DockerSandboxOptions {
   seedTimeoutMs?: number;
   /**
    * What each env container may take: memory, processes and CPU (the base
-   * that seeds the site once runs without).
+   * that seeds the site once runs without). The CPUs are at most the
+   * daemon host's (Docker refuses more).
    *
    * @default {1 GiB, 1,024 processes and threads, 2 CPUs (`DEFAULT_LIMITS`)}
    */
@@ -103,16 +104,19 @@ export class DockerSandbox implements Sandbox {
   #ownsClient: boolean;
   #lifecycle: ContainerLifecycle;
   #imageId: string;
+  #limits: DockerLimits;
 
   private constructor(
     options: DockerSandboxOptions,
     client: DockerClient,
     imageId: string,
+    hostCpus: number,
   ) {
     this.#options = options;
     this.client = client;
     this.#ownsClient = options.client === undefined;
     this.#imageId = imageId;
+    this.#limits = dockerLimits(options.limits, hostCpus);
     this.#lifecycle = new ContainerLifecycle("docker", {
       gateway: options.gateway,
       prefix: options.prefix ?? "ws-",
@@ -152,7 +156,7 @@ export class DockerSandbox implements Sandbox {
         () => client.imageId(`${options.image}:latest`),
         `Docker has no image "${options.image}:latest": build it with "deno task image"`,
       );
-      return new DockerSandbox(options, client, imageId);
+      return new DockerSandbox(options, client, imageId, await client.cpuCount());
     });
   }
 
@@ -227,7 +231,7 @@ export class DockerSandbox implements Sandbox {
         image,
         labels: { [OWNER]: ownerTag(), [ROLE]: "env" },
         binds: [`${directory.mounted}:/run/ws`],
-        limits: dockerLimits(this.#options.limits),
+        limits: this.#limits,
       });
       await this.client.startContainer(name);
       await directory.waitUntilReady({

@@ -38,6 +38,8 @@ Deno.test("dockerLimits() gives the same limits as HostConfig fields, with no sw
     PidsLimit: 1024,
     NanoCpus: 1_500_000_000,
   });
+  // Docker refuses more CPUs than its host has.
+  assertEquals(dockerLimits({ cpus: 8 }, 1).NanoCpus, 1_000_000_000);
 });
 
 Deno.test("the limits refuse a negative, fractional or infinite value before any daemon is asked", async () => {

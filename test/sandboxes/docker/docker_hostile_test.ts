@@ -104,3 +104,15 @@ Deno.test("DockerSandbox: a fork bomb inside an env stops at its process limit",
   assert(stats.pids_stats.current <= 64, `${stats.pids_stats.current} tasks`);
   assert(stats.pids_stats.current >= 32, `the bomb ran: ${stats.pids_stats.current} tasks`);
 });
+
+Deno.test("DockerSandbox.create() caps the CPU limit at the CPUs of the daemon's host", async () => {
+  await using gateway = new Gateway();
+  // Docker refuses a container with more CPUs than its host has.
+  await using sandbox = await DockerSandbox.open({ gateway, image: IMAGE, limits: { cpus: 4096 } });
+  await using instance = await sandbox.create();
+  const { HostConfig } = await (await sandbox.client.request(
+    "GET",
+    `/containers/${instance.containerName}/json`,
+  )).json() as Inspected;
+  assertEquals(HostConfig.NanoCpus, (await sandbox.client.cpuCount()) * 1e9);
+});
