@@ -96,7 +96,9 @@ export class SocketDirectory implements Disposable {
 
   /**
    * Creates the host's folder (root's, 0755) and, unless `mounted` is
-   * false, the container's folder in it (0755, the owner's).
+   * false, the container's folder in it (0755, the owner's). A container's
+   * folder that exists already is left as it is: it is another run's, which
+   * makes a base of the same name and has given it to its container.
    *
    * @param options `mounted: false` when the container makes its folder itself
    */
@@ -104,7 +106,12 @@ export class SocketDirectory implements Disposable {
     await Deno.mkdir(this.path, { recursive: true, mode: 0o755 });
     await Deno.chmod(this.path, 0o755);
     if (options.mounted === false) return;
-    await Deno.mkdir(this.mounted, { recursive: true, mode: 0o755 });
+    try {
+      await Deno.mkdir(this.mounted, { mode: 0o700 });
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return;
+      throw error;
+    }
     await this.own(this.#owner);
   }
 

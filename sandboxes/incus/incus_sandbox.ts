@@ -430,16 +430,15 @@ export class IncusSandbox implements Sandbox {
       }
       const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
+      let root;
       try {
-        await directory.own(
-          await createContainer(this.client, {
-            name,
-            source: { type: "image", fingerprint: this.#opened.fingerprint },
-            config: { "environment.WS_SEED": String(seed), "user.webserv.role": "base" },
-            folder: directory.mounted,
-            devices: { root: { type: "disk", path: "/", pool: this.#options.pool } },
-          }),
-        );
+        root = await createContainer(this.client, {
+          name,
+          source: { type: "image", fingerprint: this.#opened.fingerprint },
+          config: { "environment.WS_SEED": String(seed), "user.webserv.role": "base" },
+          folder: directory.mounted,
+          devices: { root: { type: "disk", path: "/", pool: this.#options.pool } },
+        });
       } catch (error) {
         // Another run made the same name first. Incus refuses the copy in
         // its operation (a 500 naming a UNIQUE constraint), not with a 409,
@@ -450,6 +449,7 @@ export class IncusSandbox implements Sandbox {
         continue;
       }
       try {
+        await directory.own(root);
         await this.#start({ name, directory });
         await this.client.changeState(name, "stop", true);
         await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {
