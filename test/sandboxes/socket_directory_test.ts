@@ -146,7 +146,11 @@ Deno.test("the state client keeps the pinned socket when the container links sta
       await using fake = await fakeServer({ views: 999 });
       await Deno.remove(join(directory.mounted, "state.sock"));
       await Deno.symlink(fake.path, join(directory.mounted, "state.sock"));
-      assertEquals(await (await directory.state.fetch("/views")).text(), "real");
+      assertEquals(
+        await (await directory.state.fetch("/views", { signal: AbortSignal.timeout(10_000) }))
+          .text(),
+        "real",
+      );
       assertEquals(fake.hits, 0);
     } finally {
       await state.shutdown();

@@ -52,12 +52,13 @@ Deno.test("DockerSandbox: neither the verifier nor the gateway dials a socket th
     assertEquals(planted.code, 0, planted.output);
   }
   try {
-    const body = await (await instance.state.fetch("/views")).json();
+    const body =
+      await (await instance.state.fetch("/views", { signal: AbortSignal.timeout(10_000) })).json();
     assertEquals(body, { views: 0 }, "the state came from elsewhere than the env's own server");
   } catch (error) {
     assert(error instanceof SandboxError, String(error));
   }
-  const page = await gateway.request(instance.origin, "/");
+  const page = await gateway.request(instance.origin, "/", { signal: AbortSignal.timeout(10_000) });
   const text = await page.text();
   assert(!text.includes("999"), text);
   assertEquals(fake.hits, 0, "the host dialled the socket the container pointed it at");

@@ -58,7 +58,7 @@ Deno.test("IncusSandbox: the verifier never reads a state server the container l
   ]);
   assertEquals(planted.code, 0, planted.output);
   try {
-    const response = await instance.state.fetch("/views");
+    const response = await instance.state.fetch("/views", { signal: AbortSignal.timeout(10_000) });
     const body = await response.json();
     assertEquals(body, { views: 0 }, "the state came from elsewhere than the env's own server");
   } catch (error) {
@@ -85,7 +85,7 @@ Deno.test("IncusSandbox: the gateway never dials a socket the container links si
     plantLink("site.sock", fake.path),
   ]);
   assertEquals(planted.code, 0, planted.output);
-  const page = await gateway.request(instance.origin, "/");
+  const page = await gateway.request(instance.origin, "/", { signal: AbortSignal.timeout(10_000) });
   const text = await page.text();
   assert(!text.includes("the host's daemon"), text);
   assertEquals(fake.hits, 0, "the gateway dialled the socket the container pointed it at");
