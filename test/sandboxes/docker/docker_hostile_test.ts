@@ -36,6 +36,8 @@ Deno.test("DockerSandbox: a process of another uid in an env cannot write its so
   );
   assertEquals(planted.output.includes("WROTE"), false, planted.output);
   assertNotEquals(planted.code, 0, planted.output);
+  // Refused for want of permission, not for any other failure of the command.
+  assert(/denied/i.test(planted.output), planted.output);
 });
 
 Deno.test("DockerSandbox: neither the verifier nor the gateway dials a socket the container links to", async () => {

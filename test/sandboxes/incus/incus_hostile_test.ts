@@ -43,6 +43,8 @@ Deno.test("IncusSandbox: a process of another uid in an env cannot write its soc
   );
   assertEquals(planted.output.includes("WROTE"), false, planted.output);
   assertNotEquals(planted.code, 0, planted.output);
+  // Refused for want of permission, not for any other failure of the command.
+  assert(/denied/i.test(planted.output), planted.output);
 });
 
 Deno.test("IncusSandbox: the verifier never reads a state server the container links state.sock to", async () => {
