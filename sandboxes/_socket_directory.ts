@@ -1,14 +1,35 @@
 /**
- * The host folder an instance's sockets appear in: `site.sock` for the
- * gateway and `state.sock` for the privileged state API. The folder is
- * bind-mounted into the container at `/run/ws`, so the host reaches the
- * instance without any network, bridge or proxy device.
+ * An instance's sockets on the host: `site.sock` for the gateway and
+ * `state.sock` for the privileged state API.
+ *
+ * The container listens in its own folder (`mounted`, bind-mounted at
+ * `/run/ws`), which a process in the container can change at will: put a
+ * symlink to a host socket (Incus's, Docker's) in place of `site.sock`, or
+ * its own state server in place of `state.sock`. So the host never dials a
+ * path in that folder. Each socket is **pinned** first: hard-linked (which
+ * links a symlink itself, never what it points at) into a folder only the
+ * host writes (`path`), checked there to be a socket owned by the
+ * container's root, and dialled there ever after. A link of anything else is
+ * a {@linkcode SocketTamperedError}, and once pinned, whatever the container
+ * does to its folder cannot move what the host dials (a socket unlinked and
+ * bound again by another process is a new inode, which the pin does not
+ * reach). The container's folder itself belongs to the container's root
+ * (mode 0755), so no other user in the container can write it.
+ *
+ * Layout: `path/` (root's, 0755) holds the pins `path/site.sock`,
+ * `path/state.sock` and, by default, the container's folder `path/ws/`.
  *
  * @module
  */
 import { join } from "node:path";
-import { SandboxTimeoutError } from "./errors.ts";
+import { SandboxError, SandboxTimeoutError, SocketTamperedError } from "./errors.ts";
 import type { StateClient } from "./types.ts";
+
+/** A host uid and gid: the container's root as the host sees it. */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
 
 /** Options of {@linkcode SocketDirectory.waitUntilReady}. */
 export interface ReadyOptions {
@@ -28,21 +49,32 @@ export interface ReadyOptions {
   site?: boolean;
 }
 
-/** One instance's socket folder on the host. */
+/** One instance's sockets on the host. */
 export class SocketDirectory implements Disposable {
-  /** The folder. */
+  /** The host's folder: only the host writes it; the pins live here. */
   readonly path: string;
-  /** The site's socket, for the gateway. */
+  /** The container's folder, where it listens (bind-mounted at `/run/ws`, or a folder in it). */
+  readonly mounted: string;
+  /** The site's socket as the host dials it (pinned), for the gateway. */
   readonly siteSocket: string;
-  /** The state API's socket. */
+  /** The state API's socket as the host dials it (pinned). */
   readonly stateSocket: string;
-  /** Privileged access to the state API. */
+  /** Privileged access to the state API, through the pinned socket. */
   readonly state: StateClient;
+  #owner: Owner;
   #http: Deno.HttpClient;
 
-  /** @param path the folder */
-  constructor(path: string) {
+  /**
+   * @param path the host's folder
+   * @param options `mounted`: the container's folder (default `path/ws`);
+   *   `owner`: the container's root as the host sees it, owner of every
+   *   socket the container makes (default root, as in a Docker container;
+   *   {@linkcode SocketDirectory.own} sets it for a user namespace)
+   */
+  constructor(path: string, options: { mounted?: string; owner?: Owner } = {}) {
     this.path = path;
+    this.mounted = options.mounted ?? join(path, "ws");
+    this.#owner = options.owner ?? { uid: 0, gid: 0 };
     this.siteSocket = join(path, "site.sock");
     this.stateSocket = join(path, "state.sock");
     // No idle connections: a restarted instance listens on a new socket.
@@ -57,27 +89,98 @@ export class SocketDirectory implements Disposable {
     };
   }
 
-  /**
-   * Creates the folder, writable by the container's mapped root.
-   */
-  async create(): Promise<void> {
-    await Deno.mkdir(this.path, { recursive: true, mode: 0o777 });
-    await Deno.chmod(this.path, 0o777);
+  /** The container's root as the host sees it. */
+  get owner(): Owner {
+    return this.#owner;
   }
 
-  /** Removes sockets left by an earlier run of the instance. */
+  /**
+   * Creates the host's folder (root's, 0755) and, unless `mounted` is
+   * false, the container's folder in it (0755, the owner's). A container's
+   * folder that exists already is left as it is: it is another run's, which
+   * makes a base of the same name and has given it to its container.
+   *
+   * @param options `mounted: false` when the container makes its folder itself
+   */
+  async create(options: { mounted?: boolean } = {}): Promise<void> {
+    await Deno.mkdir(this.path, { recursive: true, mode: 0o755 });
+    await Deno.chmod(this.path, 0o755);
+    if (options.mounted === false) return;
+    try {
+      await Deno.mkdir(this.mounted, { mode: 0o700 });
+    } catch (error) {
+      if (error instanceof Deno.errors.AlreadyExists) return;
+      throw error;
+    }
+    await this.own(this.#owner);
+  }
+
+  /**
+   * Gives the container's folder to the container's root, writable by it
+   * alone (0755); call it before the container starts.
+   *
+   * @param owner the container's root as the host sees it
+   */
+  async own(owner: Owner): Promise<void> {
+    this.#owner = owner;
+    await Deno.chown(this.mounted, owner.uid, owner.gid);
+    await Deno.chmod(this.mounted, 0o755);
+  }
+
+  /**
+   * The pinned path of a socket the container makes in its folder.
+   *
+   * @param name such as `"control.sock"`
+   * @returns the path the host dials
+   */
+  socket(name: string): string {
+    return join(this.path, name);
+  }
+
+  /** Removes the pins and the sockets left by an earlier run of the instance. */
   async clear(): Promise<void> {
-    for (const socket of [this.siteSocket, this.stateSocket]) {
-      await Deno.remove(socket).catch(ignoreNotFound);
+    for (const name of ["site.sock", "state.sock"]) {
+      await Deno.remove(this.socket(name)).catch(ignoreNotFound);
+      await Deno.remove(join(this.mounted, name)).catch(ignoreNotFound);
+    }
+  }
+
+  /**
+   * Pins a socket of the container's folder: hard-links it into the host's
+   * folder and checks the link there.
+   *
+   * @param name such as `"state.sock"`
+   * @returns false when the container has not made it (yet), or it changed meanwhile
+   * @throws {SocketTamperedError} when it is a symlink, not a socket, not
+   *   the container root's, or the container's folder was replaced
+   */
+  pin(name: string): Promise<boolean> {
+    return pinSocket(this.mounted, name, this.socket(name), this.#owner);
+  }
+
+  /**
+   * Pins sockets the container has made by now.
+   *
+   * @param names such as `["state.sock", "site.sock"]`
+   * @throws {SocketTamperedError} when one was tampered with
+   * @throws {SandboxError} when one is missing
+   */
+  async pinNow(names: string[]): Promise<void> {
+    for (const name of names) {
+      if (!await this.pin(name)) {
+        throw new SandboxError(`The instance made no "${join(this.mounted, name)}"`);
+      }
     }
   }
 
   /**
    * Polls the state socket until `GET /healthz` answers 200 (and, with
-   * `site`, until the site's socket accepts a connection).
+   * `site`, until the site's socket accepts a connection), pinning each
+   * before it is dialled.
    *
    * @param options the timeout and a liveness probe
    * @throws {SandboxTimeoutError} when it does not answer in time
+   * @throws {SocketTamperedError} when a socket was tampered with
    */
   async waitUntilReady(options: ReadyOptions): Promise<void> {
     const deadline = performance.now() + options.timeoutMs;
@@ -86,22 +189,28 @@ export class SocketDirectory implements Disposable {
     // Each attempt gets a short timeout that grows when the machine is slow
     // to answer, so one stuck connection does not hold up readiness.
     let attemptMs = 250;
-    let waiting = this.stateSocket;
+    let waiting = join(this.mounted, "state.sock");
     while (performance.now() < deadline) {
-      waiting = this.stateSocket;
+      waiting = join(this.mounted, "state.sock");
       try {
-        const response = await this.state.fetch("/healthz", {
-          signal: AbortSignal.timeout(attemptMs),
-        });
-        await response.body?.cancel();
-        if (response.ok) {
-          if (!options.site) return;
-          waiting = this.siteSocket;
-          const connection = await Deno.connect({ transport: "unix", path: this.siteSocket });
-          connection.close();
-          return;
+        if (await this.pin("state.sock")) {
+          const response = await this.state.fetch("/healthz", {
+            signal: AbortSignal.timeout(attemptMs),
+          });
+          await response.body?.cancel();
+          if (response.ok) {
+            if (!options.site) return;
+            waiting = join(this.mounted, "site.sock");
+            if (await this.pin("site.sock")) {
+              const connection = await Deno.connect({ transport: "unix", path: this.siteSocket });
+              connection.close();
+              return;
+            }
+          }
         }
       } catch (error) {
+        // Ours (a tampered socket, a link the host may not make): no retry mends it.
+        if (error instanceof SandboxError) throw error;
         last = error;
         if (error instanceof DOMException && error.name === "TimeoutError") {
           attemptMs = Math.min(attemptMs * 2, 2_000);
@@ -119,7 +228,7 @@ export class SocketDirectory implements Disposable {
     );
   }
 
-  /** Removes the folder and what is in it. */
+  /** Removes the host's folder and what is in it (the container's folder too, when inside). */
   async remove(): Promise<void> {
     await Deno.remove(this.path, { recursive: true }).catch(ignoreNotFound);
   }
@@ -128,6 +237,111 @@ export class SocketDirectory implements Disposable {
   [Symbol.dispose](): void {
     this.#http.close();
   }
+}
+
+/**
+ * Hard-links `folder/name` to `pin` and checks the link: a socket owned by
+ * `owner.uid`, in a folder that is a real directory of the owner's and was
+ * the same directory before and after the link, and still the inode at
+ * `folder/name` after it. A hard link of a symlink is
+ * the symlink itself (Linux's `linkat` without `AT_SYMLINK_FOLLOW`), so the
+ * check sees what the container put there, and the pin, in a folder the
+ * container cannot reach, cannot change after it.
+ *
+ * @param folder the container's folder
+ * @param name the socket's name in it
+ * @param pin where the host dials it
+ * @param owner the container's root as the host sees it
+ * @returns false when there is no such socket (yet), or it changed while it was linked
+ * @throws {SocketTamperedError} when what is there is not the container's socket
+ */
+export async function pinSocket(
+  folder: string,
+  name: string,
+  pin: string,
+  owner: Owner,
+): Promise<boolean> {
+  const source = join(folder, name);
+  const before = await folderIdentity(folder, owner);
+  if (before === undefined) return false;
+  const temporary = `${pin}.${crypto.randomUUID()}.pin`;
+  try {
+    await Deno.link(source, temporary);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw await linkFailure(source, owner, error);
+  }
+  try {
+    const after = await folderIdentity(folder, owner);
+    if (after !== before) {
+      throw new SocketTamperedError(`The container's folder "${folder}" was replaced`);
+    }
+    const info = await Deno.lstat(temporary);
+    const what = describe(info);
+    if (what !== "socket") {
+      throw new SocketTamperedError(`"${source}" is a ${what}, not a socket: refused`);
+    }
+    if (info.uid !== owner.uid) {
+      throw new SocketTamperedError(
+        `"${source}" belongs to uid ${info.uid}, not to the container's root (uid ${owner.uid}): refused`,
+      );
+    }
+    // What the link reached must be what the folder holds now: a folder
+    // swapped for a symlink during the link and back after it would have
+    // linked a socket the container cannot see, let alone put in its folder.
+    // Changed since (a server that bound again, or such a swap): not pinned;
+    // the next attempt checks what is there then.
+    const there = await Deno.lstat(source).catch(() => undefined);
+    if (there?.dev !== info.dev || there?.ino !== info.ino) return false;
+    await Deno.rename(temporary, pin);
+    return true;
+  } finally {
+    await Deno.remove(temporary).catch(ignoreNotFound);
+  }
+}
+
+/** The folder's `dev:ino`, checked to be a directory of the owner's; undefined when absent. */
+async function folderIdentity(folder: string, owner: Owner): Promise<string | undefined> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(folder);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  if (!info.isDirectory || info.uid !== owner.uid) {
+    throw new SocketTamperedError(
+      `The container's folder "${folder}" is a ${
+        describe(info)
+      } of uid ${info.uid}, not a folder of the container's root (uid ${owner.uid}): refused`,
+    );
+  }
+  return `${info.dev}:${info.ino}`;
+}
+
+/** Why a link failed: what is there was tampered with, or the host may not link it. */
+async function linkFailure(source: string, owner: Owner, error: unknown): Promise<Error> {
+  const info = await Deno.lstat(source).catch(() => undefined);
+  if (info && info.isSocket && info.uid === owner.uid) {
+    return new SandboxError(
+      `Cannot pin "${source}" (the host must run as root to link the container's sockets): ${
+        String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return new SocketTamperedError(
+    `"${source}" is not the container's socket (${info ? describe(info) : "gone"}): refused`,
+    { cause: error },
+  );
+}
+
+function describe(info: Deno.FileInfo): string {
+  if (info.isSymlink) return "symlink";
+  if (info.isSocket) return "socket";
+  if (info.isDirectory) return "folder";
+  if (info.isFile) return "file";
+  return "special file";
 }
 
 function ignoreNotFound(error: unknown): void {

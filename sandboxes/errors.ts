@@ -84,3 +84,23 @@ export class DaemonUnavailableError extends SandboxError {
     this.name = "DaemonUnavailableError";
   }
 }
+
+/**
+ * An instance's socket was tampered with from inside its container: a
+ * symlink, something else than a socket, or a socket of another owner where
+ * the host expected the instance's own. The instance is lost (its container
+ * runs a process that is no longer ours); never the agent's error, never a
+ * reward.
+ */
+export class SocketTamperedError extends InstanceGoneError {
+  /**
+   * Creates the error.
+   *
+   * @param message what was found, and where
+   * @param options the cause
+   */
+  constructor(message: string, options: SandboxErrorOptions = {}) {
+    super(message, options);
+    this.name = "SocketTamperedError";
+  }
+}

@@ -23,8 +23,11 @@ export {
   InstanceGoneError,
   SandboxError,
   SandboxTimeoutError,
+  SocketTamperedError,
 } from "./errors.ts";
 export type { SandboxErrorOptions } from "./errors.ts";
+export { DEFAULT_LIMITS, SHARED_RUNTIME_LIMITS } from "./_container_limits.ts";
+export type { ContainerLimits } from "./_container_limits.ts";
 export { Gateway } from "./gateway.ts";
 export type { GatewayOptions, GatewayRoute, GatewayTarget } from "./gateway.ts";
 export { WarmPool } from "./warm_pool.ts";

@@ -136,3 +136,14 @@ export function decodeStreamError(lines: unknown[]): string {
   }
   return "";
 }
+
+/**
+ * The CPUs the daemon's host has, from `GET /info` (`NCPU`): Docker refuses
+ * a `NanoCpus` above it.
+ *
+ * @param value the body
+ * @returns the count, at least 1
+ */
+export function decodeCpuCount(value: unknown): number {
+  return Math.max(1, int(record(value, "Docker's info")["NCPU"]));
+}

@@ -5,12 +5,14 @@
  *
  * @module
  */
+import type { DockerLimits } from "../_container_limits.ts";
 import { fetchDaemon } from "../_daemon_fetch.ts";
 import { SandboxError } from "../errors.ts";
 import {
   type ContainerInspect,
   type ContainerSummary,
   decodeContainers,
+  decodeCpuCount,
   decodeErrorMessage,
   decodeId,
   decodeInspect,
@@ -57,6 +59,11 @@ export interface CreateContainerOptions {
   labels?: Record<string, string>;
   /** Bind mounts as `host:container`. */
   binds?: string[];
+  /**
+   * Resource limits, as `HostConfig` fields (see `dockerLimits` in
+   * `sandboxes/_container_limits.ts`).
+   */
+  limits?: DockerLimits;
 }
 
 /**
@@ -148,6 +155,15 @@ export class DockerClient implements Disposable {
   }
 
   /**
+   * How many CPUs the daemon's host has.
+   *
+   * @returns the count, at least 1
+   */
+  async cpuCount(): Promise<number> {
+    return decodeCpuCount(await (await this.request("GET", "/info")).json());
+  }
+
+  /**
    * Whether an image exists.
    *
    * @param name the image's name and tag
@@ -234,7 +250,7 @@ export class DockerClient implements Disposable {
   /**
    * Creates a container with no network.
    *
-   * @param options the name, image, environment, labels and bind mounts
+   * @param options the name, image, environment, labels, bind mounts and limits
    * @returns the container's id
    */
   async createContainer(options: CreateContainerOptions): Promise<string> {
@@ -247,7 +263,11 @@ export class DockerClient implements Disposable {
           Env: Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
           Labels: options.labels ?? {},
           NetworkDisabled: true,
-          HostConfig: { NetworkMode: "none", Binds: options.binds ?? [] },
+          HostConfig: {
+            ...options.limits,
+            NetworkMode: "none",
+            Binds: options.binds ?? [],
+          },
         },
       },
     );

@@ -2,9 +2,11 @@
  * The Docker backend, over the Engine API: the same root filesystem as the
  * Incus image, imported with `docker import`; a base container per seed runs
  * once to seed the site's database and is committed as an image; every env is
- * a container of that image on overlay2, with no network and its socket
- * folder bind-mounted at `/run/ws`. Reset recreates the container; the origin
- * stays the same.
+ * a container of that image on overlay2, with no network, memory, process
+ * and CPU limits (`limits`), and its socket folder bind-mounted at `/run/ws`
+ * (root's alone; the host dials each socket only once pinned outside it, see
+ * `_socket_directory.ts`). Reset recreates the container; the origin stays
+ * the same.
  *
  * @module
  */
@@ -21,6 +23,7 @@ import {
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone, ownerTag } from "../_owner.ts";
 import { DockerClient } from "./client.ts";
+import { type ContainerLimits, type DockerLimits, dockerLimits } from "../_container_limits.ts";
 import { logFailure } from "../../engine/log.ts";
 
 /** Options of {@linkcode DockerSandbox.open}. */
@@ -66,6 +69,14 @@ export interface DockerSandboxOptions {
    * @default {900_000}
    */
   seedTimeoutMs?: number;
+  /**
+   * What each env container may take: memory, processes and CPU (the base
+   * that seeds the site once runs without). The CPUs are at most the
+   * daemon host's (Docker refuses more).
+   *
+   * @default {1 GiB, 1,024 processes and threads, 2 CPUs (`DEFAULT_LIMITS`)}
+   */
+  limits?: ContainerLimits;
 }
 
 const OWNER = "webserv.owner";
@@ -93,16 +104,19 @@ export class DockerSandbox implements Sandbox {
   #ownsClient: boolean;
   #lifecycle: ContainerLifecycle;
   #imageId: string;
+  #limits: DockerLimits;
 
   private constructor(
     options: DockerSandboxOptions,
     client: DockerClient,
     imageId: string,
+    hostCpus: number,
   ) {
     this.#options = options;
     this.client = client;
     this.#ownsClient = options.client === undefined;
     this.#imageId = imageId;
+    this.#limits = dockerLimits(options.limits, hostCpus);
     this.#lifecycle = new ContainerLifecycle("docker", {
       gateway: options.gateway,
       prefix: options.prefix ?? "ws-",
@@ -130,6 +144,11 @@ export class DockerSandbox implements Sandbox {
    * @throws {SandboxError} when the image is missing
    */
   static open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+    try {
+      dockerLimits(options.limits);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const client = options.client ?? new DockerClient();
     return openContainerSandbox(client, options.client === undefined, async () => {
       await client.ping();
@@ -137,7 +156,7 @@ export class DockerSandbox implements Sandbox {
         () => client.imageId(`${options.image}:latest`),
         `Docker has no image "${options.image}:latest": build it with "deno task image"`,
       );
-      return new DockerSandbox(options, client, imageId);
+      return new DockerSandbox(options, client, imageId, await client.cpuCount());
     });
   }
 
@@ -211,7 +230,8 @@ export class DockerSandbox implements Sandbox {
         name,
         image,
         labels: { [OWNER]: ownerTag(), [ROLE]: "env" },
-        binds: [`${directory.path}:/run/ws`],
+        binds: [`${directory.mounted}:/run/ws`],
+        limits: this.#limits,
       });
       await this.client.startContainer(name);
       await directory.waitUntilReady({
@@ -270,7 +290,7 @@ export class DockerSandbox implements Sandbox {
           image: this.#imageId,
           env: { WS_SEED: String(seed) },
           labels: { [OWNER]: ownerTag(), [ROLE]: "base" },
-          binds: [`${directory.path}:/run/ws`],
+          binds: [`${directory.mounted}:/run/ws`],
         });
       } catch (error) {
         if (!(error instanceof SandboxError) || error.status !== 409) {

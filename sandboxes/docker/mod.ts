@@ -14,3 +14,4 @@ export type {
 export { DockerSandbox } from "./docker_sandbox.ts";
 export type { DockerSandboxOptions } from "./docker_sandbox.ts";
 export { ContainerInstance } from "../_container_instance.ts";
+export type { ContainerLimits, DockerLimits } from "../_container_limits.ts";

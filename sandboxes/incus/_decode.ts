@@ -232,3 +232,38 @@ export function decodePoolSpace(
   const space = record(resources["space"] ?? {}, "pool space");
   return { used: int(space["used"]), total: int(space["total"]) };
 }
+
+/** The host ids of a container's root, from its idmap. */
+export interface RootIds {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The host uid and gid of a container's root, from its `volatile.idmap.next`
+ * (set when the instance is created; what its next start maps): a list of
+ * `{Isuid, Isgid, Hostid, Nsid, Maprange}`. An empty or absent map is a
+ * privileged container, whose root is the host's.
+ *
+ * @param idmap the config value, or undefined
+ * @returns the ids
+ * @throws {TypeError} when it is no idmap, or maps no root
+ */
+export function decodeRootIds(idmap: string | undefined): RootIds {
+  if (idmap === undefined || idmap === "" || idmap === "[]") return { uid: 0, gid: 0 };
+  const entries: unknown = JSON.parse(idmap);
+  if (!Array.isArray(entries)) throw new TypeError(`Cannot decode the Incus idmap: ${idmap}`);
+  const root = (kind: "Isuid" | "Isgid"): number => {
+    for (const item of entries) {
+      const entry = record(item, "an idmap entry");
+      const host = int(entry["Hostid"]);
+      const from = int(entry["Nsid"]);
+      const range = int(entry["Maprange"]);
+      if (entry[kind] === true && from <= 0 && 0 < from + range) return host - from;
+    }
+    throw new TypeError(
+      `The Incus idmap maps no root ${kind === "Isuid" ? "uid" : "gid"}: ${idmap}`,
+    );
+  };
+  return { uid: root("Isuid"), gid: root("Isgid") };
+}

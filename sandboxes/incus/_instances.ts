@@ -11,7 +11,7 @@ import { InstanceGoneError, SandboxError } from "../errors.ts";
 import { findImage, openContainerSandbox } from "../_container_sandbox.ts";
 import { ownerTag } from "../_owner.ts";
 import type { IncusClient } from "./client.ts";
-import { decodeInstances } from "./_decode.ts";
+import { decodeInstances, decodeRootIds, type RootIds } from "./_decode.ts";
 
 /** The daemon and image an Incus backend opened on. */
 export interface OpenedImage {
@@ -84,7 +84,7 @@ export interface ContainerSpec {
   source: Record<string, unknown>;
   /** Instance config; `user.webserv.owner` is added (and wins). */
   config: Record<string, string>;
-  /** The host folder bind-mounted at `/run/ws` (the `ws` device). */
+  /** The host folder bind-mounted at `/run/ws` (the `ws` device): the container's own. */
   folder: string;
   /** More devices, such as the root disk or a proxy. */
   devices?: Record<string, Record<string, string>>;
@@ -97,8 +97,10 @@ export interface ContainerSpec {
  *
  * @param client the Incus client (its target places the container)
  * @param spec the container
+ * @returns its root's uid and gid on the host (what its idmap maps root
+ *   to), the owner the caller gives the socket folder to before the start
  */
-export async function createContainer(client: IncusClient, spec: ContainerSpec): Promise<void> {
+export async function createContainer(client: IncusClient, spec: ContainerSpec): Promise<RootIds> {
   await client.request("POST", "/1.0/instances", {
     placed: true,
     json: {
@@ -113,6 +115,8 @@ export async function createContainer(client: IncusClient, spec: ContainerSpec):
       },
     },
   });
+  const metadata = await client.request("GET", `/1.0/instances/${spec.name}`);
+  return decodeRootIds(decodeInstances([metadata])[0]?.config["volatile.idmap.next"]);
 }
 
 /**

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { InstanceGoneError, SandboxError } from "../errors.ts";
+import { type Owner, SocketDirectory } from "../_socket_directory.ts";
 
 /** How an env's database server was had. */
 export type ServerSource = "spare" | "cold";
@@ -58,19 +58,45 @@ export function decodeHealth(value: unknown): RuntimeHealth {
   );
 }
 
-/** One running runtime container and its control. */
+/**
+ * One running runtime container and its control. The runtime's folder on
+ * the host (`folder`, root's) holds the container's folder (`folder/ws`, at
+ * `/run/ws` inside, its root's alone) and the host's pins of the sockets
+ * made in it: `control.sock` here, each env's in `folder/env-KEY/` (see
+ * `_socket_directory.ts`).
+ */
 export class Runtime {
   readonly name: string;
   readonly folder: string;
+  /** The container's root as the host sees it: the owner of its sockets. */
+  readonly owner: Owner;
+  #directory: SocketDirectory;
   #http: Deno.HttpClient;
 
-  constructor(name: string, folder: string) {
+  constructor(name: string, folder: string, owner: Owner) {
     this.name = name;
     this.folder = folder;
+    this.owner = owner;
+    this.#directory = new SocketDirectory(folder, { owner });
     this.#http = Deno.createHttpClient({
-      proxy: { transport: "unix", path: join(folder, "control.sock") },
+      proxy: { transport: "unix", path: this.#directory.socket("control.sock") },
       poolMaxIdlePerHost: 0,
     });
+  }
+
+  /** The container's folder, bind-mounted at `/run/ws`. */
+  get mounted(): string {
+    return this.#directory.mounted;
+  }
+
+  /**
+   * Pins the control's socket (see `SocketDirectory.pin`).
+   *
+   * @returns false when the control does not listen yet
+   * @throws {SocketTamperedError} when the socket was tampered with
+   */
+  pin(): Promise<boolean> {
+    return this.#directory.pin("control.sock");
   }
 
   /** Calls the control API; throws a SandboxError with its message unless 2xx. */
@@ -110,6 +136,7 @@ export class Runtime {
   /** Closes the connection to the control. */
   close(): void {
     this.#http.close();
+    this.#directory[Symbol.dispose]();
   }
 }
 

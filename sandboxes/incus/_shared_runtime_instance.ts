@@ -4,11 +4,10 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { InstanceGoneError } from "../errors.ts";
 import type { GatewayRoute } from "../gateway.ts";
 import { checkStateAnswers } from "../_container_instance.ts";
-import { SocketDirectory } from "../_socket_directory.ts";
+import type { SocketDirectory } from "../_socket_directory.ts";
 import type { Instance, StateClient } from "../types.ts";
 import { decodeControlAnswer, type Runtime, type ServerSource } from "./_shared_runtime_control.ts";
 import type { SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";
@@ -46,6 +45,7 @@ export class SharedRuntimeInstance implements Instance {
     runtime: Runtime,
     key: string,
     server: { source: ServerSource; slot: number; seed: number },
+    directory: SocketDirectory,
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
   ) {
@@ -57,7 +57,8 @@ export class SharedRuntimeInstance implements Instance {
     this.runtimeName = runtime.name;
     this.#options = options;
     this.#forget = forget;
-    this.#directory = new SocketDirectory(join(runtime.folder, `env-${key}`));
+    // The pinned sockets (see `_socket_directory.ts`), which the runtime cannot move.
+    this.#directory = directory;
     // No idle connections: a relay made again listens on a new socket.
     this.#site = Deno.createHttpClient({
       proxy: { transport: "unix", path: this.#directory.siteSocket },
@@ -156,6 +157,7 @@ export class SharedRuntimeInstance implements Instance {
     } finally {
       this.#site.close();
       this.#directory[Symbol.dispose]();
+      await this.#directory.remove();
     }
   }
 

@@ -9,7 +9,10 @@
  *   (`source.type: copy`, `instance_only`), which on btrfs or ZFS shares every
  *   block it does not write;
  * - an env's sockets live in a host folder bind-mounted at `/run/ws` (a disk
- *   device), so the gateway reaches it with no network at all;
+ *   device), so the gateway reaches it with no network at all; the folder
+ *   is the container root's alone, and the host dials each socket only once
+ *   pinned outside it (see `_socket_directory.ts`);
+ * - every env has memory, process and CPU limits (`limits`);
  * - every env carries `user.webserv.owner`, so a later run reaps the envs of a
  *   crashed one and leaves a running one's alone.
  *
@@ -21,6 +24,7 @@
  * @module
  */
 import { SandboxError } from "../errors.ts";
+import { type ContainerLimits, incusLimits } from "../_container_limits.ts";
 import { logFailure } from "../../engine/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Container } from "../_container_instance.ts";
@@ -101,7 +105,14 @@ export interface IncusSandboxOptions {
    * @default {900_000}
    */
   seedTimeoutMs?: number;
-  /** Extra instance config for every env, such as `limits.memory`. */
+  /**
+   * What each env container may take: memory, processes and CPU (the bases
+   * that seed the site once run without).
+   *
+   * @default {1 GiB, 1,024 processes and threads, 2 CPUs (`DEFAULT_LIMITS`)}
+   */
+  limits?: ContainerLimits;
+  /** Extra instance config for every env; it wins over `limits`. */
   config?: Record<string, string>;
   /**
    * How the gateway reaches the site: `"unix"`, a socket in the bind-mounted
@@ -183,6 +194,11 @@ export class IncusSandbox implements Sandbox {
    * @throws {SandboxError} when the image is missing
    */
   static open(options: IncusSandboxOptions): Promise<IncusSandbox> {
+    try {
+      incusLimits(options.limits);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (
       options.client !== undefined && options.target !== undefined &&
       options.client.target !== options.target
@@ -325,15 +341,16 @@ export class IncusSandbox implements Sandbox {
       : { name, directory };
     try {
       await serialized(async () => {
-        await createContainer(this.client, {
+        const root = await createContainer(this.client, {
           name,
           source: { type: "copy", source: base, instance_only: true },
           config: {
+            ...incusLimits(this.#options.limits),
             ...this.#options.config,
             ...(tcp ? { "environment.WS_SITE_PORT": String(SITE_PORT) } : {}),
             "user.webserv.role": "env",
           },
-          folder: directory.path,
+          folder: directory.mounted,
           devices: tcp
             ? {
               site: {
@@ -345,6 +362,7 @@ export class IncusSandbox implements Sandbox {
             }
             : {},
         });
+        await directory.own(root);
         if (this.#options.reset === "restore") {
           await this.client.request(
             "POST",
@@ -412,12 +430,13 @@ export class IncusSandbox implements Sandbox {
       }
       const { directory } = this.#lifecycle.containerNamed(name);
       await directory.create();
+      let root;
       try {
-        await createContainer(this.client, {
+        root = await createContainer(this.client, {
           name,
           source: { type: "image", fingerprint: this.#opened.fingerprint },
           config: { "environment.WS_SEED": String(seed), "user.webserv.role": "base" },
-          folder: directory.path,
+          folder: directory.mounted,
           devices: { root: { type: "disk", path: "/", pool: this.#options.pool } },
         });
       } catch (error) {
@@ -430,6 +449,7 @@ export class IncusSandbox implements Sandbox {
         continue;
       }
       try {
+        await directory.own(root);
         await this.#start({ name, directory });
         await this.client.changeState(name, "stop", true);
         await this.client.request("POST", `/1.0/instances/${name}/snapshots`, {

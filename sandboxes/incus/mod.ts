@@ -22,3 +22,4 @@ export type {
   ServerSource,
   SharedRuntimeSandboxOptions,
 } from "./shared_runtime_sandbox.ts";
+export type { ContainerLimits } from "../_container_limits.ts";

@@ -12,6 +12,13 @@
  *   names the env in `x-webserv-env` (replacing any header the client sent),
  *   from which the application picks the env's database, and
  *   `env-KEY/state.sock`, the state API over that env's database alone;
+ * - the runtime's host folder (`SOCKET_ROOT/NAME`, root's) holds its
+ *   `/run/ws` as `ws/`, its root's alone (no other user of the runtime, such
+ *   as Apache's www-data, can plant a socket or rename an env's folder), and
+ *   the host's pins: `control.sock` and `env-KEY/{site,state}.sock`, each
+ *   checked to be the runtime root's socket before it is ever dialled (see
+ *   `_socket_directory.ts`); a tampered one is a `SocketTamperedError`;
+ * - the runtime container has a process limit (`limits`);
  * - one seeded base per image, pool and seed (`PREFIXbase-APP-SEED-…-shared`,
  *   named apart from a container backend's; snapshot `seeded`) is made once
  *   and kept, so a later open copies it by copy-on-write instead of seeding
@@ -33,7 +40,9 @@
  */
 import { join } from "node:path";
 import { logFailure } from "../../engine/log.ts";
-import { SandboxError } from "../errors.ts";
+import { SandboxError, SocketTamperedError } from "../errors.ts";
+import { type ContainerLimits, incusLimits, SHARED_RUNTIME_LIMITS } from "../_container_limits.ts";
+import { type Owner, SocketDirectory } from "../_socket_directory.ts";
 import type { Gateway } from "../gateway.ts";
 import { ownerIsGone } from "../_owner.ts";
 import type { InstanceSpec, Sandbox } from "../types.ts";
@@ -106,6 +115,14 @@ export interface SharedRuntimeSandboxOptions {
    * @default {60_000}
    */
   envTimeoutMs?: number;
+  /**
+   * What each runtime container may take (the base that seeds the
+   * application once runs without). A runtime serves every env of its seed,
+   * so its memory and CPU grow with them and are not limited unless set here.
+   *
+   * @default {32,768 processes and threads; no memory or CPU limit (`SHARED_RUNTIME_LIMITS`)}
+   */
+  limits?: ContainerLimits;
 }
 
 /**
@@ -153,6 +170,11 @@ export class SharedRuntimeSandbox implements Sandbox {
    * @throws {SandboxError} when the image is missing
    */
   static open(options: SharedRuntimeSandboxOptions): Promise<SharedRuntimeSandbox> {
+    try {
+      incusLimits(options.limits, SHARED_RUNTIME_LIMITS);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const client = options.client ?? new IncusClient();
     return openOnImage(
       client,
@@ -211,22 +233,43 @@ export class SharedRuntimeSandbox implements Sandbox {
     options: { cold?: boolean },
   ): Promise<SharedRuntimeInstance> {
     const key = randomKey();
-    const answer = decodeControlAnswer(
-      await runtime.call(
-        "POST",
-        "/envs",
-        { key, cold: options.cold === true },
-        this.#options.envTimeoutMs ?? 60_000,
-      ),
-    );
+    // The env's sockets are pinned in a folder of the host's before the
+    // host dials them (see `_socket_directory.ts`).
+    const directory = new SocketDirectory(join(runtime.folder, `env-${key}`), {
+      mounted: join(runtime.mounted, `env-${key}`),
+      owner: runtime.owner,
+    });
+    let answer;
+    try {
+      await directory.create({ mounted: false });
+      answer = decodeControlAnswer(
+        await runtime.call(
+          "POST",
+          "/envs",
+          { key, cold: options.cold === true },
+          this.#options.envTimeoutMs ?? 60_000,
+        ),
+      );
+    } catch (error) {
+      directory[Symbol.dispose]();
+      await directory.remove();
+      throw error;
+    }
     const instance = new SharedRuntimeInstance(
       runtime,
       key,
       { ...answer, seed },
+      directory,
       this.#options,
       () => this.#instances.delete(instance),
     );
     this.#instances.add(instance);
+    try {
+      await directory.pinNow(["state.sock", "site.sock"]);
+    } catch (error) {
+      await instance.destroy().catch((cause) => logFailure("destroying a shared env", cause));
+      throw error;
+    }
     return instance;
   }
 
@@ -342,11 +385,16 @@ export class SharedRuntimeSandbox implements Sandbox {
     const base = await this.#base(seed);
     const name = `${this.#prefix}rt-${seed}-${randomKey().slice(0, 8)}`;
     const folder = join(this.#socketRoot, name);
-    await this.#launch(name, folder, { type: "copy", source: base, instance_only: true }, {
+    const root = await this.#launch(name, folder, {
+      type: "copy",
+      source: base,
+      instance_only: true,
+    }, {
+      ...incusLimits(this.#options.limits, SHARED_RUNTIME_LIMITS),
       "environment.WS_SPARES": String(this.#options.spares ?? 2),
       "user.webserv.role": "shared-runtime",
     });
-    return new Runtime(name, folder);
+    return new Runtime(name, folder, root);
   }
 
   /** The seeded base's snapshot: a runtime seeded once, stopped, and snapshotted. */
@@ -378,43 +426,58 @@ export class SharedRuntimeSandbox implements Sandbox {
     return snapshot;
   }
 
-  /** Creates and starts a container in shared mode; resolves when its control answers. */
+  /**
+   * Creates and starts a container in shared mode; resolves when its control
+   * answers, with the container's root as the host sees it.
+   */
   async #launch(
     name: string,
     folder: string,
     source: Record<string, unknown>,
     config: Record<string, string>,
     devices: Record<string, Record<string, string>> = {},
-  ): Promise<void> {
-    await Deno.mkdir(folder, { recursive: true, mode: 0o777 });
-    await Deno.chmod(folder, 0o777);
-    await Deno.remove(join(folder, "control.sock")).catch(() => {});
+  ): Promise<Owner> {
+    // The runtime's folder is root's; the container's, in it, its root's
+    // alone (www-data in the runtime can neither plant a socket there nor
+    // rename another env's folder).
+    const directory = new SocketDirectory(folder);
+    directory[Symbol.dispose]();
+    await directory.create();
+    await Deno.remove(join(directory.mounted, "control.sock")).catch(() => {});
+    await Deno.remove(directory.socket("control.sock")).catch(() => {});
     try {
-      await createContainer(this.client, {
+      const root = await createContainer(this.client, {
         name,
         source,
         config: { "environment.WS_SHARED": "1", ...config },
-        folder,
+        folder: directory.mounted,
         devices,
       });
+      await directory.own(root);
       await this.client.changeState(name, "start");
-      const runtime = new Runtime(name, folder);
+      const runtime = new Runtime(name, folder, root);
       try {
         const deadline = performance.now() + (this.#options.readyTimeoutMs ?? 900_000);
+        let last: unknown = new Error("control.sock is not there");
         for (let attempt = 0;; attempt++) {
           try {
-            await runtime.call("GET", "/healthz", undefined, 2_000);
-            return;
-          } catch (error) {
-            if (performance.now() > deadline) {
-              throw new SandboxError(
-                `The shared runtime "${name}" did not answer in time: ${String(error)}`,
-                { cause: error },
-              );
+            // Pinned before it is dialled; a tampered socket is no reason to wait.
+            if (await runtime.pin()) {
+              await runtime.call("GET", "/healthz", undefined, 2_000);
+              return root;
             }
-            if (attempt % 20 === 19) await probeInstance(this.client, name);
-            await new Promise((resolve) => setTimeout(resolve, 100));
+          } catch (error) {
+            if (error instanceof SocketTamperedError) throw error;
+            last = error;
           }
+          if (performance.now() > deadline) {
+            throw new SandboxError(
+              `The shared runtime "${name}" did not answer in time: ${String(last)}`,
+              { cause: last },
+            );
+          }
+          if (attempt % 20 === 19) await probeInstance(this.client, name);
+          await new Promise((resolve) => setTimeout(resolve, 100));
         }
       } finally {
         runtime.close();
