@@ -53,7 +53,7 @@ import {
   type Session,
   tearDown,
 } from "./_session.ts";
-import { takeStep } from "./_step.ts";
+import { admit, storedAction, takeStep } from "./_step.ts";
 
 export { observationBody } from "./_bodies.ts";
 export type { SessionEvent } from "./_events.ts";
@@ -472,25 +472,35 @@ export class SessionManager implements AsyncDisposable {
     return body;
   }
 
-  async #step(session: Session, action: unknown): Promise<StepResponse> {
+  async #step(session: Session, raw: unknown): Promise<StepResponse> {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
-    const response = await takeStep(session, action, this.#timeout(), elapsed);
-    this.#options.metrics.step(response.status, elapsed() / 1000);
-    if (response.info.error) this.#options.metrics.error(response.info.error.code);
-    noteStep(session, action, response);
-    await this.#recorder.step(session, action, response);
-    this.#events.emit({
-      type: "step",
-      session: session.id,
-      state: stateOf(session, this.#expiry.lease(session)),
-      text: session.text,
-      step: {
-        action,
-        status: response.status,
-        ...(response.reward !== undefined ? { reward: response.reward } : {}),
-      },
-    });
+    // Parsed before anything runs; only the parsed action (or a refused
+    // one's preview) is stored, recorded and sent to the dashboard.
+    const admitted = admit(raw);
+    const response = await takeStep(session, admitted, this.#timeout(), elapsed);
+    // The step ran: its result goes back to the caller whatever its
+    // bookkeeping does (every part below logs its own failures; this is the backstop).
+    try {
+      const action = storedAction(admitted);
+      this.#options.metrics.step(response.status, elapsed() / 1000);
+      if (response.info.error) this.#options.metrics.error(response.info.error.code);
+      noteStep(session, action, response);
+      await this.#recorder.step(session, action, response);
+      this.#events.emit({
+        type: "step",
+        session: session.id,
+        state: stateOf(session, this.#expiry.lease(session)),
+        text: session.text,
+        step: {
+          action,
+          status: response.status,
+          ...(response.reward !== undefined ? { reward: response.reward } : {}),
+        },
+      });
+    } catch (error) {
+      logFailure(`record step ${response.info.step} of session "${session.id}"`, error, "internal");
+    }
     return response;
   }
 
