@@ -124,7 +124,10 @@ function notJson(type: string): HttpError {
 export function jsonBodies(bounds: BodyBounds): (c: Context, next: Next) => Promise<void> {
   return async (c, next) => {
     const request = c.req.raw;
-    if (request.body === null) return await next();
+    // No body (aiohttp labels even an empty one "application/octet-stream"): nothing to check.
+    if (request.body === null || request.headers.get("content-length") === "0") {
+      return await next();
+    }
     const type = request.headers.get("content-type") ?? "";
     const json = JSON_TYPE.test(type);
     // A body that says it is something else is refused unread; an unlabelled one may be empty.

@@ -145,6 +145,13 @@ Deno.test("every body route takes JSON only (415), bounded in size (413) and dep
     assertEquals(deep.status, 400, route);
     assertEquals((await deep.json()).code, "too-deep", route);
   }
+  // An empty body passes whatever its label (aiohttp sends "application/octet-stream").
+  const bare = await fetch(`${server.url}/v1/sessions/${created.id}/verify`, {
+    method: "POST",
+    headers: { "content-type": "application/octet-stream", "content-length": "0" },
+  });
+  assertEquals(bare.status, 409, "no task to verify: the route ran");
+  await bare.body?.cancel();
   // A body streamed without a length is bounded too.
   const chunk = new TextEncoder().encode(`"${"z".repeat(1 << 16)}`);
   let sent = 0;
