@@ -2,7 +2,7 @@
 // loopback names on its port (DNS rebinding) and refuses other origins'
 // browser requests; the dashboard serves the
 // run directory's files alone; a proposal starts on its own site.
-import { assertEquals, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { join } from "node:path";
 import { startServer } from "../../../adapters/http/server.ts";
 import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
@@ -132,4 +132,50 @@ Deno.test("a proposal's startUrl must be a path on its site: //host, /\\host, a 
   const accepted = await post(proposal("/"));
   assertEquals(accepted.status, 201);
   await accepted.body?.cancel();
+});
+
+Deno.test("serve.ts --allowed-host adds names the server answers to", async () => {
+  const serve = new URL("../../../adapters/http/serve.ts", import.meta.url).pathname;
+  const runDir = await Deno.makeTempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      serve,
+      "--port",
+      "0",
+      "--run-dir",
+      runDir,
+      "--allowed-host",
+      "webserv.test",
+      "--allowed-host",
+      "tunnel.test:9000",
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let printed = "";
+    while (!printed.includes("trajectories in")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      printed += value;
+    }
+    const port = Number(printed.match(/on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]);
+    assert(port > 0, printed);
+    const status = async (host: string) =>
+      (await rawRequest(port, ["GET /health HTTP/1.1", `host: ${host}`])).status;
+    assertEquals(await status("webserv.test:8123"), 200);
+    assertEquals(await status("tunnel.test:9000"), 200);
+    assertEquals(await status("tunnel.test:9001"), 403);
+    assertEquals(await status("evil.com"), 403);
+    child.kill("SIGINT");
+    await reader.cancel();
+    assertEquals((await child.status).code, 0);
+  } finally {
+    clearTimeout(timer);
+    await Deno.remove(runDir, { recursive: true });
+  }
 });
