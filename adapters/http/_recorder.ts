@@ -2,8 +2,9 @@
  * The trajectory lines of sessions (see `trajectory.ts` for the schema):
  * `start` when an episode starts, `step` after every step (with its
  * screenshot when the spec records them), `end` when the session closes.
- * Nothing is written without a log, and a failed write is logged, never
- * thrown: the episode goes on without it.
+ * Nothing is written without a log, and a failed write, serialisation
+ * included, is logged, never thrown: the episode and the step's result go
+ * on without it.
  *
  * @module
  */
@@ -51,7 +52,7 @@ export class Recorder {
    * Records a step, with a screenshot after it when the spec asks for them.
    *
    * @param session the session, after the step
-   * @param action the action taken
+   * @param action the action taken, as parsed (or a refused one's preview)
    * @param response the step's result
    */
   async step(
@@ -115,6 +116,11 @@ export class Recorder {
   }
 
   async #append(id: string, event: TrajectoryEvent): Promise<void> {
-    await this.#log?.append(id, event).catch((error) => logFailure("write the trajectory", error));
+    try {
+      // `append` serialises at once: a value it cannot serialise throws here, not in the caller.
+      await this.#log?.append(id, event);
+    } catch (error) {
+      logFailure("write the trajectory", error);
+    }
   }
 }

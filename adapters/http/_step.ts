@@ -6,12 +6,61 @@
  *
  * @module
  */
-import { ActionError } from "../../mod.ts";
+import { type Action, ActionError, parseAction } from "../../mod.ts";
 import { HttpError } from "./http_error.ts";
 import type { ObservationMode, StepResponse } from "./protocol.ts";
 import { observationBody } from "./_bodies.ts";
 import { asEnvError } from "./_failures.ts";
 import type { Session } from "./_session.ts";
+
+/** The longest preview of a refused action kept in trajectories and history. */
+export const PREVIEW_CHARS = 1000;
+
+/**
+ * An action as received: parsed (the only form stored, sent to listeners
+ * or handed to the env), or refused with a bounded preview of what came.
+ */
+export type Admitted =
+  | { ok: true; action: Action }
+  | { ok: false; error: ActionError; stored: { invalid: string } };
+
+/**
+ * Parses an agent's action before anything runs. Whatever the agent sent
+ * (unknown fields, any depth, any size) stops here: a refused action is the
+ * agent's `invalid-action`, and only a preview string of it is kept, so
+ * nothing downstream serialises the agent's object.
+ *
+ * @param raw the action as received
+ * @returns the parsed action, or the refusal and its preview
+ */
+export function admit(raw: unknown): Admitted {
+  try {
+    return { ok: true, action: parseAction(raw) };
+  } catch (error) {
+    if (!(error instanceof ActionError)) throw error;
+    return { ok: false, error, stored: { invalid: preview(raw) } };
+  }
+}
+
+/**
+ * What is stored of an admitted action.
+ *
+ * @param admitted the admitted action
+ * @returns the parsed action, or the refused one's preview
+ */
+export function storedAction(admitted: Admitted): Action | { invalid: string } {
+  return admitted.ok ? admitted.action : admitted.stored;
+}
+
+function preview(raw: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(raw) ?? String(raw);
+  } catch {
+    return "(not serialisable)";
+  }
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
+}
 
 /** What a step reads of its session, and updates. */
 export type Stepped = Pick<
@@ -23,7 +72,7 @@ export type Stepped = Pick<
  * Takes one action in the session's episode.
  *
  * @param session the session
- * @param action the action
+ * @param action the action, parsed; a refused one is the agent's `action_error`
  * @param timeoutMs the step's deadline
  * @param elapsed the milliseconds since the step began
  * @returns the step's result; infrastructure failures are results too
@@ -31,7 +80,7 @@ export type Stepped = Pick<
  */
 export async function takeStep(
   session: Stepped,
-  action: unknown,
+  action: Admitted,
   timeoutMs: number,
   elapsed: () => number,
 ): Promise<StepResponse> {
@@ -47,7 +96,8 @@ export async function takeStep(
   try {
     // The env checks its instance beside the step (`EnvSite.check`): a site
     // that died under the step is an EnvError, whatever the page showed.
-    const step = await session.env.step(action, { timeoutMs });
+    if (!action.ok) throw action.error;
+    const step = await session.env.step(action.action, { timeoutMs });
     session.steps = stepIndex;
     const truncated = step.truncated ||
       (!step.done && session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps);

@@ -7,7 +7,6 @@
  * @module
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { Context } from "hono";
 import { actionTools } from "../../mod.ts";
@@ -40,6 +39,8 @@ import type { SessionManager } from "./sessions.ts";
 import { mountOpenEnv } from "./openenv.ts";
 import { mountOrs } from "./ors.ts";
 import { strictRoutes } from "./_strict.ts";
+import { hostGuard, type HostPolicy } from "./_guard.ts";
+import { jsonBodies, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "./_json_body.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
@@ -62,6 +63,11 @@ export interface AppOptions {
    * @default {1048576}
    */
   maxBodyBytes?: number;
+  /**
+   * The names the server answers to (`_guard.ts`); without it, any `Host`,
+   * but cross-origin browser requests are still refused.
+   */
+  hosts?: HostPolicy;
 }
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -72,11 +78,14 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
 const ERRORS = {
   400: json(ErrorBody, "Bad input"),
   401: json(ErrorBody, "Missing or wrong bearer token"),
+  403: json(ErrorBody, "A foreign Host or Origin (DNS rebinding, cross-site requests)"),
   404: json(ErrorBody, "Unknown session, task or site"),
   409: json(ErrorBody, "Not possible in the session's state"),
   410: json(ErrorBody, "The session expired or was closed"),
   422: json(ErrorBody, "A bare start URL did not load"),
   405: json(ErrorBody, "The path is served under other methods; see Allow"),
+  413: json(ErrorBody, "The body is larger than the server takes"),
+  415: json(ErrorBody, 'The body is not sent as "content-type: application/json"'),
   429: json(ErrorBody, "Too many live sessions; see Retry-After"),
   500: json(ErrorBody, "Our bug (logged with its stack); retrying will not help"),
   503: json(ErrorBody, "Our side failed (browser, site, sandbox); see Retry-After"),
@@ -108,6 +117,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     },
   });
 
+  // Who may ask comes first: a foreign Host or Origin is refused before the token is read.
+  app.use("*", hostGuard(options.hosts ?? { loopback: false, port: () => undefined }));
   app.use("*", async (c, next) => {
     const token = options.token;
     if (!token || c.req.path === "/health") return await next();
@@ -121,14 +132,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     }
     await next();
   });
+  // Every route that takes a body, the OpenEnv, ORS and MCP ones included, reads it through here.
   app.use(
     "*",
-    bodyLimit({
-      maxSize: options.maxBodyBytes ?? 1 << 20,
-      onError() {
-        throw new HttpError(413, "too-large", "The request body is too large");
-      },
-    }),
+    jsonBodies({ maxBytes: options.maxBodyBytes ?? MAX_BODY_BYTES, maxDepth: MAX_JSON_DEPTH }),
   );
 
   const document = { openapi: "3.1.0", info: { title: "WebServ rollout server", version: "1" } };

@@ -10,6 +10,8 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
+import { logFailure } from "../../engine/log.ts";
+import { insideRun, plainName } from "./_run_files.ts";
 import type { SessionEvent, SessionManager } from "./sessions.ts";
 import type { TrajectoryLog } from "./trajectory.ts";
 
@@ -38,13 +40,17 @@ export function mountDashboard(
         stop();
         wake?.();
       });
-      const snapshot = sessions.list().map((state) => ({
-        type: "created",
-        session: state.id,
-        state,
-        ...sessions.history(state.id),
-      }));
-      await stream.writeSSE({ event: "snapshot", data: JSON.stringify(snapshot) });
+      // Each entry serialised alone: one that cannot be is left out, the others sent.
+      const snapshot = sessions.list().flatMap((state) => {
+        const entry = serialised({
+          type: "created",
+          session: state.id,
+          state,
+          ...sessions.history(state.id),
+        });
+        return entry === undefined ? [] : [entry];
+      });
+      await stream.writeSSE({ event: "snapshot", data: `[${snapshot.join(",")}]` });
       while (!stream.aborted && !stream.closed && !sessions.closing) {
         if (queue.length === 0) {
           await new Promise<void>((resolve) => {
@@ -58,25 +64,24 @@ export function mountDashboard(
             continue;
           }
         }
-        const event = queue.shift()!;
-        await stream.writeSSE({ event: "session", data: JSON.stringify(event) });
+        const data = serialised(queue.shift()!);
+        if (data !== undefined) await stream.writeSSE({ event: "session", data });
       }
       stop();
     }));
   app.get("/dashboard/files/screenshots/:name", async (c) => {
-    const name = c.req.param("name");
-    if (!trajectories || !/^[\w.-]+\.png$/.test(name) || name.startsWith(".")) {
+    const name = plainName(c.req.param("name"), "screenshot name");
+    const file = trajectories && name.endsWith(".png")
+      ? await insideRun(trajectories.directory, `screenshots/${name}`)
+      : undefined;
+    const png = file === undefined ? undefined : await Deno.readFile(file).catch(() => undefined);
+    if (png === undefined) {
       return c.json({ code: "not-found", message: `No screenshot "${name}"` }, 404);
     }
-    try {
-      const png = await Deno.readFile(`${trajectories.directory}/screenshots/${name}`);
-      return c.body(png.slice().buffer, 200, { "content-type": "image/png" });
-    } catch {
-      return c.json({ code: "not-found", message: `No screenshot "${name}"` }, 404);
-    }
+    return c.body(png.slice().buffer, 200, { "content-type": "image/png" });
   });
   app.get("/dashboard/sessions/:id", async (c) => {
-    const id = c.req.param("id");
+    const id = plainName(c.req.param("id"), "session id");
     const events = trajectories ? await trajectories.read(id) : [];
     let live: ReturnType<SessionManager["history"]> | undefined;
     try {
@@ -86,6 +91,19 @@ export function mountDashboard(
     }
     return c.html(sessionPage(id, events, live));
   });
+}
+
+/**
+ * An event as JSON, or `undefined` (counted and logged) when it cannot be
+ * serialised: the stream skips it and goes on.
+ */
+function serialised(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    logFailure("serialise a dashboard event", error);
+    return undefined;
+  }
 }
 
 const STYLE = `body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; }
@@ -146,7 +164,7 @@ function sessionPage(
     ? events.map((event) =>
       `<li class="${escape(String(event.status ?? ""))}"><b>${escape(String(event.type))}</b> ${
         event.type === "step"
-          ? `step ${event.step}: <code>${escape(JSON.stringify(event.action))}</code> → ${
+          ? `step ${event.step}: <code>${escape(serialised(event.action) ?? "")}</code> → ${
             escape(String(event.status))
           }${event.reward !== undefined ? ` (reward ${event.reward})` : ""}${
             event.error ? ` — ${escape((event.error as { message: string }).message)}` : ""
@@ -160,7 +178,7 @@ function sessionPage(
     ).join("\n")
     : (live?.history ?? []).map((h) =>
       `<li class="${escape(h.status)}">step ${h.step}: <code>${
-        escape(JSON.stringify(h.action))
+        escape(serialised(h.action) ?? "")
       }</code> → ${escape(h.status)}${h.reward !== undefined ? ` (reward ${h.reward})` : ""}</li>`
     ).join("\n");
   return `<!doctype html>

@@ -6,7 +6,7 @@
  */
 
 /** The HTTP statuses the server refuses requests with. */
-export type RefusalStatus = 400 | 401 | 404 | 409 | 410 | 413 | 422 | 429 | 500 | 503;
+export type RefusalStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /**
  * A refused request: an HTTP status, a stable code and a message.

@@ -99,6 +99,9 @@ const sse = (description: string) => ({
 const REFUSED = {
   400: json(ErrorBody, "Bad input"),
   401: json(ErrorBody, "Missing or wrong token (X-API-Key or bearer)"),
+  403: json(ErrorBody, "A foreign Host or Origin (DNS rebinding, cross-site requests)"),
+  413: json(ErrorBody, "The body is larger than the server takes"),
+  415: json(ErrorBody, 'The body is not sent as "content-type: application/json"'),
 } as const;
 const IN_SESSION = {
   ...REFUSED,

@@ -5,14 +5,16 @@
  * API, the truth is unique and non-empty, the op is in the closed set, the
  * instruction does not hold the truth, the blind controls earn 0) and answers
  * 201 with the task it became, unproven; a refused proposal gets 422 with the
- * reason. `GET /v1/tasks/proposals` lists the accepted ones. Truths are never
- * sent back.
+ * reason. A `startUrl` that is not a path on the site (`//host`, `/\host`,
+ * an absolute URL) is bad input: 400 `bad-start-url`. `GET
+ * /v1/tasks/proposals` lists the accepted ones. Truths are never sent back.
  *
  * @module
  */
 import type { Context, Hono } from "hono";
 import {
   type AcceptedProposal,
+  isSitePath,
   listProposals,
   ProposalError,
   proposeTask,
@@ -73,6 +75,15 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
       spec = await c.req.json();
     } catch {
       throw new HttpError(400, "bad-request", "The proposal is not JSON");
+    }
+    const startUrl = (spec as { startUrl?: unknown } | null)?.startUrl;
+    if (startUrl !== undefined && (typeof startUrl !== "string" || !isSitePath(startUrl))) {
+      throw new HttpError(
+        400,
+        "bad-start-url",
+        `Invalid startUrl ${JSON.stringify(startUrl)?.slice(0, 200)}: expected a path on the ` +
+          'site such as "/" or "/forums/1" (one leading "/", no host, no backslash)',
+      );
     }
     try {
       return c.json(body(await proposeTask(sites(), spec)), 201);

@@ -4,7 +4,9 @@
  *
  * Flags (and environment variables): `--port` (`WEBSERV_PORT`), `--host`
  * (`WEBSERV_HOST`), `--backend fixture|incus|docker|shared` (`WEBSERV_BACKEND`),
- * `--token` (`WEBSERV_TOKEN`, required off loopback), `--max-sessions`
+ * `--token` (`WEBSERV_TOKEN`, required off loopback), `--allowed-host NAME[,…]`
+ * (`WEBSERV_ALLOWED_HOSTS`: names besides loopback ones the server answers
+ * to, as `name` or `name:port`; a DNS-rebinding guard), `--max-sessions`
  * (`WEBSERV_MAX_SESSIONS`), `--browser ws://…` (`WEBSERV_BROWSER`),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
  * and `--lifetime` in seconds; for the incus and shared backends
@@ -29,7 +31,7 @@ import { type Backend, BACKENDS, startServer } from "./server.ts";
 import { SHARED_RUNTIME_APPS } from "../../fixtures/sites/mod.ts";
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
-       [--token TOKEN] [--max-sessions N] [--browser ws://...] [--run-dir DIR]
+       [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--browser ws://...] [--run-dir DIR]
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
        [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
 
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
         host: { type: "string" },
         backend: { type: "string" },
         token: { type: "string" },
+        "allowed-host": { type: "string", multiple: true },
         "max-sessions": { type: "string" },
         browser: { type: "string" },
         "run-dir": { type: "string" },
@@ -102,6 +105,8 @@ async function main(): Promise<void> {
   const idle = integer("idle-timeout", values["idle-timeout"]);
   const lifetime = integer("lifetime", values.lifetime);
   const token = values.token ?? env("WEBSERV_TOKEN");
+  const allowedHosts = (values["allowed-host"] ?? [env("WEBSERV_ALLOWED_HOSTS") ?? ""])
+    .flatMap((hosts) => hosts.split(",")).map((host) => host.trim()).filter((host) => host !== "");
   const browserUrl = values.browser ?? env("WEBSERV_BROWSER");
   const spares = integer("spares", values.spares ?? env("WEBSERV_SPARES"));
   const warm = (values.warm ?? env("WEBSERV_WARM") ?? "").split(",").filter((w) => w !== "");
@@ -125,6 +130,7 @@ async function main(): Promise<void> {
       ...(idle !== undefined ? { idleTimeoutMs: idle * 1000 } : {}),
       ...(lifetime !== undefined ? { lifetimeMs: lifetime * 1000 } : {}),
       ...(token ? { token } : {}),
+      ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
       ...(browserUrl ? { browserUrl } : {}),
       // The pool .ci/daemons.sh makes (btrfs: copy-on-write copies).
       incusPool: values["incus-pool"] ?? env("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",

@@ -65,6 +65,15 @@ export interface ListenOptions {
   /** The bearer token every request but `/health` must carry. */
   token?: string;
   /**
+   * Names the server answers to besides loopback ones on its port, as
+   * `name` or `name:port` (see `_guard.ts`): on loopback, a port forwarded
+   * to it (`"localhost:9000"`); off loopback, the names clients use (any name
+   * when none are given; the token guards it).
+   *
+   * @default {[]}
+   */
+  allowedHosts?: string[];
+  /**
    * The cap on live sessions.
    *
    * @default {16}
@@ -252,17 +261,26 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     for (const client of incusClients) client.close();
     throw error;
   }
+  // The port the listener got, once it listens (the host guard checks it).
+  const bound: { port?: number } = {};
   const app = createApp({
     sessions,
     catalog,
     metrics,
     browserConnected: () => browsers.connected,
     ...(options.token ? { token: options.token } : {}),
+    // DNS rebinding and cross-site requests: on loopback, only loopback names on our port.
+    hosts: {
+      loopback: LOOPBACK.test(hostname),
+      port: () => bound.port,
+      allowedHosts: options.allowedHosts ?? [],
+    },
   });
   mountWebSocket(app, sessions);
   mountDashboard(app, sessions, trajectories);
   const server = listen(app.fetch, hostname, options.port);
   const port = server.addr.port;
+  bound.port = port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
   let closing: Promise<void> | undefined;

@@ -18,12 +18,10 @@
  *
  * @module
  */
-import type { Browser, EnvObservation } from "../../mod.ts";
+import type { EnvObservation } from "../../mod.ts";
 import { logFailure } from "../../engine/log.ts";
-import type { Instance, Sandbox, Site } from "../../sandboxes/mod.ts";
-import type { Catalog } from "./catalog.ts";
+import type { Instance } from "../../sandboxes/mod.ts";
 import { HttpError } from "./http_error.ts";
-import type { Metrics } from "./metrics.ts";
 import type {
   GroupCreated,
   ObservationBody,
@@ -35,7 +33,6 @@ import type {
   StepResponse,
   TaskBody,
 } from "./protocol.ts";
-import type { TrajectoryLog } from "./trajectory.ts";
 import { createdBody, observationBody, shoot, stateOf } from "./_bodies.ts";
 import { build, respec } from "./_build.ts";
 import { type SessionEvent, SessionEvents } from "./_events.ts";
@@ -53,63 +50,12 @@ import {
   type Session,
   tearDown,
 } from "./_session.ts";
-import { takeStep } from "./_step.ts";
+import type { SessionManagerOptions } from "./_manager_options.ts";
+import { admit, storedAction, takeStep } from "./_step.ts";
 
 export { observationBody } from "./_bodies.ts";
 export type { SessionEvent } from "./_events.ts";
-
-/** Options of {@linkcode SessionManager}. */
-export interface SessionManagerOptions {
-  /** Gives the current browser, launching a new one when the last is gone. */
-  browser: () => Promise<Browser>;
-  /**
-   * Gives the sandbox backend of a site, on a placement target when the
-   * session names one.
-   */
-  sandbox: (site: Site, target?: string) => Promise<Sandbox>;
-  /**
-   * Whether sessions may name a placement `target` (the incus backend).
-   *
-   * @default {false}
-   */
-  placementTargets?: boolean;
-  /** The sites and tasks. */
-  catalog: Catalog;
-  /** The counters. */
-  metrics: Metrics;
-  /** Where trajectories go; none are written when absent. */
-  trajectories?: TrajectoryLog;
-  /**
-   * The cap on live sessions.
-   *
-   * @default {16}
-   */
-  maxSessions?: number;
-  /**
-   * Idle time after which a session is reaped, in milliseconds.
-   *
-   * @default {300000}
-   */
-  idleTimeoutMs?: number;
-  /**
-   * The hard lifetime of a session, in milliseconds.
-   *
-   * @default {3600000}
-   */
-  lifetimeMs?: number;
-  /**
-   * The deadline of one step, reset or create, in milliseconds.
-   *
-   * @default {30000}
-   */
-  stepTimeoutMs?: number;
-  /**
-   * Origins bare-URL sessions may not open (the server's own).
-   *
-   * @default {[]}
-   */
-  blockedOrigins?: () => string[];
-}
+export type { SessionManagerOptions } from "./_manager_options.ts";
 
 /**
  * Creates, steps, resets and reaps sessions.
@@ -472,25 +418,35 @@ export class SessionManager implements AsyncDisposable {
     return body;
   }
 
-  async #step(session: Session, action: unknown): Promise<StepResponse> {
+  async #step(session: Session, raw: unknown): Promise<StepResponse> {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
-    const response = await takeStep(session, action, this.#timeout(), elapsed);
-    this.#options.metrics.step(response.status, elapsed() / 1000);
-    if (response.info.error) this.#options.metrics.error(response.info.error.code);
-    noteStep(session, action, response);
-    await this.#recorder.step(session, action, response);
-    this.#events.emit({
-      type: "step",
-      session: session.id,
-      state: stateOf(session, this.#expiry.lease(session)),
-      text: session.text,
-      step: {
-        action,
-        status: response.status,
-        ...(response.reward !== undefined ? { reward: response.reward } : {}),
-      },
-    });
+    // Parsed before anything runs; only the parsed action (or a refused
+    // one's preview) is stored, recorded and sent to the dashboard.
+    const admitted = admit(raw);
+    const response = await takeStep(session, admitted, this.#timeout(), elapsed);
+    // The step ran: its result goes back to the caller whatever its
+    // bookkeeping does (every part below logs its own failures; this is the backstop).
+    try {
+      const action = storedAction(admitted);
+      this.#options.metrics.step(response.status, elapsed() / 1000);
+      if (response.info.error) this.#options.metrics.error(response.info.error.code);
+      noteStep(session, action, response);
+      await this.#recorder.step(session, action, response);
+      this.#events.emit({
+        type: "step",
+        session: session.id,
+        state: stateOf(session, this.#expiry.lease(session)),
+        text: session.text,
+        step: {
+          action,
+          status: response.status,
+          ...(response.reward !== undefined ? { reward: response.reward } : {}),
+        },
+      });
+    } catch (error) {
+      logFailure(`record step ${response.info.step} of session "${session.id}"`, error, "internal");
+    }
     return response;
   }
 

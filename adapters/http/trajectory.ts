@@ -20,6 +20,7 @@
  */
 import { join } from "node:path";
 import { settled } from "../../engine/log.ts";
+import { insideRun, plainName } from "./_run_files.ts";
 
 /** The schema version of every line. */
 export const TRAJECTORY_VERSION = 1;
@@ -71,14 +72,21 @@ export class TrajectoryLog {
    *
    * @param session the session id
    * @param event the event without `v`, `t` and `session`
+   * @returns when the line is written; rejects (never throws) when the event
+   *   cannot be serialised or written
    */
   append(session: string, event: TrajectoryEvent): Promise<void> {
-    const line = JSON.stringify({
-      v: TRAJECTORY_VERSION,
-      t: new Date().toISOString(),
-      session,
-      ...event,
-    }) + "\n";
+    let line: string;
+    try {
+      line = JSON.stringify({
+        v: TRAJECTORY_VERSION,
+        t: new Date().toISOString(),
+        session,
+        ...event,
+      }) + "\n";
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const previous = this.#queues.get(session) ?? Promise.resolve();
     const next = previous.then(() =>
       Deno.writeTextFile(this.path(session), line, { append: true })
@@ -104,12 +112,17 @@ export class TrajectoryLog {
    * Reads a session's events.
    *
    * @param session the session id
-   * @returns its events, oldest first (none when the file does not exist)
+   * @returns its events, oldest first (none when the file does not exist,
+   *   or resolves outside the run directory)
+   * @throws {HttpError} 400 when the id is not a plain name (a path)
    */
   async read(session: string): Promise<TrajectoryEvent[]> {
+    plainName(session, "session id");
     await this.#queues.get(session);
+    const file = await insideRun(this.directory, `${session}.jsonl`);
+    if (file === undefined) return [];
     try {
-      const text = await Deno.readTextFile(this.path(session));
+      const text = await Deno.readTextFile(file);
       return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];

@@ -1,0 +1,172 @@
+/**
+ * The one door every request body comes through: JSON only (415 otherwise,
+ * so a browser's cross-site "simple" request never reaches a route), at most
+ * `maxBytes` (413, streamed bodies included) and at most `maxDepth` arrays
+ * and objects deep (400 `too-deep`). The depth is read from the raw text in
+ * one linear pass before `JSON.parse` runs, so no route, recorder or event
+ * stream ever holds a value too deep to serialise again.
+ *
+ * The checked text becomes the request's body again, where `c.req.json()`
+ * and the routes' validators read it.
+ *
+ * @module
+ */
+import type { Context, Next } from "hono";
+import { HttpError } from "./http_error.ts";
+
+/** The deepest nesting a body may have: far past any action, spec or JSON-RPC message. */
+export const MAX_JSON_DEPTH = 64;
+
+/** The largest body by default, in bytes. */
+export const MAX_BODY_BYTES = 1 << 20;
+
+/** What {@linkcode jsonBodies} bounds. */
+export interface BodyBounds {
+  /** The largest body, in bytes. */
+  maxBytes: number;
+  /** The deepest nesting of arrays and objects. */
+  maxDepth: number;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Where a JSON text first nests deeper than `maxDepth`, in one pass over
+ * it; brackets inside strings do not count. The text need not be valid
+ * JSON: `JSON.parse` judges that afterwards.
+ *
+ * @param text the raw JSON text
+ * @param maxDepth the deepest nesting allowed
+ * @returns the offset of the first bracket past the bound, or `-1`
+ *
+ * @example A depth of three
+ * ```ts
+ * import { excessDepthAt } from "./_json_body.ts";
+ * console.assert(excessDepthAt('[[["]]]]"]]]', 3) === -1);
+ * console.assert(excessDepthAt("[[[[]]]]", 3) === 3);
+ * ```
+ */
+export function excessDepthAt(text: string, maxDepth: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return i;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Reads a body, refusing it past `maxBytes` without reading on.
+ *
+ * @param request the request
+ * @param maxBytes the bound
+ * @returns the bytes
+ * @throws {HttpError} 413 past the bound
+ */
+async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () =>
+    new HttpError(
+      413,
+      "too-large",
+      `The request body is larger than ${maxBytes} bytes: send less (an action, a spec or ` +
+        "a batch of at most 256 steps fits)",
+    );
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function notJson(type: string): HttpError {
+  return new HttpError(
+    415,
+    "unsupported-media-type",
+    `The body must be JSON sent as "content-type: application/json" (got ${
+      type === "" ? "no content-type" : `"${type.slice(0, 100)}"`
+    })`,
+  );
+}
+
+/**
+ * The middleware: checks every request that carries a body.
+ *
+ * @param bounds the size and depth bounds
+ * @returns the middleware
+ */
+export function jsonBodies(bounds: BodyBounds): (c: Context, next: Next) => Promise<void> {
+  return async (c, next) => {
+    const request = c.req.raw;
+    // No body (aiohttp labels even an empty one "application/octet-stream"): nothing to check.
+    if (request.body === null || request.headers.get("content-length") === "0") {
+      return await next();
+    }
+    const type = request.headers.get("content-type") ?? "";
+    const json = JSON_TYPE.test(type);
+    // A body that says it is something else is refused unread; an unlabelled one may be empty.
+    if (!json && type !== "") throw notJson(type);
+    const bytes = await readBounded(request, bounds.maxBytes);
+    if (bytes.byteLength === 0) {
+      // No body after all (a bare POST or DELETE): nothing to check.
+      c.req.raw = new Request(request, { body: "" });
+      return await next();
+    }
+    if (!json) throw notJson(type);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    } catch {
+      throw new HttpError(400, "bad-request", "The body is not UTF-8 text: send JSON in UTF-8");
+    }
+    const at = excessDepthAt(text, bounds.maxDepth);
+    if (at >= 0) {
+      throw new HttpError(
+        400,
+        "too-deep",
+        `The body's JSON is nested more than ${bounds.maxDepth} levels deep (at character ` +
+          `${at}): flatten it; no action or spec nests that deep`,
+      );
+    }
+    if (text.trim() !== "") {
+      try {
+        JSON.parse(text);
+      } catch (error) {
+        throw new HttpError(
+          400,
+          "bad-request",
+          `The body is not JSON: ${(error as Error).message}`,
+        );
+      }
+    }
+    // Every later `c.req.json()` / `c.req.text()` reads this text, not the spent stream.
+    c.req.raw = new Request(request, { body: text });
+    await next();
+  };
+}

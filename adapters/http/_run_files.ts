@@ -1,0 +1,54 @@
+/**
+ * Files of a run directory, as a request names them: a name is a session id
+ * or a screenshot's file name, never a path. A name that could leave the
+ * directory (`..`, a separator, an absolute path, a NUL) is refused, and a
+ * file whose real path is outside the directory (a symlink out) is not
+ * served, so the dashboard reads nothing but the run's own files.
+ *
+ * @module
+ */
+import { join, sep } from "node:path";
+import { HttpError } from "./http_error.ts";
+
+/** A session id or file name a run directory may hold: no separators, no dot first. */
+const NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;
+
+/**
+ * Checks a name a request gave for a file of the run directory.
+ *
+ * @param name the name, decoded
+ * @param what what it names, for the message
+ * @returns the name
+ * @throws {HttpError} 400 for anything but a plain name
+ */
+export function plainName(name: string, what: string): string {
+  if (!NAME.test(name) || name.includes("..")) {
+    throw new HttpError(
+      400,
+      "bad-name",
+      `Invalid ${what} "${name.slice(0, 100)}": expected a plain name (letters, digits, "_", ` +
+        `"-", "."), not a path`,
+    );
+  }
+  return name;
+}
+
+/**
+ * The real path of a file inside a directory, if it is there.
+ *
+ * @param directory the run directory
+ * @param relative the file, relative to it (names checked by {@linkcode plainName})
+ * @returns its real path; `undefined` when it does not exist or resolves outside
+ */
+export async function insideRun(directory: string, relative: string): Promise<string | undefined> {
+  try {
+    const root = await Deno.realPath(directory);
+    const real = await Deno.realPath(join(directory, relative));
+    return real.startsWith(root + sep) ? real : undefined;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    throw error;
+  }
+}
