@@ -21,6 +21,7 @@ import { Metrics } from "./metrics.ts";
 import { SessionManager } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
 import { mountWebSocket } from "./websocket.ts";
+import { retireSeed, SeedBook, seededSandbox } from "./_seeds.ts";
 
 /**
  * The sandbox backends the server can use: `shared` is the real
@@ -70,6 +71,23 @@ export interface ListenOptions {
    * @default {16}
    */
   maxSessions?: number;
+  /**
+   * The cap on seeds holding state at once (per site and placement target:
+   * a template, spares, a running runtime). A new seed past it retires the
+   * least recently used idle seed, or is refused with 429 `seed-capacity`
+   * when every held seed has a live session.
+   *
+   * @default {maxSessions: a session holds one seed, so the seed cap refuses
+   *   nothing the session cap admits, bar a reset onto a new seed at the cap}
+   */
+  maxSeeds?: number;
+  /**
+   * How long a seed with no live session keeps its state, in milliseconds,
+   * so that the next episode on it starts warm.
+   *
+   * @default {60000}
+   */
+  seedGraceMs?: number;
   /** A running browser's DevTools WebSocket URL; a browser is launched when absent. */
   browserUrl?: string;
   /**
@@ -192,6 +210,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
+  // The same, once open: read by the metrics.
+  const opened = new Map<string, Sandbox>();
   // Incus clients of the sandboxes and of placement, closed after the sandboxes.
   const incusClients: IncusClient[] = [];
   let placer: IncusClient | undefined;
@@ -202,7 +222,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     }
     return placer;
   };
-  async function sandboxOf(site: Site, asked?: string): Promise<Sandbox> {
+  const seeds = new SeedBook({
+    max: options.maxSeeds ?? options.maxSessions ?? 16,
+    graceMs: options.seedGraceMs ?? 60_000,
+  });
+  async function keyedSandbox(site: Site, asked?: string): Promise<[string, Sandbox]> {
     // A lost member's sessions go to an online one (a reset recovers them).
     const target = asked === undefined ? undefined : await onlineMember(incus(), asked);
     // One backend per site and placement target, shared by its sessions.
@@ -213,7 +237,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       sandboxes.set(key, sandbox);
       sandbox.catch(() => sandboxes.delete(key));
     }
-    return await sandbox;
+    const open = await sandbox;
+    opened.set(key, open);
+    return [key, open];
+  }
+  // A session's sandbox: its instances hold their seed until destroyed.
+  async function sessionSandbox(site: Site, asked?: string): Promise<Sandbox> {
+    const [key, sandbox] = await keyedSandbox(site, asked);
+    return seededSandbox(sandbox, key, seeds);
   }
   // `site/seed`: open the site's backend and start filling that seed's spares.
   async function warm(entry: string): Promise<void> {
@@ -227,14 +258,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
         }), such as "wordpress/3"`,
       );
     }
-    const sandbox = await sandboxOf(site);
+    const [key, sandbox] = await keyedSandbox(site);
+    await seeds.pin(`${key}/${seed}`, () => retireSeed(sandbox, seed));
     if ("warm" in sandbox && typeof sandbox.warm === "function") sandbox.warm(seed);
   }
   const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
   let selfOrigins: string[] = [];
   const sessions = new SessionManager({
     browser: () => browsers.get(),
-    sandbox: sandboxOf,
+    sandbox: sessionSandbox,
     placementTargets: backend === "incus",
     catalog,
     metrics,
@@ -252,6 +284,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     for (const client of incusClients) client.close();
     throw error;
   }
+  metrics.gauge(
+    "webserv_seeds",
+    "Seeds held now (busy, idle in their grace, warmed).",
+    () => seeds.held,
+  );
+  metrics.gauge(
+    "webserv_seeds_retired_total",
+    "Seeds whose state was retired.",
+    () => seeds.retired,
+    "counter",
+  );
+  metrics.gauge("webserv_seed_state", "Seeds whose state the sandboxes hold now.", () => {
+    let held = 0;
+    for (const sandbox of opened.values()) held += sandbox.seedsHeld ?? 0;
+    return held;
+  });
   const app = createApp({
     sessions,
     catalog,
@@ -269,6 +317,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const close = (): Promise<void> =>
     closing ??= (async () => {
       await sessions.closeAll();
+      seeds.close();
       await server.shutdown().catch((error) => logFailure("stop the listener", error));
       for (const sandbox of sandboxes.values()) {
         await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));

@@ -1,0 +1,63 @@
+// Everything a client can grow has a bound and is retired (DESIGN.md, "A hostile policy is the
+// normal case"): seeds (their templates, bases, spares, runtimes) once idle past a grace period,
+// the oldest idle first past --max-seeds, and a new seed refused with 429 when every held seed
+// is busy; proposals by count and size, listed in pages; a WebSocket's queued steps once it
+// leaves, and past a cap per connection; connections that send nothing.
+import { assert, assertEquals, assertMatch } from "@std/assert";
+import { startServer } from "../../../adapters/http/server.ts";
+import { WebServClient } from "../../../adapters/client/mod.ts";
+import { waitFor } from "../../_util/wait.ts";
+
+/** A gauge's value in the server's `/metrics`, or `undefined` when it is not there. */
+async function gauge(url: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = text.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1];
+  return value === undefined ? undefined : Number(value);
+}
+
+Deno.test("an idle seed's state is retired after the grace period, and back to 0 once every session closed", async () => {
+  await using server = await startServer({ port: 0, maxSeeds: 8, seedGraceMs: 20 });
+  const client = new WebServClient(server.url);
+  const ids: string[] = [];
+  for (const seed of [1, 2, 3, 4]) {
+    ids.push((await client.createSession({ site: "demo", seed })).id);
+  }
+  assertEquals(await gauge(server.url, "webserv_seeds"), 4);
+  assertEquals(await gauge(server.url, "webserv_seed_state"), 4, "one template per seed");
+  for (const id of ids) await client.close(id);
+  await waitFor(async () => (await gauge(server.url, "webserv_seed_state")) === 0, {
+    message: "the templates of seeds 1..4 are retired once their sessions closed",
+  });
+  assertEquals(await gauge(server.url, "webserv_seeds"), 0);
+  // A retired seed opens again, seeded anew.
+  const again = await client.createSession({ site: "demo", seed: 2 });
+  assertEquals(await gauge(server.url, "webserv_seed_state"), 1);
+  await client.close(again.id);
+});
+
+Deno.test("past --max-seeds the least recently used idle seed is retired, and a new seed is refused with 429 while all are busy", async () => {
+  await using server = await startServer({ port: 0, maxSeeds: 2, seedGraceMs: 600_000 });
+  const client = new WebServClient(server.url);
+  const one = await client.createSession({ site: "demo", seed: 1 });
+  const two = await client.createSession({ site: "demo", seed: 2 });
+  // Another session on a held seed is no new seed.
+  const twoAgain = await client.createSession({ site: "demo", seed: 2 });
+  const refused = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ site: "demo", seed: 3 }),
+  });
+  assertEquals(refused.status, 429);
+  assertEquals((await refused.json()).code, "seed-capacity");
+  assert(Number(refused.headers.get("retry-after")) > 0, "with Retry-After");
+  assertEquals(await gauge(server.url, "webserv_seed_state"), 2);
+
+  await client.close(one.id);
+  // Seed 1 is idle (its grace far from over): seed 3 takes its place, at once.
+  const three = await client.createSession({ site: "demo", seed: 3 });
+  assertEquals(await gauge(server.url, "webserv_seeds"), 2);
+  assertEquals(await gauge(server.url, "webserv_seed_state"), 2);
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  assertMatch(text, /^webserv_seeds_retired_total 1$/m);
+  for (const id of [two.id, twoAgain.id, three.id]) await client.close(id);
+});
