@@ -88,6 +88,13 @@ export interface ListenOptions {
    * @default {60000}
    */
   seedGraceMs?: number;
+  /**
+   * The cap on messages one WebSocket connection has queued (the running one
+   * included); past it a message is refused with an error.
+   *
+   * @default {64}
+   */
+  wsMaxQueued?: number;
   /** A running browser's DevTools WebSocket URL; a browser is launched when absent. */
   browserUrl?: string;
   /**
@@ -307,7 +314,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     browserConnected: () => browsers.connected,
     ...(options.token ? { token: options.token } : {}),
   });
-  mountWebSocket(app, sessions);
+  mountWebSocket(app, sessions, {
+    metrics,
+    ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
+  });
   mountDashboard(app, sessions, trajectories);
   const server = listen(app.fetch, hostname, options.port);
   const port = server.addr.port;

@@ -6,7 +6,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
-import { waitFor } from "../../_util/wait.ts";
+import { waitFor, within } from "../../_util/wait.ts";
 
 /** A gauge's value in the server's `/metrics`, or `undefined` when it is not there. */
 async function gauge(url: string, name: string): Promise<number | undefined> {
@@ -60,4 +60,80 @@ Deno.test("past --max-seeds the least recently used idle seed is retired, and a 
   const text = await (await fetch(`${server.url}/metrics`)).text();
   assertMatch(text, /^webserv_seeds_retired_total 1$/m);
   for (const id of [two.id, twoAgain.id, three.id]) await client.close(id);
+});
+
+/** Opens a WebSocket to the server's `/ws` and waits until it is open. */
+async function openSocket(url: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/ws`);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  return socket;
+}
+
+/** The next message of a socket. */
+function nextMessage(socket: WebSocket): Promise<{ type: string; data: Record<string, unknown> }> {
+  return new Promise((resolve) => {
+    socket.addEventListener("message", (event) => resolve(JSON.parse(event.data)), { once: true });
+  });
+}
+
+Deno.test("a WebSocket client that queues 3,000 steps and leaves: its queue is dropped, and another session steps meanwhile", async () => {
+  await using server = await startServer({ port: 0, wsMaxQueued: 5_000 });
+  const client = new WebServClient(server.url);
+  const other = await client.createSession({ task: "demo/add-note/3" });
+  const socket = await openSocket(server.url);
+  const opened = nextMessage(socket);
+  socket.send(
+    JSON.stringify({ type: "reset", data: { task: "demo/add-note/4", max_steps: 10_000 } }),
+  );
+  assertEquals((await opened).type, "observation");
+  for (let i = 0; i < 3_000; i++) {
+    socket.send(JSON.stringify({ type: "step", data: { action: "reload" } }));
+  }
+  await waitFor(async () => ((await gauge(server.url, "webserv_ws_queued")) ?? 0) > 100, {
+    message: "the server queues the client's steps",
+  });
+  const closed = new Promise((resolve) => socket.onclose = resolve);
+  socket.close();
+  await closed;
+  // Meanwhile another session's step answers.
+  const stepped = await client.step(other.id, { action: "reload" });
+  assertEquals(stepped.status, "ok");
+  await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
+    message: "the queue of a client that left is dropped",
+  });
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const ran = Number(text.match(/^webserv_steps_total\{status="ok"\} (\d+)$/m)?.[1] ?? 0);
+  assert(ran < 3_000, `the dropped steps never ran (${ran} ran)`);
+  await waitFor(() => server.sessions.live === 1, { message: "the socket's session closes" });
+  await client.close(other.id);
+});
+
+Deno.test("a WebSocket connection's queue is capped: a message past the cap is refused with an error", async () => {
+  await using server = await startServer({ port: 0, wsMaxQueued: 4 });
+  const socket = await openSocket(server.url);
+  const opened = nextMessage(socket);
+  socket.send(
+    JSON.stringify({ type: "reset", data: { task: "demo/add-note/5", max_steps: 1_000 } }),
+  );
+  assertEquals((await opened).type, "observation");
+  const refused = new Promise<Record<string, unknown>>((resolve) => {
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(event.data);
+      if (message.type === "error" && message.data.reason === "queue-full") resolve(message.data);
+    });
+  });
+  for (let i = 0; i < 50; i++) {
+    socket.send(JSON.stringify({ type: "step", data: { action: "reload" } }));
+  }
+  const data = await within(refused, { message: "a step past the cap is refused" });
+  assertEquals(data.code, "CAPACITY_REACHED");
+  const closed = new Promise((resolve) => socket.onclose = resolve);
+  socket.close();
+  await closed;
+  await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
+    message: "the queue empties once the client left",
+  });
 });
