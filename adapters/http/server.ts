@@ -13,7 +13,13 @@ import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
 import { HttpError } from "./http_error.ts";
-import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import {
+  APPS,
+  MAX_PROPOSALS,
+  proposalStore,
+  SHARED_RUNTIME_APPS,
+  SITES,
+} from "../../fixtures/sites/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
@@ -88,6 +94,13 @@ export interface ListenOptions {
    * @default {60000}
    */
   seedGraceMs?: number;
+  /**
+   * The cap on task proposals kept (process-wide: the last server started
+   * sets it); past it the oldest is retired.
+   *
+   * @default {1000}
+   */
+  maxProposals?: number;
   /**
    * The cap on messages one WebSocket connection has queued (the running one
    * included); past it a message is refused with an error.
@@ -302,6 +315,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     () => seeds.retired,
     "counter",
   );
+  proposalStore.max = options.maxProposals ?? MAX_PROPOSALS;
+  metrics.gauge("webserv_proposals", "Task proposals kept.", () => proposalStore.size);
   metrics.gauge("webserv_seed_state", "Seeds whose state the sandboxes hold now.", () => {
     let held = 0;
     for (const sandbox of opened.values()) held += sandbox.seedsHeld ?? 0;

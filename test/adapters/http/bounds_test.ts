@@ -7,6 +7,7 @@ import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { waitFor, within } from "../../_util/wait.ts";
+import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
 
 /** A gauge's value in the server's `/metrics`, or `undefined` when it is not there. */
 async function gauge(url: string, name: string): Promise<number | undefined> {
@@ -136,4 +137,53 @@ Deno.test("a WebSocket connection's queue is capped: a message past the cap is r
   await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
     message: "the queue empties once the client left",
   });
+});
+
+Deno.test("proposals are bounded: the oldest retired past maxProposals, one too large refused with 413, the list paged", async () => {
+  await using server = await startServer({ port: 0, maxProposals: 3 });
+  const db = seededDatabase(siteByName("forum"), 4);
+  const forum = db.prepare("SELECT id, slug FROM forums ORDER BY id LIMIT 1").get()!;
+  const propose = (instruction: string) =>
+    fetch(`${server.url}/v1/tasks/proposals`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        site: "forum",
+        seed: 4,
+        instruction,
+        read: { table: "subscriptions", where: { forum_id: Number(forum["id"]) }, count: true },
+        op: "number",
+      }),
+    });
+  const ids: string[] = [];
+  for (const variant of ["a", "b", "c", "d", "e"]) {
+    const accepted = await propose(`How many members does f/${forum["slug"]} have, ${variant}?`);
+    assertEquals(accepted.status, 201);
+    ids.push((await accepted.json()).id);
+  }
+  const all = await (await fetch(`${server.url}/v1/tasks/proposals`)).json();
+  assertEquals(
+    all.proposals.map((p: { id: string }) => p.id),
+    ids.slice(2),
+    "the oldest two retired",
+  );
+  assertEquals(await gauge(server.url, "webserv_proposals"), 3);
+
+  const first = await (await fetch(`${server.url}/v1/tasks/proposals?limit=2`)).json();
+  assertEquals(first.proposals.map((p: { id: string }) => p.id), ids.slice(2, 4));
+  assertEquals(typeof first.next_cursor, "string");
+  const second = await (await fetch(
+    `${server.url}/v1/tasks/proposals?limit=2&cursor=${first.next_cursor}`,
+  )).json();
+  assertEquals(second.proposals.map((p: { id: string }) => p.id), ids.slice(4));
+  assertEquals(second.next_cursor, null);
+  const badLimit = await fetch(`${server.url}/v1/tasks/proposals?limit=0`);
+  assertEquals(badLimit.status, 400);
+  await badLimit.body?.cancel();
+
+  const huge = await propose(
+    `How many members does f/${forum["slug"]} have? ${"x".repeat(100_000)}`,
+  );
+  assertEquals(huge.status, 413);
+  assertEquals((await huge.json()).code, "proposal-too-large");
 });
