@@ -27,6 +27,8 @@ import { Metrics } from "./metrics.ts";
 import { SessionManager } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
 import { mountWebSocket } from "./websocket.ts";
+import { ConnectionGuard } from "./_guard.ts";
+import { join } from "node:path";
 import { retireSeed, SeedBook, seededSandbox } from "./_seeds.ts";
 
 /**
@@ -94,6 +96,28 @@ export interface ListenOptions {
    * @default {60000}
    */
   seedGraceMs?: number;
+  /**
+   * How long a connection may take to send its first request head, in
+   * milliseconds; `0` serves on `Deno.serve`'s own listener, with no
+   * connection bounds at all (see `_guard.ts`).
+   *
+   * @default {10000}
+   */
+  headerTimeoutMs?: number;
+  /**
+   * How long a connection may pass no byte either way before it is closed,
+   * in milliseconds (longer than the longest silent call, an application's
+   * env creation of up to 180 s).
+   *
+   * @default {300000}
+   */
+  connectionIdleTimeoutMs?: number;
+  /**
+   * The cap on open connections; one past it is closed at accept.
+   *
+   * @default {512}
+   */
+  maxConnections?: number;
   /**
    * The cap on task proposals kept (process-wide: the last server started
    * sets it); past it the oldest is retired.
@@ -334,8 +358,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
   });
   mountDashboard(app, sessions, trajectories);
-  const server = listen(app.fetch, hostname, options.port);
-  const port = server.addr.port;
+  const server = await listen((request) => app.fetch(request), hostname, options.port, options);
+  metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
+  const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
   let closing: Promise<void> | undefined;
@@ -380,24 +405,62 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   };
 }
 
-function listen(
-  handler: (
-    request: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  ) => Response | Promise<Response>,
-  hostname: string,
-  port: number | undefined,
-): Deno.HttpServer<Deno.NetAddr> {
-  const serve = (p: number) => Deno.serve({ hostname, port: p, onListen() {} }, handler);
-  if (port !== undefined) return serve(port);
+/** The server's listener: its port, its connections, and how to stop it. */
+interface Listening {
+  port: number;
+  readonly connections: number;
+  shutdown(): Promise<void>;
+}
+
+/** Listens on `port`, or on 8800 or the next free port after it. */
+function bind<T>(port: number | undefined, open: (port: number) => T): T {
+  if (port !== undefined) return open(port);
   for (let candidate = 8800; candidate < 8900; candidate++) {
     try {
-      return serve(candidate);
+      return open(candidate);
     } catch (error) {
       if (!(error instanceof Deno.errors.AddrInUse)) throw error;
     }
   }
-  return serve(0);
+  return open(0);
+}
+
+async function listen(
+  handler: (request: Request) => Response | Promise<Response>,
+  hostname: string,
+  port: number | undefined,
+  bounds: ServerOptions,
+): Promise<Listening> {
+  const headerTimeoutMs = bounds.headerTimeoutMs ?? 10_000;
+  if (headerTimeoutMs === 0) {
+    const server = bind(port, (p) => Deno.serve({ hostname, port: p, onListen() {} }, handler));
+    return { port: server.addr.port, connections: 0, shutdown: () => server.shutdown() };
+  }
+  // Deno.serve has no header or idle timeout: the guard accepts and relays to it on a unix socket.
+  const listener = bind(port, (p) => Deno.listen({ hostname, port: p }));
+  const folder = await Deno.makeTempDir({ prefix: "webserv-http-" });
+  const path = join(folder, "http.sock");
+  const server = Deno.serve({ transport: "unix", path, onListen() {} }, handler);
+  const guard = new ConnectionGuard(
+    listener,
+    () => Deno.connect({ transport: "unix", path }),
+    {
+      headerTimeoutMs,
+      idleTimeoutMs: bounds.connectionIdleTimeoutMs ?? 300_000,
+      maxConnections: bounds.maxConnections ?? 512,
+    },
+  );
+  return {
+    port: listener.addr.port,
+    get connections() {
+      return guard.open;
+    },
+    async shutdown() {
+      await guard.close();
+      await server.shutdown();
+      await Deno.remove(folder, { recursive: true }).catch(() => {});
+    },
+  };
 }
 
 /** How long a real application's env may take to answer (its base seeds within it). */

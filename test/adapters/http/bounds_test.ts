@@ -187,3 +187,52 @@ Deno.test("proposals are bounded: the oldest retired past maxProposals, one too 
   assertEquals(huge.status, 413);
   assertEquals((await huge.json()).code, "proposal-too-large");
 });
+
+/** Reads from a connection until the server closes it: `true` at its end or a reset. */
+async function closedByServer(conn: Deno.Conn): Promise<true> {
+  const buffer = new Uint8Array(4096);
+  for (;;) {
+    try {
+      if (await conn.read(buffer) === null) return true;
+    } catch (error) {
+      if (error instanceof Deno.errors.ConnectionReset) return true;
+      throw error;
+    }
+  }
+}
+
+Deno.test("a connection that sends nothing, or its request head slowly, or nothing after a response, is closed", async () => {
+  await using server = await startServer({
+    port: 0,
+    headerTimeoutMs: 300,
+    connectionIdleTimeoutMs: 500,
+  });
+  const connect = () => Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const silent = await connect();
+  const slow = await connect();
+  await slow.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  const drip = setInterval(() => slow.write(encode("X-A: b\r\n")).catch(() => {}), 50);
+  const kept = await connect();
+  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const first = new Uint8Array(4096);
+  const answered = await kept.read(first);
+  assert(answered !== null && new TextDecoder().decode(first).startsWith("HTTP/1.1 200"));
+  try {
+    const bound = { timeoutMs: 10_000 };
+    await within(closedByServer(silent), { ...bound, message: "a silent connection is closed" });
+    await within(closedByServer(slow), { ...bound, message: "a slow request head is cut" });
+    await within(closedByServer(kept), { ...bound, message: "an idle keep-alive is closed" });
+  } finally {
+    clearInterval(drip);
+    for (const conn of [silent, slow, kept]) {
+      try {
+        conn.close();
+      } catch {
+        // closed already
+      }
+    }
+  }
+  // The server still serves.
+  assertEquals((await (await fetch(`${server.url}/health`)).json()).status, "healthy");
+});
