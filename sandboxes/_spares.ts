@@ -131,7 +131,9 @@ export class Spares {
       },
       (error) => console.warn(`Could not launch a spare: ${String(error)}`),
     ).finally(() => {
-      this.#filling.set(seed, (this.#filling.get(seed) ?? 1) - 1);
+      const left = (this.#filling.get(seed) ?? 1) - 1;
+      if (left > 0) this.#filling.set(seed, left);
+      else this.#filling.delete(seed);
       this.#pending.delete(launch);
       // One launch at a time per seed, until `count` are ready; a failed
       // launch does not chain another (the next take tries again).
