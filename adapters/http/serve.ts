@@ -6,7 +6,7 @@
  * (`WEBSERV_HOST`), `--backend fixture|incus|docker|shared` (`WEBSERV_BACKEND`),
  * `--token` (`WEBSERV_TOKEN`, required off loopback), `--max-sessions`
  * (`WEBSERV_MAX_SESSIONS`), `--max-seeds` (`WEBSERV_MAX_SEEDS`: seeds holding
- * state at once, default the session cap) and `--seed-grace` in seconds
+ * state at once, default twice the session cap) and `--seed-grace` in seconds
  * (`WEBSERV_SEED_GRACE`: how long an idle seed keeps it, default 60),
  * `--browser ws://…` (`WEBSERV_BROWSER`),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
@@ -42,7 +42,7 @@ session), shared (${SHARED_RUNTIME_APPS.join(", ")} only: one application runtim
 database server of its own per session; --spares is the servers started ahead
 per seed, default 2, and --warm starts a seed's runtime).
 
-Seeds: at most --max-seeds (default --max-sessions) hold state at once (a
+Seeds: at most --max-seeds (default twice --max-sessions) hold state at once (a
 template, spares, a runtime); a seed with no live session keeps it for
 --seed-grace seconds (default 60), and past the cap the least recently used
 idle seed is retired for a new one (429 seed-capacity when every seed is busy).`;

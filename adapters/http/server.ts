@@ -85,8 +85,9 @@ export interface ListenOptions {
    * least recently used idle seed, or is refused with 429 `seed-capacity`
    * when every held seed has a live session.
    *
-   * @default {maxSessions: a session holds one seed, so the seed cap refuses
-   *   nothing the session cap admits, bar a reset onto a new seed at the cap}
+   * @default {twice maxSessions, and the warmed seeds: a session holds one
+   *   seed, two while it resets onto another, so the seed cap refuses nothing
+   *   the session cap admits}
    */
   maxSeeds?: number;
   /**
@@ -267,7 +268,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     return placer;
   };
   const seeds = new SeedBook({
-    max: options.maxSeeds ?? options.maxSessions ?? 16,
+    max: options.maxSeeds ?? 2 * (options.maxSessions ?? 16) + (options.warm?.length ?? 0),
     graceMs: options.seedGraceMs ?? 60_000,
   });
   async function keyedSandbox(site: Site, asked?: string): Promise<[string, Sandbox]> {

@@ -236,3 +236,19 @@ Deno.test("a connection that sends nothing, or its request head slowly, or nothi
   // The server still serves.
   assertEquals((await (await fetch(`${server.url}/health`)).json()).status, "healthy");
 });
+
+Deno.test("by default a session at the session cap may reset onto a new seed (the seed cap leaves room for it)", async () => {
+  await using server = await startServer({ port: 0, maxSessions: 2 });
+  const client = new WebServClient(server.url);
+  const one = await client.createSession({ site: "demo", seed: 1 });
+  const two = await client.createSession({ site: "demo", seed: 2 });
+  const reset = await fetch(`${server.url}/v1/sessions/${one.id}/reset`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ seed: 3 }),
+  });
+  assertEquals(reset.status, 200, await reset.clone().text());
+  await reset.body?.cancel();
+  await client.close(one.id);
+  await client.close(two.id);
+});
