@@ -252,3 +252,57 @@ Deno.test("by default a session at the session cap may reset onto a new seed (th
   await client.close(one.id);
   await client.close(two.id);
 });
+
+Deno.test("a connection past maxConnections is closed at once, and the others still serve", async () => {
+  await using server = await startServer({ port: 0, maxConnections: 2 });
+  const connect = () => Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const held = [await connect(), await connect()];
+  await waitFor(async () => (await gaugeOver(held[0]!, "webserv_connections")) === 2, {
+    message: "both connections are open",
+  });
+  const third = await connect();
+  try {
+    await within(closedByServer(third), { message: "the third connection is closed at once" });
+  } finally {
+    third.close();
+  }
+  // A held connection still serves a request.
+  assertEquals(await gaugeOver(held[1]!, "webserv_connections"), 2);
+  for (const conn of held) conn.close();
+});
+
+/** A gauge read over a raw kept-alive connection (a fetch would open another). */
+async function gaugeOver(conn: Deno.Conn, name: string): Promise<number | undefined> {
+  await conn.write(new TextEncoder().encode("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  let text = "";
+  const buffer = new Uint8Array(64 * 1024);
+  const decoder = new TextDecoder();
+  while (!/^webserv_connections \d+$/m.test(text)) {
+    const n = await conn.read(buffer);
+    if (n === null) break;
+    text += decoder.decode(buffer.subarray(0, n), { stream: true });
+  }
+  const value = text.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1];
+  return value === undefined ? undefined : Number(value);
+}
+
+Deno.test("deno task serve takes --max-seeds and --seed-grace, and refuses a cap of 0", async () => {
+  const run = (...args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        new URL("../../../adapters/http/serve.ts", import.meta.url).pathname,
+        ...args,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const help = await run("--help");
+  const usage = new TextDecoder().decode(help.stdout);
+  assertMatch(usage, /--max-seeds N/);
+  assertMatch(usage, /--seed-grace SECONDS/);
+  const zero = await run("--max-seeds", "0");
+  assertEquals(zero.code, 2);
+  assertMatch(new TextDecoder().decode(zero.stderr), /max-seeds/);
+});
