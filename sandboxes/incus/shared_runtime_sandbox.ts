@@ -267,6 +267,7 @@ export class SharedRuntimeSandbox implements Sandbox {
     await this.#delete(runtime.name).catch((error) =>
       logFailure(`removing the shared runtime "${runtime.name}"`, error)
     );
+    await Deno.remove(runtime.folder, { recursive: true }).catch(() => {});
   }
 
   /**
