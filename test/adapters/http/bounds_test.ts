@@ -96,12 +96,12 @@ Deno.test("a WebSocket client that queues 3,000 steps and leaves: its queue is d
   await waitFor(async () => ((await gauge(server.url, "webserv_ws_queued")) ?? 0) > 100, {
     message: "the server queues the client's steps",
   });
+  // Meanwhile another session's step answers.
+  assertEquals((await client.step(other.id, { action: "reload" })).status, "ok");
   const closed = new Promise((resolve) => socket.onclose = resolve);
   socket.close();
   await closed;
-  // Meanwhile another session's step answers.
-  const stepped = await client.step(other.id, { action: "reload" });
-  assertEquals(stepped.status, "ok");
+  assertEquals((await client.step(other.id, { action: "reload" })).status, "ok");
   await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
     message: "the queue of a client that left is dropped",
   });
