@@ -5,16 +5,19 @@
  * connection itself and relays its bytes to the server on a unix socket,
  * closing it:
  *
- * - when its first request head (up to the blank line) has not arrived
- *   within `headerTimeoutMs` of the accept (a silent client, slowloris);
+ * - when a request head (up to its blank line) has not arrived within
+ *   `headerTimeoutMs`: the first from the accept (a silent client), a later
+ *   one on a kept-alive connection from its first byte (slowloris);
  * - when no byte went either way for `idleTimeoutMs` (a half-open or
  *   abandoned connection; a WebSocket is pinged every 30 s, so a live one
  *   is never idle);
  * - at once, when `maxConnections` are open already.
  *
- * A request head after the first on a kept-alive connection is bounded by
- * the idle timeout and the connection cap, not by the header timeout: the
- * guard does not parse HTTP past the first head.
+ * The guard reads no more HTTP than it needs: a request head ends at its
+ * blank line; client bytes after the server began a response (other than
+ * `100 Continue`) begin the next head; after a `101` (a WebSocket) the
+ * connection is a tunnel, bounded by the idle timeout alone. Pipelined heads
+ * sent before a response are bounded by the idle timeout and the cap.
  *
  * @module
  */
@@ -37,11 +40,19 @@ const BLANK_LINE = [13, 10, 13, 10];
 interface Guarded {
   client: Deno.Conn;
   server?: Deno.Conn;
-  accepted: number;
   lastByte: number;
-  headed: boolean;
+  /**
+   * `head`: a request head is awaited (since `headSince`, or not begun when
+   * undefined); `request`: the head arrived, the response is awaited;
+   * `response`: the server answered, the next client byte begins a head;
+   * `tunnel`: upgraded.
+   */
+  phase: "head" | "request" | "response" | "tunnel";
+  headSince: number | undefined;
   closed: boolean;
 }
+
+const STATUS_PREFIX = "HTTP/1.1 1";
 
 /** Accepts connections on `listener` and relays them to the server, within bounds. */
 export class ConnectionGuard {
@@ -115,9 +126,9 @@ export class ConnectionGuard {
       const now = performance.now();
       const guarded: Guarded = {
         client,
-        accepted: now,
         lastByte: now,
-        headed: false,
+        phase: "head",
+        headSince: now,
         closed: false,
       };
       this.#open.add(guarded);
@@ -152,19 +163,33 @@ export class ConnectionGuard {
         if (n === null) break;
         guarded.lastByte = performance.now();
         const chunk = buffer.subarray(0, n);
-        if (fromClient && !guarded.headed) {
-          for (const byte of chunk) {
-            matched = byte === BLANK_LINE[matched] ? matched + 1 : byte === 13 ? 1 : 0;
-            if (matched === 4) {
-              guarded.headed = true;
-              break;
+        if (fromClient) {
+          if (guarded.phase === "response") {
+            guarded.phase = "head";
+            guarded.headSince = guarded.lastByte;
+            matched = 0;
+            headBytes = 0;
+          }
+          if (guarded.phase === "head") {
+            for (const byte of chunk) {
+              matched = byte === BLANK_LINE[matched] ? matched + 1 : byte === 13 ? 1 : 0;
+              if (matched === 4) {
+                guarded.phase = "request";
+                guarded.headSince = undefined;
+                break;
+              }
+            }
+            headBytes += n;
+            if (guarded.phase === "head" && headBytes > MAX_HEAD_BYTES) {
+              this.#cut++;
+              return this.#end(guarded);
             }
           }
-          headBytes += n;
-          if (!guarded.headed && headBytes > MAX_HEAD_BYTES) {
-            this.#cut++;
-            return this.#end(guarded);
-          }
+        } else if (guarded.phase === "request") {
+          // The start of a response: 101 makes a tunnel, 100 Continue awaits the rest.
+          const status = new TextDecoder().decode(chunk.subarray(0, 12));
+          if (status.startsWith(`${STATUS_PREFIX}01`)) guarded.phase = "tunnel";
+          else if (!status.startsWith(`${STATUS_PREFIX}00`)) guarded.phase = "response";
         }
         for (let written = 0; written < n;) written += await to.write(chunk.subarray(written));
       }
@@ -181,7 +206,7 @@ export class ConnectionGuard {
     const now = performance.now();
     const { headerTimeoutMs, idleTimeoutMs } = this.#options;
     for (const guarded of this.#open) {
-      const late = !guarded.headed && now - guarded.accepted > headerTimeoutMs;
+      const late = guarded.headSince !== undefined && now - guarded.headSince > headerTimeoutMs;
       if (late || now - guarded.lastByte > idleTimeoutMs) {
         this.#cut++;
         this.#end(guarded);

@@ -361,6 +361,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   mountDashboard(app, sessions, trajectories);
   const server = await listen((request) => app.fetch(request), hostname, options.port, options);
   metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
+  metrics.gauge(
+    "webserv_connections_cut_total",
+    "Connections closed for a bound: a late request head, idle, past the cap.",
+    () => server.cut,
+    "counter",
+  );
   const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
@@ -410,6 +416,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
 interface Listening {
   port: number;
   readonly connections: number;
+  readonly cut: number;
   shutdown(): Promise<void>;
 }
 
@@ -435,7 +442,7 @@ async function listen(
   const headerTimeoutMs = bounds.headerTimeoutMs ?? 10_000;
   if (headerTimeoutMs === 0) {
     const server = bind(port, (p) => Deno.serve({ hostname, port: p, onListen() {} }, handler));
-    return { port: server.addr.port, connections: 0, shutdown: () => server.shutdown() };
+    return { port: server.addr.port, connections: 0, cut: 0, shutdown: () => server.shutdown() };
   }
   // Deno.serve has no header or idle timeout: the guard accepts and relays to it on a unix socket.
   const listener = bind(port, (p) => Deno.listen({ hostname, port: p }));
@@ -455,6 +462,9 @@ async function listen(
     port: listener.addr.port,
     get connections() {
       return guard.open;
+    },
+    get cut() {
+      return guard.cut;
     },
     async shutdown() {
       await guard.close();

@@ -89,7 +89,7 @@ Deno.test("a WebSocket client that queues 3,000 steps and leaves: its queue is d
   socket.send(
     JSON.stringify({ type: "reset", data: { task: "demo/add-note/4", max_steps: 10_000 } }),
   );
-  assertEquals((await opened).type, "observation");
+  assertEquals((await within(opened, { message: "the reset answers" })).type, "observation");
   for (let i = 0; i < 3_000; i++) {
     socket.send(JSON.stringify({ type: "step", data: { action: "reload" } }));
   }
@@ -100,7 +100,7 @@ Deno.test("a WebSocket client that queues 3,000 steps and leaves: its queue is d
   assertEquals((await client.step(other.id, { action: "reload" })).status, "ok");
   const closed = new Promise((resolve) => socket.onclose = resolve);
   socket.close();
-  await closed;
+  await within(closed, { message: "the socket closes" });
   assertEquals((await client.step(other.id, { action: "reload" })).status, "ok");
   await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
     message: "the queue of a client that left is dropped",
@@ -119,7 +119,7 @@ Deno.test("a WebSocket connection's queue is capped: a message past the cap is r
   socket.send(
     JSON.stringify({ type: "reset", data: { task: "demo/add-note/5", max_steps: 1_000 } }),
   );
-  assertEquals((await opened).type, "observation");
+  assertEquals((await within(opened, { message: "the reset answers" })).type, "observation");
   const refused = new Promise<Record<string, unknown>>((resolve) => {
     socket.addEventListener("message", (event) => {
       const message = JSON.parse(event.data);
@@ -133,7 +133,7 @@ Deno.test("a WebSocket connection's queue is capped: a message past the cap is r
   assertEquals(data.code, "CAPACITY_REACHED");
   const closed = new Promise((resolve) => socket.onclose = resolve);
   socket.close();
-  await closed;
+  await within(closed, { message: "the socket closes" });
   await waitFor(async () => (await gauge(server.url, "webserv_ws_queued")) === 0, {
     message: "the queue empties once the client left",
   });
@@ -251,6 +251,59 @@ Deno.test("by default a session at the session cap may reset onto a new seed (th
   await reset.body?.cancel();
   await client.close(one.id);
   await client.close(two.id);
+});
+
+Deno.test("a kept-alive connection that sends its next request head slowly is closed", async () => {
+  await using server = await startServer({
+    port: 0,
+    headerTimeoutMs: 300,
+    connectionIdleTimeoutMs: 600_000,
+  });
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const kept = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  const first = new Uint8Array(4096);
+  assert(await kept.read(first) !== null);
+  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  const drip = setInterval(() => kept.write(encode("X-A: b\r\n")).catch(() => {}), 50);
+  try {
+    await within(closedByServer(kept), { message: "a slow second request head is cut" });
+  } finally {
+    clearInterval(drip);
+    kept.close();
+  }
+});
+
+Deno.test("a WebSocket is a tunnel to the guard: its messages after the upgrade are no request heads", async () => {
+  await using server = await startServer({ port: 0, headerTimeoutMs: 100 });
+  const socket = await openSocket(server.url);
+  const closed = new Promise((resolve) => socket.onclose = resolve);
+  const ask = async (message: unknown) => {
+    const answered = nextMessage(socket);
+    socket.send(JSON.stringify(message));
+    return (await within(answered, { message: "the socket answers" })).type;
+  };
+  assertEquals(await ask({ type: "reset", data: { task: "demo/add-note/2" } }), "observation");
+  const before = (await gauge(server.url, "webserv_connections_cut_total")) ?? 0;
+  assertEquals(await ask({ type: "state" }), "state");
+  // A silent connection opened after that message is cut past the header timeout: by then a
+  // WebSocket taken for a request head would have been cut too.
+  const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  try {
+    await within(closedByServer(silent), { message: "the silent connection is cut" });
+  } finally {
+    silent.close();
+  }
+  await waitFor(
+    async () => (await gauge(server.url, "webserv_connections_cut_total")) === before + 1,
+    {
+      message: "the guard counts the silent connection cut",
+    },
+  );
+  assertEquals(await ask({ type: "state" }), "state");
+  assertEquals(await gauge(server.url, "webserv_connections_cut_total"), before + 1);
+  socket.close();
+  await within(closed, { message: "the socket closes" });
 });
 
 Deno.test("a connection past maxConnections is closed at once, and the others still serve", async () => {
