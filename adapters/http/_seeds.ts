@@ -84,6 +84,33 @@ export class SeedBook {
     await this.#hold(key, retire, true);
   }
 
+  /**
+   * Whether a sandbox has a seed with a live session, or pinned.
+   *
+   * @param sandbox the sandbox's key
+   * @returns whether it is busy
+   */
+  busy(sandbox: string): boolean {
+    for (const entry of this.#entries.values()) {
+      if (entry.key.startsWith(`${sandbox}/`) && (entry.live > 0 || entry.pinned)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Drops a sandbox's idle seeds without retiring them (its close lets go of their state).
+   *
+   * @param sandbox the sandbox's key
+   */
+  forget(sandbox: string): void {
+    for (const entry of [...this.#entries.values()]) {
+      if (entry.key.startsWith(`${sandbox}/`) && entry.live === 0 && !entry.pinned) {
+        clearTimeout(entry.timer);
+        this.#entries.delete(entry.key);
+      }
+    }
+  }
+
   /** Stops the grace timers (the sandboxes' close lets go of the rest). */
   close(): void {
     for (const entry of this.#entries.values()) clearTimeout(entry.timer);

@@ -98,6 +98,14 @@ export interface ListenOptions {
    */
   seedGraceMs?: number;
   /**
+   * The cap on placement targets with a backend of their own (incus): past
+   * it, the backend of a target with no live session is closed for a new
+   * one, or the new target is refused with 429 `too-many-targets`.
+   *
+   * @default {64}
+   */
+  maxTargets?: number;
+  /**
    * How long a connection may take to send its first request head, in
    * milliseconds; `0` serves on `Deno.serve`'s own listener, with no
    * connection bounds at all (see `_guard.ts`).
@@ -259,6 +267,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const opened = new Map<string, Sandbox>();
   // Incus clients of the sandboxes and of placement, closed after the sandboxes.
   const incusClients: IncusClient[] = [];
+  // The clients each placement target's backend was opened with, closed with it.
+  const targetClients = new Map<string, IncusClient[]>();
   let placer: IncusClient | undefined;
   const incus = (): IncusClient => {
     if (!placer) {
@@ -277,14 +287,55 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     // One backend per site and placement target, shared by its sessions.
     const key = target === undefined ? site.name : `${site.name}@${target}`;
     let sandbox = sandboxes.get(key);
+    if (!sandbox && target !== undefined) {
+      await makeRoomForTarget();
+      sandbox = sandboxes.get(key);
+    }
     if (!sandbox) {
-      sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
-      sandboxes.set(key, sandbox);
-      sandbox.catch(() => sandboxes.delete(key));
+      const clients: IncusClient[] = [];
+      if (target !== undefined) targetClients.set(key, clients);
+      const opening = openSandbox(backend, site, gateway, options, target, clients);
+      // Its clients were made before its first wait.
+      incusClients.push(...clients);
+      sandboxes.set(key, opening);
+      opening.catch(() => {
+        if (sandboxes.get(key) !== opening) return;
+        sandboxes.delete(key);
+        targetClients.delete(key);
+      });
+      sandbox = opening;
     }
     const open = await sandbox;
-    opened.set(key, open);
+    if (sandboxes.get(key) === sandbox) opened.set(key, open);
     return [key, open];
+  }
+  // Closes the backend of a placement target with no live session when the targets fill the cap.
+  async function makeRoomForTarget(): Promise<void> {
+    const keys = [...targetClients.keys()];
+    if (keys.length < (options.maxTargets ?? 64)) return;
+    const idle = keys.find((key) => !seeds.busy(key));
+    if (idle === undefined) {
+      throw new HttpError(
+        429,
+        "too-many-targets",
+        `Cannot place on another target: ${keys.length} placement targets have live sessions`,
+        { "Retry-After": "5" },
+      );
+    }
+    const pending = sandboxes.get(idle);
+    const clients = targetClients.get(idle) ?? [];
+    sandboxes.delete(idle);
+    opened.delete(idle);
+    targetClients.delete(idle);
+    seeds.forget(idle);
+    await pending?.then((s) => s.close()).catch((error) =>
+      logFailure("close a target's sandbox", error)
+    );
+    for (const client of clients) {
+      client.close();
+      const at = incusClients.indexOf(client);
+      if (at >= 0) incusClients.splice(at, 1);
+    }
   }
   // A session's sandbox: its instances hold their seed until destroyed.
   async function sessionSandbox(site: Site, asked?: string): Promise<Sandbox> {
@@ -342,6 +393,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   );
   proposalStore.max = options.maxProposals ?? MAX_PROPOSALS;
   metrics.gauge("webserv_proposals", "Task proposals kept.", () => proposalStore.size);
+  metrics.gauge(
+    "webserv_target_sandboxes",
+    "Placement targets with a backend of their own.",
+    () => targetClients.size,
+  );
   metrics.gauge("webserv_seed_state", "Seeds whose state the sandboxes hold now.", () => {
     let held = 0;
     for (const sandbox of opened.values()) held += sandbox.seedsHeld ?? 0;

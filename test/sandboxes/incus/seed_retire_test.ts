@@ -48,3 +48,26 @@ Deno.test("on the incus backend an idle seed's spares are removed after the grac
     intervalMs: 200,
   });
 });
+
+Deno.test("on the incus backend the placement targets' backends are bounded: one with no live session makes room", async () => {
+  await using server = await startServer({
+    port: 0,
+    backend: "incus",
+    incusPool: POOL,
+    maxTargets: 2,
+  });
+  const open = (target: string) =>
+    fetch(`${server.url}/v1/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ site: "demo", target }),
+    });
+  // This daemon is no cluster: Incus refuses every target, and each named one opened a backend.
+  for (const target of ["member-a", "member-b", "member-c", "member-d"]) {
+    const refused = await open(target);
+    assertEquals(refused.status, 503);
+    await refused.body?.cancel();
+  }
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  assertEquals(metrics.match(/^webserv_target_sandboxes (\d+)$/m)?.[1], "2");
+});
