@@ -185,6 +185,24 @@ export class ContainerLifecycle {
     this.#spares.prepare(seed);
   }
 
+  /** How many seeds hold spares or a seeded base this lifecycle made or found. */
+  get seedsHeld(): number {
+    return new Set([...this.#bases.keys(), ...this.#spares.seeds]).size;
+  }
+
+  /**
+   * Removes a seed's spares and forgets its base (made again, or found on
+   * the daemon, at its next use). The base itself stays on the daemon: a
+   * copy-on-write cache other runs share, kept on disk and reaped when its
+   * image goes stale.
+   *
+   * @param seed the seed
+   */
+  async retire(seed: number): Promise<void> {
+    this.#bases.delete(seed);
+    await this.#spares.retire(seed);
+  }
+
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
     return [...this.#instances].map((i) => i.containerName);

@@ -79,6 +79,30 @@ export class Spares {
     }
   }
 
+  /** The seeds that have spares ready or coming. */
+  get seeds(): number[] {
+    const seeds = new Set<number>();
+    for (const [seed, list] of this.#ready) if (list.length > 0) seeds.add(seed);
+    for (const [seed, n] of this.#filling) if (n > 0) seeds.add(seed);
+    return [...seeds];
+  }
+
+  /**
+   * Removes a seed's spares; those still launching are removed when they
+   * answer. A later `prepare` or `take` fills the seed again.
+   *
+   * @param seed the seed
+   */
+  async retire(seed: number): Promise<void> {
+    const ready = this.#ready.get(seed) ?? [];
+    this.#ready.delete(seed);
+    await Promise.all(
+      ready.map((container) =>
+        this.#backend.remove(container).catch((error) => logFailure("removing a spare", error))
+      ),
+    );
+  }
+
   /** Removes every spare and waits for launches under way. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -97,19 +121,23 @@ export class Spares {
     let launched = false;
     const launch = this.#backend.launch(seed).then(
       async (container) => {
-        if (this.#closed) await this.#backend.remove(container);
-        else {
+        // Closed, or the seed retired while this one launched.
+        if (this.#closed || this.#ready.get(seed) !== ready) {
+          await this.#backend.remove(container);
+        } else {
           ready.push(container);
           launched = true;
         }
       },
       (error) => console.warn(`Could not launch a spare: ${String(error)}`),
     ).finally(() => {
-      this.#filling.set(seed, (this.#filling.get(seed) ?? 1) - 1);
+      const left = (this.#filling.get(seed) ?? 1) - 1;
+      if (left > 0) this.#filling.set(seed, left);
+      else this.#filling.delete(seed);
       this.#pending.delete(launch);
       // One launch at a time per seed, until `count` are ready; a failed
       // launch does not chain another (the next take tries again).
-      if (launched) this.#fill(seed);
+      if (launched && this.#ready.get(seed) === ready) this.#fill(seed);
     });
     this.#pending.add(launch);
   }

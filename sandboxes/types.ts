@@ -100,6 +100,17 @@ export interface Sandbox extends AsyncDisposable {
    * @returns the ready instance
    */
   create(spec?: InstanceSpec): Promise<Instance>;
+  /**
+   * Lets go of what a seed holds between its instances (a seeded template,
+   * a base, spares, a runtime), once no instance of it lives; a later
+   * `create()` on the seed makes them again. Optional: a backend that keeps
+   * nothing per seed has none.
+   *
+   * @param seed the seed
+   */
+  retire?(seed: number): Promise<void>;
+  /** How many seeds hold state now (what `retire` lets go of); optional as `retire`. */
+  readonly seedsHeld?: number;
   /** Destroys every instance this sandbox created and still holds. */
   close(): Promise<void>;
 }

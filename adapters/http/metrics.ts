@@ -32,6 +32,7 @@ export class Metrics {
   #count = 0;
   #sum = 0;
   #created = 0;
+  #gauges = new Map<string, { help: string; type: "gauge" | "counter"; read: () => number }>();
 
   /**
    * Records a step.
@@ -60,6 +61,18 @@ export class Metrics {
   /** Records a session created. */
   created(): void {
     this.#created++;
+  }
+
+  /**
+   * Adds a value read at each render, such as a count of held state.
+   *
+   * @param name the metric's name, `webserv_…`
+   * @param help what it counts
+   * @param read gives its value now
+   * @param type `gauge` (goes up and down) or `counter`
+   */
+  gauge(name: string, help: string, read: () => number, type: "gauge" | "counter" = "gauge"): void {
+    this.#gauges.set(name, { help, type, read });
   }
 
   /**
@@ -96,6 +109,11 @@ export class Metrics {
       ...Object.entries(failures).map(([kind, n]) =>
         `webserv_failures_total{kind="${label(kind)}"} ${n}`
       ),
+      ...[...this.#gauges].flatMap(([name, { help, type, read }]) => [
+        `# HELP ${name} ${help}`,
+        `# TYPE ${name} ${type}`,
+        `${name} ${read()}`,
+      ]),
     ];
     return lines.join("\n") + "\n";
   }

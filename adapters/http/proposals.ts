@@ -6,8 +6,14 @@
  * instruction does not hold the truth, the blind controls earn 0) and answers
  * 201 with the task it became, unproven; a refused proposal gets 422 with the
  * reason. A `startUrl` that is not a path on the site (`//host`, `/\host`,
- * an absolute URL) is bad input: 400 `bad-start-url`. `GET
- * /v1/tasks/proposals` lists the accepted ones. Truths are never sent back.
+ * an absolute URL) is bad input: 400 `bad-start-url`. `GET /v1/tasks/proposals` lists the accepted ones, oldest first, a
+ * page at a time (`?limit=` up to 1,000, 100 by default; `?cursor=` the
+ * previous page's `next_cursor`). Truths are never sent back.
+ *
+ * Bounds: a proposal's body is at most 16 KiB (413 `proposal-too-large`:
+ * a real instruction and read fit in far less); the process keeps at most
+ * `maxProposals` (1,000), the oldest retired past it (see
+ * `fixtures/sites/kit/_proposal_store.ts`).
  *
  * @module
  */
@@ -15,7 +21,7 @@ import type { Context, Hono } from "hono";
 import {
   type AcceptedProposal,
   isSitePath,
-  listProposals,
+  pageProposals,
   ProposalError,
   proposeTask,
 } from "../../fixtures/sites/mod.ts";
@@ -57,6 +63,59 @@ function body(accepted: AcceptedProposal): ProposalBody {
   };
 }
 
+/** The largest proposal body, in bytes. */
+export const MAX_PROPOSAL_BYTES = 16 * 1024;
+
+/** How many proposals a page lists by default, and at most. */
+const PAGE = { default: 100, max: 1_000 };
+
+/** A request's body as text, refused with 413 past `max` bytes without reading further. */
+async function boundedText(request: Request, max: number): Promise<string> {
+  const tooLarge = () =>
+    new HttpError(
+      413,
+      "proposal-too-large",
+      `A proposal is at most ${max} bytes of JSON`,
+    );
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > max) {
+    await request.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) bytes.set(chunk, at), at += chunk.byteLength;
+  return new TextDecoder().decode(bytes);
+}
+
+/** A whole number query parameter within bounds, or 400. */
+function whole(value: string | undefined, name: string, min: number, max: number) {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value === "" || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new HttpError(
+      400,
+      "bad-request",
+      `"${name}" must be a whole number from ${min} to ${max}`,
+    );
+  }
+  return n;
+}
+
 /**
  * Adds the proposal routes to the server's app.
  *
@@ -70,9 +129,10 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
       [...catalog.sites].filter(([, site]) => "templates" in site && "tracked" in site),
     ) as Record<string, SiteModule>;
   app.post("/v1/tasks/proposals", async (c: Context) => {
+    const text = await boundedText(c.req.raw, MAX_PROPOSAL_BYTES);
     let spec: unknown;
     try {
-      spec = await c.req.json();
+      spec = JSON.parse(text);
     } catch {
       throw new HttpError(400, "bad-request", "The proposal is not JSON");
     }
@@ -94,6 +154,16 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
   });
   app.get("/v1/tasks/proposals", (c: Context) => {
     const site = c.req.query("site");
-    return c.json({ proposals: listProposals(site).map(body) }, 200);
+    const limit = whole(c.req.query("limit"), "limit", 1, PAGE.max) ?? PAGE.default;
+    const after = whole(c.req.query("cursor"), "cursor", 0, Number.MAX_SAFE_INTEGER);
+    const page = pageProposals({
+      ...(site !== undefined ? { site } : {}),
+      ...(after !== undefined ? { after } : {}),
+      limit,
+    });
+    return c.json({
+      proposals: page.proposals.map(body),
+      next_cursor: page.next === null ? null : String(page.next),
+    }, 200);
   });
 }

@@ -7,7 +7,10 @@
  * `--token` (`WEBSERV_TOKEN`, required off loopback), `--allowed-host NAME[,…]`
  * (`WEBSERV_ALLOWED_HOSTS`: names besides loopback ones the server answers
  * to, as `name` or `name:port`; a DNS-rebinding guard), `--max-sessions`
- * (`WEBSERV_MAX_SESSIONS`), `--browser ws://…` (`WEBSERV_BROWSER`),
+ * (`WEBSERV_MAX_SESSIONS`), `--max-seeds` (`WEBSERV_MAX_SEEDS`: seeds holding
+ * state at once, default twice the session cap) and `--seed-grace` in seconds
+ * (`WEBSERV_SEED_GRACE`: how long an idle seed keeps it, default 60),
+ * `--browser ws://…` (`WEBSERV_BROWSER`),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
  * and `--lifetime` in seconds; for the incus and shared backends
  * `--incus-pool` (`WEBSERV_INCUS_POOL`, default `webserv-btrfs`),
@@ -31,14 +34,20 @@ import { type Backend, BACKENDS, startServer } from "./server.ts";
 import { SHARED_RUNTIME_APPS } from "../../fixtures/sites/mod.ts";
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
-       [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--browser ws://...] [--run-dir DIR]
+       [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--max-seeds N]
+       [--seed-grace SECONDS] [--browser ws://...] [--run-dir DIR]
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
        [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
 
 Backends: fixture (in-process, the default), incus and docker (a container per
 session), shared (${SHARED_RUNTIME_APPS.join(", ")} only: one application runtime per seed, a
 database server of its own per session; --spares is the servers started ahead
-per seed, default 2, and --warm starts a seed's runtime).`;
+per seed, default 2, and --warm starts a seed's runtime).
+
+Seeds: at most --max-seeds (default twice --max-sessions) hold state at once (a
+template, spares, a runtime); a seed with no live session keeps it for
+--seed-grace seconds (default 60), and past the cap the least recently used
+idle seed is retired for a new one (429 seed-capacity when every seed is busy).`;
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -73,6 +82,8 @@ async function main(): Promise<void> {
         token: { type: "string" },
         "allowed-host": { type: "string", multiple: true },
         "max-sessions": { type: "string" },
+        "max-seeds": { type: "string" },
+        "seed-grace": { type: "string" },
         browser: { type: "string" },
         "run-dir": { type: "string" },
         "idle-timeout": { type: "string" },
@@ -102,6 +113,9 @@ async function main(): Promise<void> {
     "max-sessions",
     values["max-sessions"] ?? env("WEBSERV_MAX_SESSIONS"),
   );
+  const maxSeeds = integer("max-seeds", values["max-seeds"] ?? env("WEBSERV_MAX_SEEDS"));
+  if (maxSeeds === 0) fail('Option "max-seeds" must be at least 1');
+  const seedGrace = integer("seed-grace", values["seed-grace"] ?? env("WEBSERV_SEED_GRACE"));
   const idle = integer("idle-timeout", values["idle-timeout"]);
   const lifetime = integer("lifetime", values.lifetime);
   const token = values.token ?? env("WEBSERV_TOKEN");
@@ -127,6 +141,8 @@ async function main(): Promise<void> {
       browserHandlesSignals: false,
       ...(port !== undefined ? { port } : {}),
       ...(maxSessions !== undefined ? { maxSessions } : {}),
+      ...(maxSeeds !== undefined ? { maxSeeds } : {}),
+      ...(seedGrace !== undefined ? { seedGraceMs: seedGrace * 1000 } : {}),
       ...(idle !== undefined ? { idleTimeoutMs: idle * 1000 } : {}),
       ...(lifetime !== undefined ? { lifetimeMs: lifetime * 1000 } : {}),
       ...(token ? { token } : {}),

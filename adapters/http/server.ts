@@ -13,7 +13,13 @@ import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
 import { HttpError } from "./http_error.ts";
-import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import {
+  APPS,
+  MAX_PROPOSALS,
+  proposalStore,
+  SHARED_RUNTIME_APPS,
+  SITES,
+} from "../../fixtures/sites/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
@@ -21,6 +27,9 @@ import { Metrics } from "./metrics.ts";
 import { SessionManager } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
 import { mountWebSocket } from "./websocket.ts";
+import { ConnectionGuard } from "./_connection_guard.ts";
+import { join } from "node:path";
+import { retireSeed, SeedBook, seededSandbox } from "./_seeds.ts";
 
 /**
  * The sandbox backends the server can use: `shared` is the real
@@ -79,6 +88,68 @@ export interface ListenOptions {
    * @default {16}
    */
   maxSessions?: number;
+  /**
+   * The cap on seeds holding state at once (per site and placement target:
+   * a template, spares, a running runtime). A new seed past it retires the
+   * least recently used idle seed, or is refused with 429 `seed-capacity`
+   * when every held seed has a live session.
+   *
+   * @default {twice maxSessions, and the warmed seeds: a session holds one
+   *   seed, two while it resets onto another, so the seed cap refuses nothing
+   *   the session cap admits}
+   */
+  maxSeeds?: number;
+  /**
+   * How long a seed with no live session keeps its state, in milliseconds,
+   * so that the next episode on it starts warm.
+   *
+   * @default {60000}
+   */
+  seedGraceMs?: number;
+  /**
+   * The cap on placement targets with a backend of their own (incus): past
+   * it, the backend of a target with no live session is closed for a new
+   * one, or the new target is refused with 429 `too-many-targets`.
+   *
+   * @default {64}
+   */
+  maxTargets?: number;
+  /**
+   * How long a connection may take to send its first request head, in
+   * milliseconds; `0` serves on `Deno.serve`'s own listener, with no
+   * connection bounds at all (see `_connection_guard.ts`).
+   *
+   * @default {10000}
+   */
+  headerTimeoutMs?: number;
+  /**
+   * How long a connection may pass no byte either way before it is closed,
+   * in milliseconds (longer than the longest silent call, an application's
+   * env creation of up to 180 s).
+   *
+   * @default {300000}
+   */
+  connectionIdleTimeoutMs?: number;
+  /**
+   * The cap on open connections; one past it is closed at accept.
+   *
+   * @default {512}
+   */
+  maxConnections?: number;
+  /**
+   * The cap on task proposals kept (process-wide: the last server started
+   * sets it); past it the oldest is retired.
+   *
+   * @default {1000}
+   */
+  maxProposals?: number;
+  /**
+   * The cap on messages one WebSocket connection has queued (the running one
+   * included); past it a message is refused with an error.
+   *
+   * @default {64}
+   */
+  wsMaxQueued?: number;
   /** A running browser's DevTools WebSocket URL; a browser is launched when absent. */
   browserUrl?: string;
   /**
@@ -201,8 +272,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
+  // The same, once open: read by the metrics.
+  const opened = new Map<string, Sandbox>();
   // Incus clients of the sandboxes and of placement, closed after the sandboxes.
   const incusClients: IncusClient[] = [];
+  // The clients each placement target's backend was opened with, closed with it.
+  const targetClients = new Map<string, IncusClient[]>();
   let placer: IncusClient | undefined;
   const incus = (): IncusClient => {
     if (!placer) {
@@ -211,18 +286,70 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     }
     return placer;
   };
-  async function sandboxOf(site: Site, asked?: string): Promise<Sandbox> {
+  const seeds = new SeedBook({
+    max: options.maxSeeds ?? 2 * (options.maxSessions ?? 16) + (options.warm?.length ?? 0),
+    graceMs: options.seedGraceMs ?? 60_000,
+  });
+  async function keyedSandbox(site: Site, asked?: string): Promise<[string, Sandbox]> {
     // A lost member's sessions go to an online one (a reset recovers them).
     const target = asked === undefined ? undefined : await onlineMember(incus(), asked);
     // One backend per site and placement target, shared by its sessions.
     const key = target === undefined ? site.name : `${site.name}@${target}`;
     let sandbox = sandboxes.get(key);
-    if (!sandbox) {
-      sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
-      sandboxes.set(key, sandbox);
-      sandbox.catch(() => sandboxes.delete(key));
+    if (!sandbox && target !== undefined) {
+      await makeRoomForTarget();
+      sandbox = sandboxes.get(key);
     }
-    return await sandbox;
+    if (!sandbox) {
+      const clients: IncusClient[] = [];
+      if (target !== undefined) targetClients.set(key, clients);
+      const opening = openSandbox(backend, site, gateway, options, target, clients);
+      // Its clients were made before its first wait.
+      incusClients.push(...clients);
+      sandboxes.set(key, opening);
+      opening.catch(() => {
+        if (sandboxes.get(key) !== opening) return;
+        sandboxes.delete(key);
+        targetClients.delete(key);
+      });
+      sandbox = opening;
+    }
+    const open = await sandbox;
+    if (sandboxes.get(key) === sandbox) opened.set(key, open);
+    return [key, open];
+  }
+  // Closes the backend of a placement target with no live session when the targets fill the cap.
+  async function makeRoomForTarget(): Promise<void> {
+    const keys = [...targetClients.keys()];
+    if (keys.length < (options.maxTargets ?? 64)) return;
+    const idle = keys.find((key) => !seeds.busy(key));
+    if (idle === undefined) {
+      throw new HttpError(
+        429,
+        "too-many-targets",
+        `Cannot place on another target: ${keys.length} placement targets have live sessions`,
+        { "Retry-After": "5" },
+      );
+    }
+    const pending = sandboxes.get(idle);
+    const clients = targetClients.get(idle) ?? [];
+    sandboxes.delete(idle);
+    opened.delete(idle);
+    targetClients.delete(idle);
+    seeds.forget(idle);
+    await pending?.then((s) => s.close()).catch((error) =>
+      logFailure("close a target's sandbox", error)
+    );
+    for (const client of clients) {
+      client.close();
+      const at = incusClients.indexOf(client);
+      if (at >= 0) incusClients.splice(at, 1);
+    }
+  }
+  // A session's sandbox: its instances hold their seed until destroyed.
+  async function sessionSandbox(site: Site, asked?: string): Promise<Sandbox> {
+    const [key, sandbox] = await keyedSandbox(site, asked);
+    return seededSandbox(sandbox, key, seeds);
   }
   // `site/seed`: open the site's backend and start filling that seed's spares.
   async function warm(entry: string): Promise<void> {
@@ -236,14 +363,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
         }), such as "wordpress/3"`,
       );
     }
-    const sandbox = await sandboxOf(site);
+    const [key, sandbox] = await keyedSandbox(site);
+    await seeds.pin(`${key}/${seed}`, () => retireSeed(sandbox, seed));
     if ("warm" in sandbox && typeof sandbox.warm === "function") sandbox.warm(seed);
   }
   const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
   let selfOrigins: string[] = [];
   const sessions = new SessionManager({
     browser: () => browsers.get(),
-    sandbox: sandboxOf,
+    sandbox: sessionSandbox,
     placementTargets: backend === "incus",
     catalog,
     metrics,
@@ -263,6 +391,29 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   }
   // The port the listener got, once it listens (the host guard checks it).
   const bound: { port?: number } = {};
+  metrics.gauge(
+    "webserv_seeds",
+    "Seeds held now (busy, idle in their grace, warmed).",
+    () => seeds.held,
+  );
+  metrics.gauge(
+    "webserv_seeds_retired_total",
+    "Seeds whose state was retired.",
+    () => seeds.retired,
+    "counter",
+  );
+  proposalStore.max = options.maxProposals ?? MAX_PROPOSALS;
+  metrics.gauge("webserv_proposals", "Task proposals kept.", () => proposalStore.size);
+  metrics.gauge(
+    "webserv_target_sandboxes",
+    "Placement targets with a backend of their own.",
+    () => targetClients.size,
+  );
+  metrics.gauge("webserv_seed_state", "Seeds whose state the sandboxes hold now.", () => {
+    let held = 0;
+    for (const sandbox of opened.values()) held += sandbox.seedsHeld ?? 0;
+    return held;
+  });
   const app = createApp({
     sessions,
     catalog,
@@ -276,10 +427,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       allowedHosts: options.allowedHosts ?? [],
     },
   });
-  mountWebSocket(app, sessions);
+  mountWebSocket(app, sessions, {
+    metrics,
+    ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
+  });
   mountDashboard(app, sessions, trajectories);
-  const server = listen(app.fetch, hostname, options.port);
-  const port = server.addr.port;
+  const server = await listen((request) => app.fetch(request), hostname, options.port, options);
+  metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
+  metrics.gauge(
+    "webserv_connections_cut_total",
+    "Connections closed for a bound: a late request head, idle, past the cap.",
+    () => server.cut,
+    "counter",
+  );
+  const port = server.port;
   bound.port = port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
@@ -287,6 +448,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const close = (): Promise<void> =>
     closing ??= (async () => {
       await sessions.closeAll();
+      seeds.close();
       await server.shutdown().catch((error) => logFailure("stop the listener", error));
       for (const sandbox of sandboxes.values()) {
         await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));
@@ -324,24 +486,66 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   };
 }
 
-function listen(
-  handler: (
-    request: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  ) => Response | Promise<Response>,
-  hostname: string,
-  port: number | undefined,
-): Deno.HttpServer<Deno.NetAddr> {
-  const serve = (p: number) => Deno.serve({ hostname, port: p, onListen() {} }, handler);
-  if (port !== undefined) return serve(port);
+/** The server's listener: its port, its connections, and how to stop it. */
+interface Listening {
+  port: number;
+  readonly connections: number;
+  readonly cut: number;
+  shutdown(): Promise<void>;
+}
+
+/** Listens on `port`, or on 8800 or the next free port after it. */
+function bind<T>(port: number | undefined, open: (port: number) => T): T {
+  if (port !== undefined) return open(port);
   for (let candidate = 8800; candidate < 8900; candidate++) {
     try {
-      return serve(candidate);
+      return open(candidate);
     } catch (error) {
       if (!(error instanceof Deno.errors.AddrInUse)) throw error;
     }
   }
-  return serve(0);
+  return open(0);
+}
+
+async function listen(
+  handler: (request: Request) => Response | Promise<Response>,
+  hostname: string,
+  port: number | undefined,
+  bounds: ServerOptions,
+): Promise<Listening> {
+  const headerTimeoutMs = bounds.headerTimeoutMs ?? 10_000;
+  if (headerTimeoutMs === 0) {
+    const server = bind(port, (p) => Deno.serve({ hostname, port: p, onListen() {} }, handler));
+    return { port: server.addr.port, connections: 0, cut: 0, shutdown: () => server.shutdown() };
+  }
+  // Deno.serve has no header or idle timeout: the guard accepts and relays to it on a unix socket.
+  const listener = bind(port, (p) => Deno.listen({ hostname, port: p }));
+  const folder = await Deno.makeTempDir({ prefix: "webserv-http-" });
+  const path = join(folder, "http.sock");
+  const server = Deno.serve({ transport: "unix", path, onListen() {} }, handler);
+  const guard = new ConnectionGuard(
+    listener,
+    () => Deno.connect({ transport: "unix", path }),
+    {
+      headerTimeoutMs,
+      idleTimeoutMs: bounds.connectionIdleTimeoutMs ?? 300_000,
+      maxConnections: bounds.maxConnections ?? 512,
+    },
+  );
+  return {
+    port: listener.addr.port,
+    get connections() {
+      return guard.open;
+    },
+    get cut() {
+      return guard.cut;
+    },
+    async shutdown() {
+      await guard.close();
+      await server.shutdown();
+      await Deno.remove(folder, { recursive: true }).catch(() => {});
+    },
+  };
 }
 
 /** How long a real application's env may take to answer (its base seeds within it). */

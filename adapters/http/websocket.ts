@@ -21,6 +21,13 @@
  * clients raise, never a step. `/ws/ws` is the same endpoint, for clients
  * given the `ws://host:port/ws` URL that append `/ws` themselves.
  *
+ * Bounds: a connection queues at most `maxQueued` messages (the one running
+ * included); a message past it is refused at once with an error
+ * (`CAPACITY_REACHED`, reason `queue-full`) and never runs. When the client
+ * goes, its queue is dropped (the messages not yet run never run) and its
+ * session closed at once, which ends a step under way (its env is closed);
+ * the count of queued messages is `webserv_ws_queued` in `/metrics`.
+ *
  * @module
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -28,6 +35,7 @@ import { upgradeWebSocket } from "hono/deno";
 import type { WSContext } from "hono/ws";
 import { HttpError } from "./http_error.ts";
 import type { SessionSpec } from "./protocol.ts";
+import type { Metrics } from "./metrics.ts";
 import type { SessionManager } from "./sessions.ts";
 import {
   needsNewSession,
@@ -44,23 +52,69 @@ type Outgoing =
   | { type: "mcp"; data: Record<string, unknown> }
   | { type: "error"; data: { message: string; code: string } & Record<string, unknown> };
 
+/** Options of {@linkcode mountWebSocket}. */
+export interface WebSocketOptions {
+  /** Where the count of queued messages is shown (`webserv_ws_queued`). */
+  metrics?: Metrics;
+  /**
+   * The cap on messages one connection has queued, the running one included.
+   *
+   * @default {64}
+   */
+  maxQueued?: number;
+}
+
 /**
  * Adds `/ws` (and `/ws/ws`) to the app.
  *
  * @param app the app
  * @param sessions the sessions
+ * @param options the metrics and the queue's cap
  */
-export function mountWebSocket(app: OpenAPIHono, sessions: SessionManager): void {
+export function mountWebSocket(
+  app: OpenAPIHono,
+  sessions: SessionManager,
+  options: WebSocketOptions = {},
+): void {
+  const maxQueued = options.maxQueued ?? 64;
+  let queued = 0;
+  options.metrics?.gauge(
+    "webserv_ws_queued",
+    "WebSocket messages queued or running, every connection together.",
+    () => queued,
+  );
   const handler = upgradeWebSocket(() => {
     const connection = new Connection(sessions);
     let chain: Promise<void> = Promise.resolve();
+    let waiting = 0;
     return {
       onMessage(event, ws) {
+        if (connection.gone) return;
+        if (waiting >= maxQueued) {
+          const refused = error(
+            "CAPACITY_REACHED",
+            `Too many messages queued on this connection (${maxQueued}): wait for the answers`,
+            { reason: "queue-full" },
+          );
+          if (ws.readyState === 1) ws.send(JSON.stringify(refused));
+          return;
+        }
         const raw = typeof event.data === "string" ? event.data : "";
-        chain = chain.then(() => connection.handle(ws, raw));
+        waiting++;
+        queued++;
+        chain = chain.then(async () => {
+          try {
+            // A client gone drops what it queued.
+            if (!connection.gone) await connection.handle(ws, raw);
+          } finally {
+            waiting--;
+            queued--;
+          }
+        });
       },
       onClose() {
-        chain = chain.then(() => connection.end());
+        // At once, not after the queue: closing the session ends a step under way.
+        connection.leave().catch(() => {});
       },
     };
   });
@@ -76,6 +130,8 @@ class Connection {
   #spec: SessionSpec = {};
   #episode = "";
   #episodes = 0;
+  /** Whether the client went. */
+  gone = false;
 
   constructor(sessions: SessionManager) {
     this.#sessions = sessions;
@@ -137,6 +193,12 @@ class Connection {
     }
   }
 
+  /** The client went: drops what comes next and closes the session. */
+  async leave(): Promise<void> {
+    this.gone = true;
+    await this.end();
+  }
+
   /** Releases and closes the session. */
   async end(): Promise<void> {
     const id = this.#session;
@@ -173,6 +235,11 @@ class Connection {
     await this.end();
     const spec = openingSpec(this.#spec, change, this.#sessions.catalogTasks(1)[0]?.id);
     const created = await this.#sessions.create(spec);
+    if (this.gone) {
+      // The client went while it opened: nobody holds it.
+      await this.#sessions.close(created.id).catch(() => false);
+      return error("SESSION_ERROR", "The connection closed");
+    }
     this.#session = created.id;
     this.#release = this.#sessions.attach(created.id);
     this.#spec = spec;

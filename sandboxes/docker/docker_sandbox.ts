@@ -177,6 +177,21 @@ export class DockerSandbox implements Sandbox {
     return this.#lifecycle.readySpares;
   }
 
+  /** How many seeds hold spares or a known seeded base. */
+  get seedsHeld(): number {
+    return this.#lifecycle.seedsHeld;
+  }
+
+  /**
+   * Removes a seed's spares and forgets its base (which stays on the daemon,
+   * a copy-on-write cache).
+   *
+   * @param seed the seed
+   */
+  retire(seed: number): Promise<void> {
+    return this.#lifecycle.retire(seed);
+  }
+
   /**
    * Starts filling a seed's spares now, before its first `create()` (which
    * would start them otherwise); does nothing without `spares`.

@@ -285,6 +285,34 @@ export class SharedRuntimeSandbox implements Sandbox {
     return { name, folder };
   }
 
+  /** How many seeds have a runtime running or starting. */
+  get seedsHeld(): number {
+    return this.#runtimes.size;
+  }
+
+  /**
+   * Removes a seed's runtime (its container, its web server and its spare
+   * database servers, about 400 MiB for WordPress), unless an env of it
+   * lives; the seed's next env starts a runtime again from its seeded base,
+   * which stays (a copy-on-write snapshot on disk, as `close()` keeps it).
+   *
+   * @param seed the seed
+   */
+  async retire(seed: number): Promise<void> {
+    const pending = this.#runtimes.get(seed);
+    if (!pending) return;
+    const runtime = await pending.catch(() => undefined);
+    if (this.#runtimes.get(seed) !== pending) return;
+    if (runtime && [...this.#instances].some((i) => i.runtimeName === runtime.name)) return;
+    this.#runtimes.delete(seed);
+    if (!runtime) return;
+    runtime.close();
+    await this.#delete(runtime.name).catch((error) =>
+      logFailure(`removing the shared runtime "${runtime.name}"`, error)
+    );
+    await Deno.remove(runtime.folder, { recursive: true }).catch(() => {});
+  }
+
   /**
    * Starts a seed's runtime now (seeding its base at the first use), so that
    * its spare servers fill before its first `create()`; a failure is logged,

@@ -1,0 +1,232 @@
+/**
+ * A guard in front of the server's listener for what `Deno.serve` has no
+ * knob for (Deno 2.9: no header, idle or connection limits; a connection
+ * that sends nothing is held forever). The guard accepts each TCP
+ * connection itself and relays its bytes to the server on a unix socket,
+ * closing it:
+ *
+ * - when a request head (up to its blank line) has not arrived within
+ *   `headerTimeoutMs`: the first from the accept (a silent client), a later
+ *   one on a kept-alive connection from its first byte (slowloris);
+ * - when no byte went either way for `idleTimeoutMs` (a half-open or
+ *   abandoned connection; a WebSocket is pinged every 30 s, so a live one
+ *   is never idle);
+ * - at once, when `maxConnections` are open already.
+ *
+ * The guard reads no more HTTP than it needs: a request head ends at its
+ * blank line; client bytes after the server began a response (other than
+ * `100 Continue`) begin the next head; after a `101` (a WebSocket) the
+ * connection is a tunnel, bounded by the idle timeout alone. Pipelined heads
+ * sent before a response are bounded by the idle timeout and the cap.
+ *
+ * @module
+ */
+import { logFailure } from "../../engine/log.ts";
+
+/** Options of {@linkcode ConnectionGuard}. */
+export interface GuardOptions {
+  /** How long the first request head may take, in milliseconds. */
+  headerTimeoutMs: number;
+  /** How long a connection may pass no byte either way, in milliseconds. */
+  idleTimeoutMs: number;
+  /** The cap on open connections. */
+  maxConnections: number;
+}
+
+/** The most bytes a first request head may take before its blank line. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const BLANK_LINE = [13, 10, 13, 10];
+
+interface Guarded {
+  client: Deno.Conn;
+  server?: Deno.Conn;
+  lastByte: number;
+  /**
+   * `head`: a request head is awaited (since `headSince`, or not begun when
+   * undefined); `request`: the head arrived, the response is awaited;
+   * `response`: the server answered, the next client byte begins a head;
+   * `tunnel`: upgraded.
+   */
+  phase: "head" | "request" | "response" | "tunnel";
+  headSince: number | undefined;
+  closed: boolean;
+}
+
+const STATUS_PREFIX = "HTTP/1.1 1";
+
+/** Accepts connections on `listener` and relays them to the server, within bounds. */
+export class ConnectionGuard {
+  #listener: Deno.Listener;
+  #upstream: () => Promise<Deno.Conn>;
+  #options: GuardOptions;
+  #open = new Set<Guarded>();
+  #sweeper: ReturnType<typeof setInterval>;
+  #accepting: Promise<void>;
+  #cut = 0;
+
+  /**
+   * Starts accepting.
+   *
+   * @param listener where clients connect
+   * @param upstream opens a connection to the server
+   * @param options the bounds
+   */
+  constructor(listener: Deno.Listener, upstream: () => Promise<Deno.Conn>, options: GuardOptions) {
+    this.#listener = listener;
+    this.#upstream = upstream;
+    this.#options = options;
+    const every = Math.min(
+      1000,
+      Math.max(10, Math.min(options.headerTimeoutMs, options.idleTimeoutMs) / 4),
+    );
+    this.#sweeper = setInterval(() => this.#sweep(), every);
+    Deno.unrefTimer(this.#sweeper);
+    this.#accepting = this.#accept();
+  }
+
+  /** Connections open now. */
+  get open(): number {
+    return this.#open.size;
+  }
+
+  /** Connections closed for a bound (late head, idle, over the cap). */
+  get cut(): number {
+    return this.#cut;
+  }
+
+  /** Stops accepting and closes every connection. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    try {
+      this.#listener.close();
+    } catch {
+      // closed already
+    }
+    await this.#accepting;
+    for (const guarded of this.#open) this.#end(guarded);
+  }
+
+  async #accept(): Promise<void> {
+    for (;;) {
+      let client: Deno.Conn;
+      try {
+        client = await this.#listener.accept();
+      } catch (error) {
+        if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted) {
+          return;
+        }
+        logFailure("accept a connection", error);
+        continue;
+      }
+      if (this.#open.size >= this.#options.maxConnections) {
+        this.#cut++;
+        close(client);
+        continue;
+      }
+      const now = performance.now();
+      const guarded: Guarded = {
+        client,
+        lastByte: now,
+        phase: "head",
+        headSince: now,
+        closed: false,
+      };
+      this.#open.add(guarded);
+      this.#relay(guarded).catch((error) => logFailure("relay a connection", error));
+    }
+  }
+
+  async #relay(guarded: Guarded): Promise<void> {
+    let server: Deno.Conn;
+    try {
+      server = await this.#upstream();
+    } catch (error) {
+      logFailure("reach the server from the guard", error);
+      return this.#end(guarded);
+    }
+    if (guarded.closed) return close(server);
+    guarded.server = server;
+    await Promise.all([
+      this.#pump(guarded, guarded.client, server, true),
+      this.#pump(guarded, server, guarded.client, false),
+    ]);
+    this.#end(guarded);
+  }
+
+  async #pump(guarded: Guarded, from: Deno.Conn, to: Deno.Conn, fromClient: boolean) {
+    const buffer = new Uint8Array(16 * 1024);
+    let matched = 0;
+    let headBytes = 0;
+    try {
+      for (;;) {
+        const n = await from.read(buffer);
+        if (n === null) break;
+        guarded.lastByte = performance.now();
+        const chunk = buffer.subarray(0, n);
+        if (fromClient) {
+          if (guarded.phase === "response") {
+            guarded.phase = "head";
+            guarded.headSince = guarded.lastByte;
+            matched = 0;
+            headBytes = 0;
+          }
+          if (guarded.phase === "head") {
+            for (const byte of chunk) {
+              matched = byte === BLANK_LINE[matched] ? matched + 1 : byte === 13 ? 1 : 0;
+              if (matched === 4) {
+                guarded.phase = "request";
+                guarded.headSince = undefined;
+                break;
+              }
+            }
+            headBytes += n;
+            if (guarded.phase === "head" && headBytes > MAX_HEAD_BYTES) {
+              this.#cut++;
+              return this.#end(guarded);
+            }
+          }
+        } else if (guarded.phase === "request") {
+          // The start of a response: 101 makes a tunnel, 100 Continue awaits the rest.
+          const status = new TextDecoder().decode(chunk.subarray(0, 12));
+          if (status.startsWith(`${STATUS_PREFIX}01`)) guarded.phase = "tunnel";
+          else if (!status.startsWith(`${STATUS_PREFIX}00`)) guarded.phase = "response";
+        }
+        for (let written = 0; written < n;) written += await to.write(chunk.subarray(written));
+      }
+      // The client is done sending and waits for the answer: pass the half-close on.
+      if (fromClient) await to.closeWrite().catch(() => {});
+      else this.#end(guarded);
+    } catch {
+      // A side closed (by us, or reset): the relay ends.
+      this.#end(guarded);
+    }
+  }
+
+  #sweep(): void {
+    const now = performance.now();
+    const { headerTimeoutMs, idleTimeoutMs } = this.#options;
+    for (const guarded of this.#open) {
+      const late = guarded.headSince !== undefined && now - guarded.headSince > headerTimeoutMs;
+      if (late || now - guarded.lastByte > idleTimeoutMs) {
+        this.#cut++;
+        this.#end(guarded);
+      }
+    }
+  }
+
+  #end(guarded: Guarded): void {
+    if (guarded.closed) return;
+    guarded.closed = true;
+    this.#open.delete(guarded);
+    close(guarded.client);
+    if (guarded.server) close(guarded.server);
+  }
+}
+
+function close(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // closed already
+  }
+}
