@@ -20,7 +20,10 @@ import {
   evaluate,
   generateTask,
   isProposalTemplate,
+  isSeed,
+  MAX_SEED,
   parseTaskId,
+  SeedError,
   type SiteModule,
   SITES,
   type Split,
@@ -136,9 +139,6 @@ export interface Catalog {
   resolve(spec: { task?: string; site?: string; template?: string; seed?: number }): Placement;
 }
 
-/** The largest seed a task may have. */
-const MAX_SEED = 2 ** 31 - 1;
-
 interface Source {
   site: Site;
   templates: readonly string[];
@@ -247,12 +247,11 @@ export function defaultCatalog(
         try {
           ({ site: siteName, template: templateId, seed } = parseTaskId(spec.task));
         } catch (error) {
+          if (error instanceof SeedError) throw badSeed(spec.task.split("/")[2]);
           throw new HttpError(400, "bad-task-id", (error as Error).message);
         }
-        if (seed! > MAX_SEED) {
-          throw new HttpError(400, "bad-task-id", `Task id "${spec.task}" has a seed too large`);
-        }
       }
+      if (seed !== undefined && !isSeed(seed)) throw badSeed(seed);
       const from = source(siteName);
       const finalSeed = seed ?? 0;
       if (templateId === undefined) return { site: from.site, seed: finalSeed, task: null };
@@ -263,6 +262,20 @@ export function defaultCatalog(
       return { site: from.site, seed: finalSeed, task, bind: from.bind(id, finalSeed, task) };
     },
   };
+}
+
+/**
+ * The refusal of a seed out of range, wherever it entered.
+ *
+ * @param seed the seed as given
+ * @returns a 400 `bad-seed`
+ */
+export function badSeed(seed: unknown): HttpError {
+  return new HttpError(
+    400,
+    "bad-seed",
+    `Seed ${String(seed)} is out of range: a seed is an integer from 0 to ${MAX_SEED}`,
+  );
 }
 
 /** How many listed tasks each site keeps described, so pages read again are fast. */

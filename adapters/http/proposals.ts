@@ -13,12 +13,13 @@
 import type { Context, Hono } from "hono";
 import {
   type AcceptedProposal,
+  isSeed,
   listProposals,
   ProposalError,
   proposeTask,
 } from "../../fixtures/sites/mod.ts";
 import type { SiteModule } from "../../fixtures/sites/mod.ts";
-import type { Catalog } from "./catalog.ts";
+import { badSeed, type Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 
 /** An accepted proposal as the server shows it: the task without its truth. */
@@ -74,6 +75,10 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
     } catch {
       throw new HttpError(400, "bad-request", "The proposal is not JSON");
     }
+    // A seed out of range is refused as everywhere a seed enters (400), before
+    // the proposal is weighed on data that no seed in range names.
+    const seed = typeof spec === "object" && spec !== null ? Reflect.get(spec, "seed") : undefined;
+    if (seed !== undefined && !isSeed(seed)) throw badSeed(seed);
     try {
       return c.json(body(await proposeTask(sites(), spec)), 201);
     } catch (error) {

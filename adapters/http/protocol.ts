@@ -9,7 +9,7 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_SCHEMA } from "../../mod.ts";
 import type { ObserveOptions } from "../../mod.ts";
-import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
+import { MAX_SEED, NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
 /** A task id: `site/template/seed`, as `GET /v1/tasks` lists them. */
@@ -89,8 +89,8 @@ export const SessionSpec = z.object({
   template: z.string().min(1).max(100).optional().openapi({
     description: "A template of the site; without it the session has no task",
   }),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional().openapi({
-    description: "The seed of the site's data and the task",
+  seed: z.number().int().min(0).max(MAX_SEED).optional().openapi({
+    description: "The seed of the site's data and the task: an integer from 0 to 2^31 - 1",
   }),
   url: z.string().url().max(2000).optional().openapi({
     description: "A bare start URL: no site, no task, reward always 0",
@@ -293,7 +293,7 @@ export type StepResponse = z.infer<typeof StepResponse>;
  * change between episodes. Unknown keys are refused.
  */
 export const ResetRequest = z.object({
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  seed: z.number().int().min(0).max(MAX_SEED).optional(),
   task: TaskId.optional(),
   max_steps: z.number().int().min(1).max(10_000).optional(),
   observation: ObservationMode.optional(),
