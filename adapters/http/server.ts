@@ -13,7 +13,7 @@ import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
 import { HttpError } from "./http_error.ts";
-import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import { APPS, KitWorkers, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
@@ -188,7 +188,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     );
   }
   const metrics = new Metrics();
-  const catalog = options.catalog ?? catalogOf(backend);
+  // Seeding, task generation and judging run here, off the event loop; a
+  // worker starts when first needed, so a server that never seeds starts none.
+  const workers = new KitWorkers();
+  const catalog = options.catalog ?? catalogOf(backend, workers);
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
@@ -209,7 +212,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     const key = target === undefined ? site.name : `${site.name}@${target}`;
     let sandbox = sandboxes.get(key);
     if (!sandbox) {
-      sandbox = openSandbox(backend, site, gateway, options, target, incusClients);
+      sandbox = openSandbox(backend, site, gateway, options, target, incusClients, workers);
       sandboxes.set(key, sandbox);
       sandbox.catch(() => sandboxes.delete(key));
     }
@@ -269,6 +272,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const close = (): Promise<void> =>
     closing ??= (async () => {
       await sessions.closeAll();
+      workers.close();
       await server.shutdown().catch((error) => logFailure("stop the listener", error));
       for (const sandbox of sandboxes.values()) {
         await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));
@@ -339,14 +343,17 @@ function quoted(names: readonly string[]): string {
  * and in containers, the real applications (which run only in their images)
  * in containers, and on shared only the applications with a shared runtime.
  */
-function catalogOf(backend: Backend): Catalog {
+function catalogOf(backend: Backend, workers: KitWorkers): Catalog {
   if (backend === "shared") {
-    return defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), { demo: false });
+    return defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), {
+      demo: false,
+      workers,
+    });
   }
   return defaultCatalog([
     ...Object.values(SITES),
     ...(backend === "fixture" ? [] : Object.values(APPS)),
-  ]);
+  ], { workers });
 }
 
 async function openSandbox(
@@ -356,6 +363,7 @@ async function openSandbox(
   options: ServerOptions,
   target: string | undefined,
   clients: IncusClient[],
+  workers: KitWorkers,
 ): Promise<Sandbox> {
   const app = Object.hasOwn(APPS, site.name);
   const tuning = {
@@ -364,7 +372,13 @@ async function openSandbox(
   };
   switch (backend) {
     case "fixture":
-      return new FixtureSandbox(site, { gateway });
+      return new FixtureSandbox(site, {
+        gateway,
+        // A shipped site is seeded in a worker; the demo's few rows here.
+        ...(KitWorkers.serves(site)
+          ? { seeder: (seed: number, path: string) => workers.seedFile(site.name, seed, path) }
+          : {}),
+      });
     case "incus": {
       // A placement target is the client's: new instances go to that member.
       const client = new IncusClient({

@@ -26,6 +26,7 @@ import { HttpError } from "./http_error.ts";
 import type { Metrics } from "./metrics.ts";
 import type {
   GroupCreated,
+  ListedTask,
   ObservationBody,
   ObservationMode,
   ResetRequest,
@@ -33,7 +34,6 @@ import type {
   SessionSpec,
   SessionState,
   StepResponse,
-  TaskBody,
 } from "./protocol.ts";
 import type { TrajectoryLog } from "./trajectory.ts";
 import { createdBody, observationBody, shoot, stateOf } from "./_bodies.ts";
@@ -343,7 +343,7 @@ export class SessionManager implements AsyncDisposable {
    * @param limit how many
    * @returns the tasks
    */
-  catalogTasks(limit = 50): TaskBody[] {
+  catalogTasks(limit = 50): ListedTask[] {
     return this.#options.catalog.list({ limit }).tasks;
   }
 
