@@ -115,6 +115,8 @@ export interface TaskPage {
 export interface Catalog {
   /** The sites by name. */
   readonly sites: ReadonlyMap<string, Site>;
+  /** The workers its tasks are generated and judged in, when it has them. */
+  readonly workers?: KitWorkers;
   /**
    * Lists tasks, a page at a time.
    *
@@ -242,6 +244,7 @@ export function defaultCatalog(
   }
   return {
     sites: siteMap,
+    ...(options.workers ? { workers: options.workers } : {}),
     count(query = {}) {
       const { pairs, first, last } = chosen(query);
       return pairs.length * (last - first + 1);

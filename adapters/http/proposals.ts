@@ -13,8 +13,11 @@
 import type { Context, Hono } from "hono";
 import {
   type AcceptedProposal,
+  acceptProposedTask,
   isSeed,
+  KitWorkers,
   listProposals,
+  OffloadError,
   ProposalError,
   proposeTask,
 } from "../../fixtures/sites/mod.ts";
@@ -57,6 +60,22 @@ function body(accepted: AcceptedProposal): ProposalBody {
 }
 
 /**
+ * Weighs a proposal on its seed's data in a worker when the site is a shipped
+ * one (seeding a new seed takes seconds of CPU), in this thread otherwise,
+ * and accepts it here, where sessions look accepted proposals up.
+ */
+async function propose(
+  sites: Record<string, SiteModule>,
+  spec: unknown,
+  workers: KitWorkers | undefined,
+): Promise<AcceptedProposal> {
+  const name = typeof spec === "object" && spec !== null ? Reflect.get(spec, "site") : undefined;
+  const site = typeof name === "string" && Object.hasOwn(sites, name) ? sites[name] : undefined;
+  if (!workers || !site || !KitWorkers.serves(site)) return await proposeTask(sites, spec);
+  return acceptProposedTask(await workers.weighProposal(site.name, spec));
+}
+
+/**
  * Adds the proposal routes to the server's app.
  *
  * @param app the server's app
@@ -80,9 +99,14 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
     const seed = typeof spec === "object" && spec !== null ? Reflect.get(spec, "seed") : undefined;
     if (seed !== undefined && !isSeed(seed)) throw badSeed(seed);
     try {
-      return c.json(body(await proposeTask(sites(), spec)), 201);
+      return c.json(body(await propose(sites(), spec, catalog.workers)), 201);
     } catch (error) {
       if (error instanceof ProposalError) throw new HttpError(422, "bad-proposal", error.message);
+      if (error instanceof OffloadError) {
+        throw new HttpError(503, error.failure === "busy" ? "busy" : error.code, error.message, {
+          "Retry-After": "1",
+        });
+      }
       throw error;
     }
   });
