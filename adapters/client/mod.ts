@@ -20,6 +20,7 @@ import type {
   BatchResponse,
   GroupCreated,
   HealthBody,
+  ListedTask,
   ObservationBody,
   ObservationMode,
   ResetRequest,
@@ -284,7 +285,7 @@ export class WebServClient {
    * @returns the tasks of the page
    * @throws {WebServError} when the server refuses; {WebServNetworkError} when it cannot be reached
    */
-  async tasks(query: TaskQuery = {}): Promise<TaskBody[]> {
+  async tasks(query: TaskQuery = {}): Promise<ListedTask[]> {
     return (await this.taskPage(query)).tasks;
   }
 

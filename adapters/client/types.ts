@@ -108,6 +108,13 @@ export interface TaskBody {
   proven?: false | undefined;
 }
 
+/**
+ * A task as `GET /v1/tasks` lists it: described from its template, nothing
+ * seeded, so without the instruction when that is drawn from the seed's data
+ * (a recreated site's tasks); a session opened on it has the whole task.
+ */
+export type ListedTask = Omit<TaskBody, "instruction"> & { instruction?: string | undefined };
+
 /** Which tasks `GET /v1/tasks` lists. */
 export interface TaskQuery {
   /** Only this site's tasks. */
@@ -125,7 +132,7 @@ export interface TaskQuery {
 /** A page of tasks. */
 export interface TaskPage {
   /** The tasks, seed by seed. */
-  tasks: TaskBody[];
+  tasks: ListedTask[];
   /** The offset of the next page; `null` on the last. */
   next_offset: number | null;
 }

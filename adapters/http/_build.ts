@@ -46,7 +46,7 @@ export async function build(
   sources: SessionSources,
   timeoutMs: number,
 ): Promise<Built> {
-  const placement = place(spec, sources);
+  const placement = await place(spec, sources);
   const browser = await browserOf(sources);
   let instance: Instance | undefined;
   try {
@@ -119,7 +119,7 @@ export function respec(spec: SessionSpec, request: ResetRequest): SessionSpec {
   return next;
 }
 
-function place(spec: SessionSpec, sources: SessionSources): Placement | null {
+async function place(spec: SessionSpec, sources: SessionSources): Promise<Placement | null> {
   const count = [spec.task, spec.site, spec.url].filter((x) => x !== undefined).length;
   if (count !== 1) {
     throw new HttpError(
@@ -153,7 +153,7 @@ function place(spec: SessionSpec, sources: SessionSources): Placement | null {
   const placed = spec.task !== undefined && given !== undefined
     ? respec(unseeded, { seed: given })
     : spec;
-  return sources.catalog.resolve({
+  return await sources.catalog.resolve({
     ...(placed.task !== undefined ? { task: placed.task } : {}),
     ...(placed.site !== undefined ? { site: placed.site } : {}),
     ...(placed.template !== undefined ? { template: placed.template } : {}),

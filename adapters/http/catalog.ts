@@ -5,6 +5,13 @@
  * (`site/template/seed`) by the site kit and bound, per session, to the
  * state of that session's own sandbox instance (`bindTask`).
  *
+ * Listing describes a task from its template alone (id, site, template,
+ * seed, split, difficulty, kind): no database is seeded for a page of tasks,
+ * so a listing carries no `instruction` for a kit site's task (it is drawn
+ * from the seed's data); a session opened on the task has it. Generating the
+ * task when a session opens, and judging its episode, run in the kit's
+ * workers ({@linkcode CatalogOptions.workers}), off the server's event loop.
+ *
  * What the verifier judged at the end of an episode (the answer, the final
  * URL, the state diff) is kept on the served task ({@linkcode ServedTask}),
  * so the trajectory can record it and `deno task export --reverify` can
@@ -20,18 +27,25 @@ import {
   evaluate,
   generateTask,
   isProposalTemplate,
+  isSeed,
+  type Judge,
+  KitWorkers,
+  MAX_SEED,
+  OffloadError,
   parseTaskId,
+  SeedError,
   type SiteModule,
   SITES,
   type Split,
   splitOf,
   type StateDiff,
   type Task,
+  taskId,
   TEST_SEED_START,
 } from "../../fixtures/sites/mod.ts";
 import demoSite from "../../fixtures/sites/demo/mod.ts";
 import { HttpError } from "./http_error.ts";
-import type { TaskBody } from "./protocol.ts";
+import type { ListedTask, TaskBody } from "./protocol.ts";
 
 /** What the verifier judged at the end of an episode. */
 export interface JudgedOutcome {
@@ -92,7 +106,7 @@ export interface TaskQuery {
 /** A page of tasks. */
 export interface TaskPage {
   /** The tasks, seed by seed, every chosen template for each seed. */
-  tasks: TaskBody[];
+  tasks: ListedTask[];
   /** The offset of the next page; `null` on the last. */
   next_offset: number | null;
 }
@@ -101,6 +115,8 @@ export interface TaskPage {
 export interface Catalog {
   /** The sites by name. */
   readonly sites: ReadonlyMap<string, Site>;
+  /** The workers its tasks are generated and judged in, when it has them. */
+  readonly workers?: KitWorkers;
   /**
    * Lists tasks, a page at a time.
    *
@@ -130,22 +146,43 @@ export interface Catalog {
    * Resolves a task id, or a site with template and seed.
    *
    * @param spec the request's fields
-   * @returns the placement
-   * @throws {HttpError} 404 for an unknown task, site or template; 400 for a bad id
+   * @returns the placement, its task generated (in a worker when the catalog has them)
+   * @throws {HttpError} 404 for an unknown task, site or template; 400 for a
+   * bad id or a seed out of range; 503 when generation fails or overruns
    */
-  resolve(spec: { task?: string; site?: string; template?: string; seed?: number }): Placement;
+  resolve(
+    spec: { task?: string; site?: string; template?: string; seed?: number },
+  ): Promise<Placement>;
 }
-
-/** The largest seed a task may have. */
-const MAX_SEED = 2 ** 31 - 1;
 
 interface Source {
   site: Site;
   templates: readonly string[];
   /** Whether the site's accepted task proposals run as tasks (kit sites). */
   proposals?: boolean;
-  describe(template: string, seed: number): TaskBody;
-  bind(template: string, seed: number, task: TaskBody): (instance: Instance) => ServedTask;
+  /** The task as listed: from the template alone, nothing seeded. */
+  describe(template: string, seed: number): ListedTask;
+  /** The task generated, as a session shows it, and how to bind it to an instance. */
+  place(
+    template: string,
+    seed: number,
+  ): Promise<{ task: TaskBody; bind: (instance: Instance) => ServedTask }>;
+}
+
+/** Options of {@linkcode defaultCatalog}. */
+export interface CatalogOptions {
+  /**
+   * Whether the demo site is in it (the shared backend serves the real
+   * applications alone).
+   *
+   * @default {true}
+   */
+  demo?: boolean;
+  /**
+   * The workers that generate tasks and judge episodes of the shipped sites;
+   * without them (or for a site not shipped) both run in this thread.
+   */
+  workers?: KitWorkers;
 }
 
 /**
@@ -153,16 +190,15 @@ interface Source {
  * the demo site.
  *
  * @param sites the recreated sites
- * @param options `demo`: whether the demo site is in it (the shared backend
- *   serves the real applications alone), `true` by default
+ * @param options whether the demo site is in it, and the kit's workers
  * @returns the catalog
  */
 export function defaultCatalog(
   sites: readonly SiteModule[] = Object.values(SITES),
-  options: { demo?: boolean } = {},
+  options: CatalogOptions = {},
 ): Catalog {
   const sources = new Map<string, Source>();
-  for (const site of sites) sources.set(site.name, kitSource(site));
+  for (const site of sites) sources.set(site.name, kitSource(site, options.workers));
   if (options.demo ?? true) sources.set(demoSite.name, DEMO);
   const siteMap = new Map([...sources].map(([name, source]) => [name, source.site]));
   function source(name: string | undefined): Source {
@@ -208,6 +244,7 @@ export function defaultCatalog(
   }
   return {
     sites: siteMap,
+    ...(options.workers ? { workers: options.workers } : {}),
     count(query = {}) {
       const { pairs, first, last } = chosen(query);
       return pairs.length * (last - first + 1);
@@ -229,7 +266,7 @@ export function defaultCatalog(
       const { pairs, first, last } = chosen(query);
       const offset = query.offset ?? 0;
       const limit = query.limit ?? 50;
-      const tasks: TaskBody[] = [];
+      const tasks: ListedTask[] = [];
       if (pairs.length === 0) return { tasks, next_offset: null };
       let index = offset;
       for (; tasks.length < limit; index++) {
@@ -241,64 +278,86 @@ export function defaultCatalog(
       const more = first + Math.floor(index / pairs.length) <= last;
       return { tasks, next_offset: more ? index : null };
     },
-    resolve(spec) {
+    async resolve(spec) {
       let { site: siteName, template: templateId, seed } = spec;
       if (spec.task !== undefined) {
         try {
           ({ site: siteName, template: templateId, seed } = parseTaskId(spec.task));
         } catch (error) {
+          if (error instanceof SeedError) throw badSeed(spec.task.split("/")[2]);
           throw new HttpError(400, "bad-task-id", (error as Error).message);
         }
-        if (seed! > MAX_SEED) {
-          throw new HttpError(400, "bad-task-id", `Task id "${spec.task}" has a seed too large`);
-        }
       }
+      if (seed !== undefined && !isSeed(seed)) throw badSeed(seed);
       const from = source(siteName);
       const finalSeed = seed ?? 0;
       if (templateId === undefined) return { site: from.site, seed: finalSeed, task: null };
       const id = from.proposals && isProposalTemplate(templateId)
         ? proposal(from, templateId, finalSeed)
         : template(from, templateId);
-      const task = from.describe(id, finalSeed);
-      return { site: from.site, seed: finalSeed, task, bind: from.bind(id, finalSeed, task) };
+      const { task, bind } = await from.place(id, finalSeed);
+      return { site: from.site, seed: finalSeed, task, bind };
     },
   };
 }
 
-/** How many listed tasks each site keeps described, so pages read again are fast. */
-const DESCRIBED = 5000;
+/**
+ * The refusal of a seed out of range, wherever it entered.
+ *
+ * @param seed the seed as given
+ * @returns a 400 `bad-seed`
+ */
+export function badSeed(seed: unknown): HttpError {
+  return new HttpError(
+    400,
+    "bad-seed",
+    `Seed ${String(seed)} is out of range: a seed is an integer from 0 to ${MAX_SEED}`,
+  );
+}
 
-function kitSource(site: SiteModule): Source {
-  const described = new Map<string, TaskBody>();
-  const generate = (template: string, seed: number): Task => {
+function kitSource(site: SiteModule, workers: KitWorkers | undefined): Source {
+  const offloaded = workers && KitWorkers.serves(site) ? workers : undefined;
+  const generate = async (template: string, seed: number): Promise<Task> => {
     try {
-      return generateTask(site, template, seed);
+      // An accepted proposal is kept in this process, already generated.
+      return offloaded && !isProposalTemplate(template)
+        ? await offloaded.generateTask(site.name, template, seed)
+        : generateTask(site, template, seed);
     } catch (error) {
+      if (error instanceof SeedError || (error as Error).name === "SeedError") throw badSeed(seed);
+      if (error instanceof OffloadError) {
+        throw new HttpError(503, error.failure === "busy" ? "busy" : error.code, error.message, {
+          "Retry-After": "1",
+        });
+      }
       // A template that cannot make this task is our fault, not the caller's.
       throw new HttpError(503, "bad-template", (error as Error).message);
     }
   };
+  const judge: Judge | undefined = offloaded &&
+    ((evaluator, input) => offloaded.evaluate(site.name, evaluator, input));
   return {
     site,
     templates: site.templates.map((t) => t.id),
     proposals: true,
     describe(template, seed) {
-      const key = `${template}/${seed}`;
-      let body = described.get(key);
-      if (!body) {
-        const task = generate(template, seed);
-        body = isProposalTemplate(template)
-          // A proposal is an information task no solver has won.
-          ? { ...describe(task, "information"), proven: false }
-          : describe(task, site.templates.find((t) => t.id === template)?.kind);
-        described.set(key, body);
-        if (described.size > DESCRIBED) described.delete(described.keys().next().value!);
-      }
-      return body;
+      const made = site.templates.find((t) => t.id === template);
+      return {
+        id: taskId(site.name, template, seed),
+        site: site.name,
+        template,
+        seed,
+        split: splitOf(seed),
+        ...(made ? { difficulty: made.difficulty, kind: made.kind } : {}),
+      };
     },
-    bind(template, seed) {
-      const task = generate(template, seed);
-      return (instance) => {
+    async place(template, seed) {
+      const task = await generate(template, seed);
+      const body = isProposalTemplate(template)
+        // A proposal is an information task no solver has won.
+        ? { ...describe(task, "information"), proven: false as const }
+        : describe(task, site.templates.find((t) => t.id === template)?.kind);
+      const bind = (instance: Instance): ServedTask => {
         if (!instance.state) {
           throw new HttpError(
             503,
@@ -306,7 +365,10 @@ function kitSource(site: SiteModule): Source {
             `The instance of "${site.name}" has no state channel to verify with`,
           );
         }
-        const bound = bindTask(task, site, instance.state, { origin: instance.origin });
+        const bound = bindTask(task, site, instance.state, {
+          origin: instance.origin,
+          ...(judge ? { judge } : {}),
+        });
         let judged: JudgedOutcome | undefined;
         return {
           id: bound.id,
@@ -329,6 +391,7 @@ function kitSource(site: SiteModule): Source {
           },
         };
       };
+      return { task: body, bind };
     },
   };
 }
@@ -380,7 +443,15 @@ const WORDS = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", 
 const DEMO: Source = {
   site: demoSite,
   templates: ["add-note"],
-  describe: (template, seed) => ({
+  describe: (template, seed) => demoTask(template, seed),
+  place: (template, seed) => {
+    const task = demoTask(template, seed);
+    return Promise.resolve({ task, bind: demoBinding(seed, task) });
+  },
+};
+
+function demoTask(template: string, seed: number): TaskBody {
+  return {
     id: `demo/${template}/${seed}`,
     site: "demo",
     template,
@@ -389,8 +460,11 @@ const DEMO: Source = {
     split: splitOf(seed),
     difficulty: "easy",
     kind: "state",
-  }),
-  bind: (_template, seed, task) => (instance) => {
+  };
+}
+
+function demoBinding(seed: number, task: TaskBody): (instance: Instance) => ServedTask {
+  return (instance) => {
     const text = noteText(seed);
     let judged: JudgedOutcome | undefined;
     return {
@@ -415,8 +489,8 @@ const DEMO: Source = {
           : { reward: 0, reason: `No note says "${text}"` };
       },
     };
-  },
-};
+  };
+}
 
 function noteText(seed: number): string {
   return `buy ${WORDS[seed % WORDS.length]} ${seed}`;

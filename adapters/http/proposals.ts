@@ -20,13 +20,17 @@
 import type { Context, Hono } from "hono";
 import {
   type AcceptedProposal,
+  acceptProposedTask,
+  isSeed,
   isSitePath,
+  KitWorkers,
+  OffloadError,
   pageProposals,
   ProposalError,
   proposeTask,
 } from "../../fixtures/sites/mod.ts";
 import type { SiteModule } from "../../fixtures/sites/mod.ts";
-import type { Catalog } from "./catalog.ts";
+import { badSeed, type Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 
 /** An accepted proposal as the server shows it: the task without its truth. */
@@ -117,6 +121,22 @@ function whole(value: string | undefined, name: string, min: number, max: number
 }
 
 /**
+ * Weighs a proposal on its seed's data in a worker when the site is a shipped
+ * one (seeding a new seed takes seconds of CPU), in this thread otherwise,
+ * and accepts it here, where sessions look accepted proposals up.
+ */
+async function propose(
+  sites: Record<string, SiteModule>,
+  spec: unknown,
+  workers: KitWorkers | undefined,
+): Promise<AcceptedProposal> {
+  const name = typeof spec === "object" && spec !== null ? Reflect.get(spec, "site") : undefined;
+  const site = typeof name === "string" && Object.hasOwn(sites, name) ? sites[name] : undefined;
+  if (!workers || !site || !KitWorkers.serves(site)) return await proposeTask(sites, spec);
+  return acceptProposedTask(await workers.weighProposal(site.name, spec));
+}
+
+/**
  * Adds the proposal routes to the server's app.
  *
  * @param app the server's app
@@ -145,10 +165,19 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
           'site such as "/" or "/forums/1" (one leading "/", no host, no backslash)',
       );
     }
+    // A seed out of range is refused as everywhere a seed enters (400), before
+    // the proposal is weighed on data that no seed in range names.
+    const seed = typeof spec === "object" && spec !== null ? Reflect.get(spec, "seed") : undefined;
+    if (seed !== undefined && !isSeed(seed)) throw badSeed(seed);
     try {
-      return c.json(body(await proposeTask(sites(), spec)), 201);
+      return c.json(body(await propose(sites(), spec, catalog.workers)), 201);
     } catch (error) {
       if (error instanceof ProposalError) throw new HttpError(422, "bad-proposal", error.message);
+      if (error instanceof OffloadError) {
+        throw new HttpError(503, error.failure === "busy" ? "busy" : error.code, error.message, {
+          "Retry-After": "1",
+        });
+      }
       throw error;
     }
   });

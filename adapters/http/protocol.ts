@@ -9,7 +9,7 @@
 import { z } from "@hono/zod-openapi";
 import { ACTION_SCHEMA } from "../../mod.ts";
 import type { ObserveOptions } from "../../mod.ts";
-import { NAME_PATTERN } from "../../fixtures/sites/mod.ts";
+import { MAX_SEED, NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
 /** A task id: `site/template/seed`, as `GET /v1/tasks` lists them. */
@@ -89,8 +89,8 @@ export const SessionSpec = z.object({
   template: z.string().min(1).max(100).optional().openapi({
     description: "A template of the site; without it the session has no task",
   }),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional().openapi({
-    description: "The seed of the site's data and the task",
+  seed: z.number().int().min(0).max(MAX_SEED).optional().openapi({
+    description: "The seed of the site's data and the task: an integer from 0 to 2^31 - 1",
   }),
   url: z.string().url().max(2000).optional().openapi({
     description: "A bare start URL: no site, no task, reward always 0",
@@ -180,15 +180,27 @@ export const TaskBody = z.object({
 /** A task as listed. */
 export type TaskBody = z.infer<typeof TaskBody>;
 
+/**
+ * A task as `GET /v1/tasks` lists it: described from its template, nothing
+ * seeded, so without the instruction when that is drawn from the seed's data
+ * (a recreated site's tasks); a session opened on it shows the whole task.
+ */
+export const ListedTask = TaskBody.extend({
+  instruction: z.string().optional().openapi({
+    description: "Absent when drawn from the seed's data: open a session for it",
+  }),
+}).openapi("ListedTask");
+/** A task as listed. */
+export type ListedTask = z.infer<typeof ListedTask>;
+
 /** Which tasks `GET /v1/tasks` lists. */
 export const TaskQuery = z.object({
   site: z.string().max(100).optional(),
   template: z.string().max(100).optional(),
   split: z.enum(["train", "test"]).optional().openapi({ description: 'Default "train"' }),
   offset: z.coerce.number().int().min(0).max(2 ** 40).optional(),
-  // Listing a task draws it from its seed's data, and each new seed is
-  // seeded once per site (about 0.3 s on a quiet core): 100 keeps a page
-  // within seconds; more is paged with `next_offset`.
+  // Listing describes tasks from their templates, seeding nothing; 100 keeps
+  // a page small; more is paged with `next_offset`.
   limit: z.coerce.number().int().min(1).max(100).optional().openapi({
     description: "Default 50, at most 100; page on with next_offset",
   }),
@@ -198,7 +210,7 @@ export type TaskQuery = z.infer<typeof TaskQuery>;
 
 /** A page of tasks. */
 export const TaskPage = z.object({
-  tasks: z.array(TaskBody),
+  tasks: z.array(ListedTask),
   next_offset: z.number().nullable().openapi({ description: "null on the last page" }),
 }).openapi("TaskPage");
 /** A page of tasks. */
@@ -293,7 +305,7 @@ export type StepResponse = z.infer<typeof StepResponse>;
  * change between episodes. Unknown keys are refused.
  */
 export const ResetRequest = z.object({
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  seed: z.number().int().min(0).max(MAX_SEED).optional(),
   task: TaskId.optional(),
   max_steps: z.number().int().min(1).max(10_000).optional(),
   observation: ObservationMode.optional(),

@@ -15,6 +15,7 @@ import { createApp } from "./app.ts";
 import { HttpError } from "./http_error.ts";
 import {
   APPS,
+  KitWorkers,
   MAX_PROPOSALS,
   proposalStore,
   SHARED_RUNTIME_APPS,
@@ -268,7 +269,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     );
   }
   const metrics = new Metrics();
-  const catalog = options.catalog ?? catalogOf(backend);
+  // Seeding, task generation and judging run here, off the event loop; a
+  // worker starts when first needed, so a server that never seeds starts none.
+  const workers = new KitWorkers();
+  const catalog = options.catalog ?? catalogOf(backend, workers);
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
   const sandboxes = new Map<string, Promise<Sandbox>>();
@@ -303,7 +307,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     if (!sandbox) {
       const clients: IncusClient[] = [];
       if (target !== undefined) targetClients.set(key, clients);
-      const opening = openSandbox(backend, site, gateway, options, target, clients);
+      const opening = openSandbox(backend, site, gateway, options, target, clients, workers);
       // Its clients were made before its first wait.
       incusClients.push(...clients);
       sandboxes.set(key, opening);
@@ -449,6 +453,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     closing ??= (async () => {
       await sessions.closeAll();
       seeds.close();
+      workers.close();
       await server.shutdown().catch((error) => logFailure("stop the listener", error));
       for (const sandbox of sandboxes.values()) {
         await sandbox.then((s) => s.close()).catch((error) => logFailure("close a sandbox", error));
@@ -561,14 +566,17 @@ function quoted(names: readonly string[]): string {
  * and in containers, the real applications (which run only in their images)
  * in containers, and on shared only the applications with a shared runtime.
  */
-function catalogOf(backend: Backend): Catalog {
+function catalogOf(backend: Backend, workers: KitWorkers): Catalog {
   if (backend === "shared") {
-    return defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), { demo: false });
+    return defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), {
+      demo: false,
+      workers,
+    });
   }
   return defaultCatalog([
     ...Object.values(SITES),
     ...(backend === "fixture" ? [] : Object.values(APPS)),
-  ]);
+  ], { workers });
 }
 
 async function openSandbox(
@@ -578,6 +586,7 @@ async function openSandbox(
   options: ServerOptions,
   target: string | undefined,
   clients: IncusClient[],
+  workers: KitWorkers,
 ): Promise<Sandbox> {
   const app = Object.hasOwn(APPS, site.name);
   const tuning = {
@@ -586,7 +595,13 @@ async function openSandbox(
   };
   switch (backend) {
     case "fixture":
-      return new FixtureSandbox(site, { gateway });
+      return new FixtureSandbox(site, {
+        gateway,
+        // A shipped site is seeded in a worker; the demo's few rows here.
+        ...(KitWorkers.serves(site)
+          ? { seeder: (seed: number, path: string) => workers.seedFile(site.name, seed, path) }
+          : {}),
+      });
     case "incus": {
       // A placement target is the client's: new instances go to that member.
       const client = new IncusClient({

@@ -24,6 +24,7 @@ import type { Instance } from "../../sandboxes/mod.ts";
 import { HttpError } from "./http_error.ts";
 import type {
   GroupCreated,
+  ListedTask,
   ObservationBody,
   ObservationMode,
   ResetRequest,
@@ -31,7 +32,6 @@ import type {
   SessionSpec,
   SessionState,
   StepResponse,
-  TaskBody,
 } from "./protocol.ts";
 import { createdBody, observationBody, shoot, stateOf } from "./_bodies.ts";
 import { build, respec } from "./_build.ts";
@@ -289,7 +289,7 @@ export class SessionManager implements AsyncDisposable {
    * @param limit how many
    * @returns the tasks
    */
-  catalogTasks(limit = 50): TaskBody[] {
+  catalogTasks(limit = 50): ListedTask[] {
     return this.#options.catalog.list({ limit }).tasks;
   }
 

@@ -96,7 +96,7 @@ Deno.test("startServer() runs a task episode to the verifier's reward when the a
   assertEquals(first!.final_reward, 1);
   assertEquals(first!.finished, true);
   assertEquals(first!.messages[0]!.role, "user");
-  assertStringIncludes(first!.messages[0]!.content, task.instruction);
+  assertStringIncludes(first!.messages[0]!.content, task.instruction!);
   const lines = (await Deno.readTextFile(`${runDir}/${created.id}.jsonl`)).trim().split("\n")
     .map((l) => JSON.parse(l));
   assert(lines.every((l) => l.v === 1 && l.session === created.id));
