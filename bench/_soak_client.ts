@@ -77,6 +77,10 @@ export class Ledger {
   readonly violations: RewardViolation[] = [];
   /** Sessions whose trajectories are checked, with who opened them. */
   readonly sessions = new Map<string, { actor: string; ws: boolean }>();
+  /** When each session's current episode started (its create's or reset's answer), epoch ms. */
+  readonly episodeStart = new Map<string, number>();
+  /** When the browser was killed, epoch ms: every live episode ended there. */
+  readonly browserKills: number[] = [];
   /** Hostile sessions that earned a reward above 0. */
   readonly hostileRewards: { session: string; kind: string }[] = [];
 
@@ -135,13 +139,14 @@ export class Ledger {
   opened(session: string, actor: string, ws = false): void {
     if (!this.sessions.has(session)) this.sessions.set(session, { actor, ws });
     this.tainted.delete(session);
+    this.episodeStart.set(session, Date.now());
   }
 
   /**
    * Notes a step result a client got: for the trajectory check and the
    * rules on rewards (none with a failure of ours, none after one until a reset).
    */
-  stepSeen(session: string, actor: string, body: StepBody): void {
+  stepSeen(session: string, actor: string, body: StepBody, sentAt?: number): void {
     const list = this.seen.get(session) ?? [];
     list.push({
       step: body.info.step,
@@ -161,6 +166,15 @@ export class Ledger {
         actor,
         why: `reward ${body.reward} after a failure of ours, before any reset`,
       });
+    }
+    // A browser killed after the episode started and before this step was
+    // sent: the episode's browser state is gone, so no step of it may earn.
+    const began = this.episodeStart.get(session);
+    if (
+      !ours && (body.reward ?? 0) > 0 && sentAt !== undefined && began !== undefined &&
+      this.browserKills.some((t) => t > began && t < sentAt)
+    ) {
+      this.violations.push({ session, actor, why: `reward ${body.reward} after a browser kill` });
     }
     if (ours) this.tainted.add(session);
     if (actor.startsWith("hostile") && (body.reward ?? 0) > 0) {
@@ -190,7 +204,7 @@ export class Ledger {
     });
     if (status === 200 && isStep(body)) {
       record.stepStatus = body.status;
-      this.stepSeen(session, actor, body);
+      this.stepSeen(session, actor, body, record.start);
       return body;
     }
     return undefined;

@@ -206,6 +206,7 @@ const faultLoop = (async () => {
       (n) => Math.floor(pickFault() * n),
     );
     faults.push(fault);
+    if (fault.kind === "kill-browser" && fault.done) ledger.browserKills.push(fault.at);
     log(`fault ${fault.kind} ${fault.target}: ${fault.done ? "done" : "not done"}`);
   }
 })();
