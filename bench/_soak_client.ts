@@ -192,10 +192,11 @@ export class Ledger {
     session: string,
     action: unknown,
     raw?: string,
+    kind = "step",
   ): Promise<StepBody | undefined> {
     const { status, body, record } = await this.call({
       actor,
-      kind: "step",
+      kind,
       method: "POST",
       path: `/v1/sessions/${encodeURIComponent(session)}/step`,
       body: raw ?? JSON.stringify({ action }),

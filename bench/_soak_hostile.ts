@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { type Ledger, random } from "./_soak_client.ts";
+import { type Call, type Ledger, random } from "./_soak_client.ts";
 
 /** What the hostile actors share. */
 export interface HostileContext {
@@ -18,7 +18,7 @@ export interface HostileContext {
   /** Sessions hostile actors closed: stale ids to send steps to. */
   closed: string[];
   /** Half-open connections now held, and the cap. */
-  halfOpen: { held: number; max: number };
+  halfOpen: { held: Set<Deno.Conn>; max: number };
   /** Kinds run, with counts. */
   rounds: Map<string, number>;
   /** Whether the run is stopping: no new floods or long holds. */
@@ -110,13 +110,13 @@ const longAnswers: Round = async (ctx, next, actor) => {
   const task = pick(next, ["forum/bigger-forum/1", "shop/star-count/2", "admin/status-count/3"]);
   const session = await open(ctx, actor, { task });
   if (!session) return;
-  const answer = pick(next, [
-    () => "a".repeat(LONG),
-    () => "1 ".repeat(LONG / 2),
-    () => "a, ".repeat(LONG / 3),
-    () => Array.from({ length: LONG / 8 }, (_, i) => String(i)).join(" "),
+  const [shape, answer] = pick(next, [
+    () => ["letters", "a".repeat(LONG)],
+    () => ["ones", "1 ".repeat(LONG / 2)],
+    () => ["commas", "a, ".repeat(LONG / 3)],
+    () => ["numbers", Array.from({ length: LONG / 6 }, (_, i) => String(i)).join(" ")],
   ])();
-  await ctx.ledger.step(actor, session.id, { action: "stop", answer });
+  await ctx.ledger.step(actor, session.id, { action: "stop", answer }, undefined, `stop-${shape}`);
   await close(ctx, actor, session.id);
 };
 
@@ -135,7 +135,7 @@ const deepJson: Round = async (ctx, next, actor) => {
   if (where === 0) {
     await ctx.ledger.call({
       actor,
-      kind: "create-deep",
+      kind: `create-deep-${objects ? "objects" : "arrays"}-${depth}`,
       method: "POST",
       path: "/v1/sessions",
       body: `{"site":"demo","zzz":${deep(depth, objects)}}`,
@@ -150,11 +150,12 @@ const deepJson: Round = async (ctx, next, actor) => {
       session.id,
       undefined,
       `{"action":{"action":"click","id":1,"x":${deep(depth, objects)}}}`,
+      `step-deep-${objects ? "objects" : "arrays"}-${depth}`,
     );
   } else {
     await ctx.ledger.call({
       actor,
-      kind: "batch-deep",
+      kind: `batch-deep-${objects ? "objects" : "arrays"}-${depth}`,
       method: "POST",
       path: "/v1/batch/step",
       body: `{"steps":[{"session_id":"${session.id}","action":${deep(depth, objects)}}]}`,
@@ -274,8 +275,16 @@ const groups: Round = async (ctx, next, actor) => {
 const wsFlood: Round = async (ctx, next, actor) => {
   if (ctx.stopping()) return;
   const start = Date.now();
-  const record = { actor, kind: "ws-flood", step: false, start, end: start, outcome: "abandoned" };
-  ctx.ledger.calls.push(record as Parameters<Ledger["calls"]["push"]>[0]);
+  // Its steps are abandoned by the disconnect: not steps the server owes an answer.
+  const record: Call = {
+    actor,
+    kind: "ws-flood",
+    step: false,
+    start,
+    end: start,
+    outcome: "abandoned",
+  };
+  ctx.ledger.calls.push(record);
   const ws = new WebSocket(`ws://127.0.0.1:${ctx.port}/ws`);
   let session: string | undefined;
   let answers = 0;
@@ -323,32 +332,45 @@ const wsFlood: Round = async (ctx, next, actor) => {
   }
   ws.close();
   record.end = Date.now();
-  (record as Record<string, unknown>)["error"] = `session ${session} answers ${answers}`;
+  record.error = `session ${session}, ${answers} answers before the disconnect`;
 };
 
 const halfOpen: Round = async (ctx, next) => {
-  if (ctx.halfOpen.held >= ctx.halfOpen.max || ctx.stopping()) return;
-  ctx.halfOpen.held++;
+  if (ctx.halfOpen.held.size >= ctx.halfOpen.max || ctx.stopping()) return;
+  let conn: Deno.Conn;
   try {
-    const conn = await Deno.connect({ hostname: "127.0.0.1", port: ctx.port });
-    const partial = pick(next, [
-      "",
-      "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n",
-      "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{",
-      "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n",
-    ]);
-    if (partial) await conn.write(new TextEncoder().encode(partial)).catch(() => 0);
-    // Held open in the background, never finished, then dropped.
-    setTimeout(() => {
-      try {
-        conn.close();
-      } catch { /* closed by the server */ }
-      ctx.halfOpen.held--;
-    }, 10_000 + next() * 20_000);
+    conn = await Deno.connect({ hostname: "127.0.0.1", port: ctx.port });
   } catch {
-    ctx.halfOpen.held--;
+    return;
   }
+  ctx.halfOpen.held.add(conn);
+  const partial = pick(next, [
+    "",
+    "POST /v1/sessions HTTP/1.1\r\nHost: x\r\n",
+    "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{",
+    "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n",
+  ]);
+  if (partial) await conn.write(new TextEncoder().encode(partial)).catch(() => 0);
+  // Held open in the background, never finished, then dropped.
+  setTimeout(() => dropHalfOpen(ctx, conn), 10_000 + next() * 20_000);
 };
+
+/**
+ * Closes a half-open connection (all of them without `conn`).
+ *
+ * @param ctx what the actors share
+ * @param conn the connection
+ */
+export function dropHalfOpen(ctx: HostileContext, conn?: Deno.Conn): void {
+  for (const held of conn ? [conn] : [...ctx.halfOpen.held]) {
+    if (!ctx.halfOpen.held.delete(held)) continue;
+    try {
+      held.close();
+    } catch {
+      // Closed already.
+    }
+  }
+}
 
 /** The hostile rounds by name, with their weights. */
 export const ROUNDS: Record<string, { weight: number; run: Round }> = {

@@ -32,6 +32,7 @@ export interface SoakReport {
   stall: {
     longestMs: number;
     longestOnCpuMs: number;
+    longestSilenceMs: number;
     over100: number;
     over20: number;
     top: (Stall & { inFlight: string })[];
@@ -129,13 +130,16 @@ ${r.stall.benchOwnLateMs} ms (its solvers' latencies include that).
 Each stall is shown with the time the server's main thread was on a CPU
 during it (10 ms resolution): close to the stall, the server's own code
 held the loop; close to 0, the machine did not run the process. The
-longest stall with the main thread on CPU held it ${r.stall.longestOnCpuMs} ms.
+longest stall with the main thread on CPU held it ${r.stall.longestOnCpuMs} ms. The
+server's status lines (due every 500 ms) were late by up to ${r.stall.longestSilenceMs} ms,
+counting a loop that never came back up to the end of the run; the longest
+stall is the larger of the two.
 
 | stall | main thread on CPU | at | requests in flight |
 | --- | --- | --- | --- |
 ${
     r.stall.top.map((x) =>
-      `| ${ms(x.ms)} | ${x.cpuMs} ms | ${
+      `| ${ms(x.ms)} | ${x.cpuMs < 0 ? "? (never came back)" : `${x.cpuMs} ms`} | ${
         new Date(x.at).toISOString().slice(11, 23)
       } | ${x.inFlight} |`
     ).join("\n")

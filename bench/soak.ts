@@ -31,7 +31,7 @@
  */
 import { parseArgs } from "node:util";
 import { Ledger, percentile, random } from "./_soak_client.ts";
-import { hostileActor, type HostileContext } from "./_soak_hostile.ts";
+import { dropHalfOpen, hostileActor, type HostileContext } from "./_soak_hostile.ts";
 import { type Latency, type SolverEpisode, solverLoop } from "./_soak_solver.ts";
 import { type Fault, inject, run, type Sample, sample } from "./_soak_system.ts";
 import type { ServerStatus, Stall } from "./_soak_server.ts";
@@ -186,7 +186,7 @@ const ctx: HostileContext = {
   ledger,
   port,
   closed: [],
-  halfOpen: { held: 0, max: 32 },
+  halfOpen: { held: new Set(), max: 32 },
   rounds: new Map(),
   stopping: () => stopping || Date.now() >= until,
 };
@@ -232,6 +232,7 @@ await Promise.all([
   faultLoop,
 ]);
 stopping = true;
+dropHalfOpen(ctx);
 const loadEnd = Date.now();
 clearInterval(sampler);
 clearInterval(progress);
@@ -277,6 +278,7 @@ const shutdown = await Promise.race([
   closed.promise.then(() => "closed" as const),
   new Promise<"hung">((r) => setTimeout(() => r("hung"), 90_000)),
 ]);
+const killedAt = Date.now();
 if (shutdown === "hung") server.kill("SIGKILL");
 const exit = await server.status;
 await stderrDone;
@@ -285,7 +287,18 @@ machine.loadAfter = await loadAt();
 // What the observations say.
 const window = statuses.filter((s) => s.t >= loadStart && s.t <= stallsEnd + 500);
 const stalls: Stall[] = window.flatMap((s) => s.stalls).sort((a, b) => b.ms - a.ms);
-const longestStall = Math.max(0, ...window.map((s) => s.maxLateMs));
+// A loop that never comes back never reports its stall: the gaps between
+// the server's status lines (due every 500 ms) count too, the last one up to
+// the end of the run when the server stopped answering for good.
+const silent = [...window.slice(1).map((s, i) => s.t - window[i]!.t - 500)];
+const lastStatus = statuses.findLast((s) => s.type !== "closed")?.t ?? loadStart;
+if (shutdown === "hung") silent.push(killedAt - lastStatus - 500);
+const longestSilence = Math.max(0, ...silent);
+if (shutdown === "hung") {
+  // Its CPU share is unknown (-1): no status line came after it.
+  stalls.unshift({ at: killedAt, ms: killedAt - lastStatus - 500, cpuMs: -1 });
+}
+const longestStall = Math.max(longestSilence, ...window.map((s) => s.maxLateMs));
 // The longest stall during which the server's main thread itself ran (its code held the loop).
 const longestOnCpu = Math.max(0, ...stalls.map((s) => s.cpuMs));
 const trajectories = await checkTrajectories(runDir, ledger);
@@ -323,7 +336,7 @@ const targetRows: Target[] = [
     name: "longest event-loop stall",
     goal: "≤ 100 ms",
     value: `${fixed(longestStall)} ms (server's own monitor, main thread on CPU ${
-      stalls[0]?.cpuMs ?? 0
+      (stalls[0]?.cpuMs ?? 0) < 0 ? "?" : stalls[0]?.cpuMs ?? 0
     } ms of it; longest on-CPU ${longestOnCpu} ms; /health from outside ${fixed(probed.maxMs)} ms)`,
     pass: window.length > 0 && longestStall <= 100,
   },
@@ -352,6 +365,7 @@ const report: SoakReport = {
   stall: {
     longestMs: longestStall,
     longestOnCpuMs: longestOnCpu,
+    longestSilenceMs: longestSilence,
     over100: stalls.filter((s) => s.ms > 100).length,
     over20: stalls.length,
     top: stalls.slice(0, 10).map((s) => ({ ...s, inFlight: inFlight(s, ledger.calls) })),
