@@ -55,6 +55,7 @@ export interface SoakReport {
     failures: string[];
   };
   lost: string[];
+  otherFailures: string[];
   rewardViolations: string[];
   hostileRewards: number;
   requests: Record<string, number>;
@@ -163,6 +164,9 @@ ${list(r.solvers.failures)}
 Lost step requests:
 ${list(r.lost)}
 
+Other requests answered with a 5xx or not at all (not steps; by actor/kind):
+${list(r.otherFailures)}
+
 Rewards on failures of ours:
 ${list(r.rewardViolations)}
 
@@ -200,11 +204,11 @@ ${row("run dir, MiB", (x) => x.runDirMiB)}
 ${row("tmp dir, MiB", (x) => x.tmpDirMiB)}
 ${row("load average (1 min)", (x) => x.load1)}
 
-| flatness check | start | early load | late load | end | |
-| --- | --- | --- | --- | --- | --- |
+| resource | rule | start | middle of the load | end of the load | end | |
+| --- | --- | --- | --- | --- | --- | --- |
 ${
     r.flatness.map((f) =>
-      `| ${f.resource} | ${f.start} | ${f.earlyLoad} | ${f.lateLoad} | ${f.end} | ${
+      `| ${f.resource} | ${f.rule} | ${f.start} | ${f.midLoad} | ${f.lateLoad} | ${f.end} | ${
         f.pass ? "PASS" : "**FAIL**"
       } |`
     ).join("\n")

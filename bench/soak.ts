@@ -343,8 +343,10 @@ const targetRows: Target[] = [
   {
     name: "resources flat",
     goal: "flat",
-    value: flat.filter((f) => !f.pass).map((f) => `${f.resource} ${f.start}→${f.end}`).join("; ") ||
-      "all flat",
+    value:
+      flat.filter((f) => !f.pass).map((f) =>
+        `${f.resource} ${f.start} → mid ${f.midLoad} → late ${f.lateLoad} → ${f.end} (${f.rule})`
+      ).join("; ") || "all flat",
     pass: flat.length > 0 && flat.every((f) => f.pass),
   },
 ];
@@ -392,6 +394,12 @@ const report: SoakReport = {
   lost: lost.slice(0, 20).map((c) =>
     `${c.actor} ${c.kind} ${c.session ?? ""}: ${c.outcome} ${c.http ?? ""} ${c.error ?? ""}`
   ),
+  otherFailures: Object.entries(countBy(
+    ledger.calls.filter((c) =>
+      !c.step && (c.outcome === "5xx" || c.outcome === "no-answer" || c.outcome === "dropped")
+    )
+      .map((c) => `${c.actor}/${c.kind} ${c.http ?? c.outcome}`),
+  )).map(([k, n]) => `${k}: ${n}`),
   rewardViolations: rewardViolations.slice(0, 20),
   hostileRewards: ledger.hostileRewards.length,
   requests: countBy(
