@@ -21,6 +21,8 @@ export interface HostileContext {
   halfOpen: { held: Set<Deno.Conn>; max: number };
   /** Kinds run, with counts. */
   rounds: Map<string, number>;
+  /** The recreated sites the actors open sessions on, beside the demo. */
+  sites: string[];
   /** Whether the run is stopping: no new floods or long holds. */
   stopping: () => boolean;
 }
@@ -29,6 +31,13 @@ type Round = (ctx: HostileContext, next: () => number, actor: string) => Promise
 
 const ELEMENT_ACTIONS = ["click", "dblclick", "hover", "check", "uncheck"] as const;
 const LONG = 100_000;
+/** Information tasks, whose verifier reads the answer. */
+const INFORMATION = [
+  "forum/bigger-forum/1",
+  "shop/star-count/2",
+  "admin/status-count/3",
+  "wiki/entry-views/4",
+];
 
 function pick<T>(next: () => number, items: readonly T[]): T {
   return items[Math.floor(next() * items.length)]!;
@@ -94,7 +103,7 @@ async function close(ctx: HostileContext, actor: string, id: string): Promise<vo
 }
 
 const randomActions: Round = async (ctx, next, actor) => {
-  const site = pick(next, ["demo", "forum", "shop", "wiki"]);
+  const site = pick(next, ["demo", ...ctx.sites]);
   const spec = site === "demo"
     ? { task: "demo/add-note/1" }
     : { site, seed: Math.floor(next() * 5) };
@@ -107,7 +116,8 @@ const randomActions: Round = async (ctx, next, actor) => {
 };
 
 const longAnswers: Round = async (ctx, next, actor) => {
-  const task = pick(next, ["forum/bigger-forum/1", "shop/star-count/2", "admin/status-count/3"]);
+  const tasks = INFORMATION.filter((t) => ctx.sites.includes(t.split("/")[0]!));
+  const task = tasks.length ? pick(next, tasks) : "demo/add-note/1";
   const session = await open(ctx, actor, { task });
   if (!session) return;
   const [shape, answer] = pick(next, [
@@ -193,7 +203,7 @@ const staleIds: Round = async (ctx, next, actor) => {
 
 const seedFanout: Round = async (ctx, next, actor) => {
   for (let i = 0; i < 3; i++) {
-    const site = pick(next, ["forum", "shop", "admin", "wiki"]);
+    const site = pick(next, ctx.sites);
     const session = await open(ctx, actor, { site, seed: Math.floor(next() * 2 ** 31) });
     if (session) await close(ctx, actor, session.id);
   }

@@ -20,6 +20,7 @@ export interface SoakReport {
     deno: string;
   };
   parameters: {
+    sites: string;
     minutes: number;
     solvers: number;
     hostiles: number;
@@ -100,7 +101,7 @@ export function markdown(r: SoakReport): string {
     `| ${name} | ${start ? f(start) : ""} | ${maxOf((x) => f(x) ?? 0)} | ${end ? f(end) : ""} |`;
   return `# Soak: the rollout server under a hostile mix
 
-\`deno task bench:soak --minutes ${p.minutes} --sessions ${p.solvers} --hostile ${p.hostiles} --backend ${p.backend}\`
+\`deno task bench:soak --minutes ${p.minutes} --sessions ${p.solvers} --hostile ${p.hostiles} --backend ${p.backend} --sites ${p.sites}\`
 on ${r.date}, commit \`${r.machine.commit}\`${r.machine.dirty ? " (with uncommitted changes)" : ""},
 Deno ${r.machine.deno}, ${r.machine.cores} cores; load average ${r.machine.loadBefore} before,
 ${r.machine.loadAfter} after (the machine is shared: read the stalls with the load). Up to

@@ -7,7 +7,7 @@
  * browser contexts, and the stalls seen since the last line. SIGTERM closes
  * the server as `deno task serve` does and prints a last line.
  *
- * Arguments: `--backend B --run-dir DIR --max-sessions N`.
+ * Arguments: `--backend B --run-dir DIR --max-sessions N [--incus-prefix P]`.
  *
  * @module
  */
@@ -53,6 +53,8 @@ export interface ServerStatus {
   browserPid: number | null;
   live: number;
   contexts: number;
+  /** The containers of the live sessions' instances (container backends). */
+  instances: string[];
   /** Stalls of 20 ms or more since the previous line. */
   stalls: Stall[];
   /** The longest lateness of any tick since the previous line, ms. */
@@ -76,6 +78,7 @@ const { values } = parseArgs({
     backend: { type: "string", default: "fixture" },
     "run-dir": { type: "string" },
     "max-sessions": { type: "string", default: "16" },
+    "incus-prefix": { type: "string" },
   },
 });
 
@@ -103,6 +106,7 @@ const server = await startServer({
   maxSessions: Number(values["max-sessions"]),
   browserHandlesSignals: false,
   ...(values["run-dir"] ? { runDir: values["run-dir"] } : {}),
+  ...(values["incus-prefix"] ? { incusPrefix: values["incus-prefix"] } : {}),
 });
 
 function status(type: ServerStatus["type"]): void {
@@ -114,6 +118,10 @@ function status(type: ServerStatus["type"]): void {
     browserPid: server.browser?.process?.pid ?? null,
     live: server.sessions.live,
     contexts: server.browser?.contexts.length ?? 0,
+    instances: server.sessions.list().flatMap((state) => {
+      const instance = server.sessions.instance(state.id) as { containerName?: string } | undefined;
+      return instance?.containerName ? [instance.containerName] : [];
+    }),
     stalls,
     maxLateMs: Math.round(maxLateMs * 10) / 10,
     ticks,

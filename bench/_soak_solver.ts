@@ -85,6 +85,7 @@ const TEMPLATES = Object.values(SITES).flatMap((site) =>
  * @param until when to stop starting episodes
  * @param latencies where step latencies go
  * @param episodes where episodes go
+ * @param sites the sites whose templates it solves
  */
 export async function solverLoop(
   ledger: Ledger,
@@ -92,10 +93,13 @@ export async function solverLoop(
   until: number,
   latencies: Latency[],
   episodes: SolverEpisode[],
+  sites: string[],
 ): Promise<void> {
   const next = random(seed);
+  const templates = TEMPLATES.filter(([site]) => sites.includes(site.name));
+  if (templates.length === 0) throw new RangeError(`No solvable site among ${sites.join(", ")}`);
   while (Date.now() < until) {
-    const [site, template] = TEMPLATES[Math.floor(next() * TEMPLATES.length)]!;
+    const [site, template] = templates[Math.floor(next() * templates.length)]!;
     const task = generateTask(site, template.id, Math.floor(next() * 10));
     const episode: SolverEpisode = { task: task.id, outcome: "error" };
     episodes.push(episode);

@@ -79,14 +79,16 @@ export async function run(cmd: string, args: string[]): Promise<string | undefin
   }
 }
 
-/** The backend's containers named with the server's prefix (`ws-`). */
-export async function containers(backend: string): Promise<string[]> {
-  const out = backend === "docker"
-    ? await run("docker", ["ps", "--format", "{{.Names}}", "--filter", "name=^ws-"])
-    : backend === "incus"
-    ? await run("incus", ["list", "--format", "csv", "-c", "n"])
-    : undefined;
-  return (out ?? "").split("\n").map((l) => l.trim()).filter((l) => l.startsWith("ws-"));
+/**
+ * The Incus instances whose name starts with the soak server's own prefix
+ * (other tests may run containers on the same daemon); null on the other
+ * backends (Docker's names carry no prefix of the server's).
+ */
+export async function containers(backend: string, prefix: string): Promise<number | null> {
+  if (backend !== "incus") return null;
+  const out = await run("incus", ["list", "--format", "csv", "-c", "n"]);
+  if (out === undefined) return null;
+  return out.split("\n").filter((l) => l.trim().startsWith(prefix)).length;
 }
 
 /** What the sampler needs to know now. */
@@ -96,6 +98,8 @@ export interface Targets {
   live: number;
   contexts: number;
   backend: string;
+  /** The Incus instances' name prefix of the soak's server. */
+  prefix: string;
   runDir: string;
   tmpDir: string;
 }
@@ -130,7 +134,7 @@ export async function sample(phase: Sample["phase"], targets: Targets): Promise<
     browserProcesses,
     live: targets.live,
     contexts: targets.contexts,
-    containers: targets.backend === "fixture" ? null : (await containers(targets.backend)).length,
+    containers: await containers(targets.backend, targets.prefix),
     runDirMiB: mib(await dirBytes(targets.runDir)),
     tmpDirMiB: mib(await dirBytes(targets.tmpDir)),
     load1: Number(load.split(" ")[0]),
@@ -152,6 +156,7 @@ export interface Fault {
  * @param kind which fault
  * @param browserPid the server's browser now
  * @param backend the sandbox backend
+ * @param instances the containers of the server's live sessions
  * @param pickIndex picks an index below n
  * @returns what was done
  */
@@ -159,6 +164,7 @@ export async function inject(
   kind: Fault["kind"],
   browserPid: number | null,
   backend: string,
+  instances: string[],
   pickIndex: (n: number) => number,
 ): Promise<Fault> {
   const fault: Fault = { at: Date.now(), kind, target: "", done: false };
@@ -193,7 +199,7 @@ export async function inject(
     fault.target = pid ? `renderer pid ${pid} of ${renderers.length}` : "no renderer";
     fault.done = pid !== undefined && kill(pid);
   } else if (kind === "kill-container" || kind === "kill-database") {
-    const names = await containers(backend);
+    const names = instances;
     const name = names[pickIndex(names.length)];
     fault.target = name ?? "no container";
     if (name && kind === "kill-container") {

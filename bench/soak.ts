@@ -23,7 +23,8 @@
  * Flags: `--minutes N` (30), `--sessions N` solvers (4), `--hostile N`
  * actors (4), `--backend fixture|incus|docker` (fixture; container kills
  * only there), `--max-sessions N` (24), `--fault-every S` (a sixth of the
- * run, 15-300 s; 0 for none), `--seed N`, `--out PATH` (bench/results/soak.md,
+ * run, 15-300 s; 0 for none), `--seed N`, `--sites a,b` (the recreated sites
+ * used beside the demo, default forum,shop,admin,wiki; on a container backend, those with images), `--out PATH` (bench/results/soak.md,
  * and `.json` beside it), `--keep` (keep the run directory). Exits 1 when a
  * target fails.
  *
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     "max-sessions": { type: "string", default: "24" },
     "fault-every": { type: "string" },
     seed: { type: "string", default: "1" },
+    sites: { type: "string", default: "forum,shop,admin,wiki" },
     out: { type: "string", default: "bench/results/soak.md" },
     keep: { type: "boolean", default: false },
   },
@@ -58,10 +60,11 @@ const solvers = Number(values.sessions);
 const hostiles = Number(values.hostile);
 const backend = values.backend;
 const seed = Number(values.seed);
+const sites = values.sites.split(",").filter((s) => s !== "");
 if (!(minutes > 0) || !Number.isInteger(solvers) || !Number.isInteger(hostiles)) {
   console.error(
     "Usage: deno task bench:soak [--minutes N] [--sessions N] [--hostile N] " +
-      "[--backend fixture|incus|docker] [--max-sessions N] [--fault-every S] [--seed N] " +
+      "[--backend fixture|incus|docker] [--max-sessions N] [--fault-every S] [--seed N] [--sites a,b] " +
       "[--out PATH] [--keep]",
   );
   Deno.exit(2);
@@ -77,6 +80,8 @@ const faultEveryMs = values["fault-every"] !== undefined
 const log = (message: string) => console.error(`[soak ${new Date().toISOString()}] ${message}`);
 
 const work = await Deno.makeTempDir({ prefix: "webserv-soak-" });
+// The soak's own Incus instances, apart from any other test's on the daemon.
+const prefix = `wssoak${Deno.pid}-`;
 const runDir = `${work}/run`;
 const tmpDir = `${work}/tmp`;
 await Deno.mkdir(tmpDir, { recursive: true });
@@ -100,6 +105,7 @@ const server = new Deno.Command(Deno.execPath(), {
     `--backend=${backend}`,
     `--run-dir=${runDir}`,
     `--max-sessions=${values["max-sessions"]}`,
+    `--incus-prefix=${prefix}`,
   ],
   env: { TMPDIR: tmpDir },
   stdout: "piped",
@@ -159,6 +165,7 @@ const targets = () => ({
   live: status?.live ?? 0,
   contexts: status?.contexts ?? 0,
   backend,
+  prefix,
   runDir,
   tmpDir,
 });
@@ -188,6 +195,7 @@ const ctx: HostileContext = {
   closed: [],
   halfOpen: { held: new Set(), max: 32 },
   rounds: new Map(),
+  sites,
   stopping: () => stopping || Date.now() >= until,
 };
 const faults: Fault[] = [];
@@ -203,6 +211,7 @@ const faultLoop = (async () => {
       kinds[i % kinds.length]!,
       status?.browserPid ?? null,
       backend,
+      status?.instances ?? [],
       (n) => Math.floor(pickFault() * n),
     );
     faults.push(fault);
@@ -226,7 +235,7 @@ log(
 await Promise.all([
   ...Array.from(
     { length: solvers },
-    (_, i) => solverLoop(ledger, seed * 1000 + i, until, latencies, episodes),
+    (_, i) => solverLoop(ledger, seed * 1000 + i, until, latencies, episodes, sites),
   ),
   ...Array.from({ length: hostiles }, (_, i) => hostileActor(ctx, seed * 2000 + i, until)),
   faultLoop,
@@ -355,6 +364,7 @@ const report: SoakReport = {
   date: new Date(loadStart).toISOString(),
   machine,
   parameters: {
+    sites: sites.join(","),
     minutes,
     solvers,
     hostiles,
