@@ -68,6 +68,7 @@ export interface SoakReport {
   server: {
     drainMs: number;
     leftOpen: number;
+    leftContainers: string[];
     healthAtEnd: string;
     shutdown: "closed" | "hung";
     shutdownMs: number;
@@ -217,7 +218,7 @@ ${
 
 Server: ${r.server.browsers} browser process(es) over the run, drained in ${r.server.drainMs} ms after the load
 (${r.server.leftOpen} sessions still open after it, closed by the soak),
-\`/health\` after the drain: \`${r.server.healthAtEnd}\`; shutdown ${r.server.shutdown} in ${r.server.shutdownMs} ms (exit ${r.server.exitCode}), ${r.server.rejections} unhandled rejections.
+\`/health\` after the drain: \`${r.server.healthAtEnd}\`; session containers left on Incus after the shutdown: ${r.server.leftContainers.length} (deleted by the soak, with its seeded bases); shutdown ${r.server.shutdown} in ${r.server.shutdownMs} ms (exit ${r.server.exitCode}), ${r.server.rejections} unhandled rejections.
 
 ## Requests
 

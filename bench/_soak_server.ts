@@ -7,7 +7,7 @@
  * browser contexts, and the stalls seen since the last line. SIGTERM closes
  * the server as `deno task serve` does and prints a last line.
  *
- * Arguments: `--backend B --run-dir DIR --max-sessions N [--incus-prefix P]`.
+ * Arguments: `--backend B --run-dir DIR --max-sessions N [--incus-prefix P] [--incus-pool P]`.
  *
  * @module
  */
@@ -79,6 +79,11 @@ const { values } = parseArgs({
     "run-dir": { type: "string" },
     "max-sessions": { type: "string", default: "16" },
     "incus-prefix": { type: "string" },
+    // The pool .ci/daemons.sh makes, as `deno task serve` uses it.
+    "incus-pool": {
+      type: "string",
+      default: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+    },
   },
 });
 
@@ -107,6 +112,7 @@ const server = await startServer({
   browserHandlesSignals: false,
   ...(values["run-dir"] ? { runDir: values["run-dir"] } : {}),
   ...(values["incus-prefix"] ? { incusPrefix: values["incus-prefix"] } : {}),
+  incusPool: values["incus-pool"],
 });
 
 function status(type: ServerStatus["type"]): void {
@@ -119,8 +125,12 @@ function status(type: ServerStatus["type"]): void {
     live: server.sessions.live,
     contexts: server.browser?.contexts.length ?? 0,
     instances: server.sessions.list().flatMap((state) => {
-      const instance = server.sessions.instance(state.id) as { containerName?: string } | undefined;
-      return instance?.containerName ? [instance.containerName] : [];
+      try {
+        const instance = server.sessions.instance(state.id) as { containerName?: string };
+        return instance?.containerName ? [instance.containerName] : [];
+      } catch {
+        return []; // Closed meanwhile.
+      }
     }),
     stalls,
     maxLateMs: Math.round(maxLateMs * 10) / 10,

@@ -22,7 +22,7 @@ export interface Sample {
   /** Sessions live, browser contexts open (the server's own count). */
   live: number;
   contexts: number;
-  /** Containers of the backend whose name has the server's prefix (container backends). */
+  /** The server's session containers, bases aside (Incus only). */
   containers: number | null;
   runDirMiB: number;
   tmpDirMiB: number;
@@ -81,14 +81,20 @@ export async function run(cmd: string, args: string[]): Promise<string | undefin
 
 /**
  * The Incus instances whose name starts with the soak server's own prefix
- * (other tests may run containers on the same daemon); null on the other
- * backends (Docker's names carry no prefix of the server's).
+ * (other tests may run containers on the same daemon), the seeded bases
+ * with them or not; undefined on the other backends (Docker's names carry
+ * no prefix of the server's).
  */
-export async function containers(backend: string, prefix: string): Promise<number | null> {
-  if (backend !== "incus") return null;
+export async function incusInstances(
+  backend: string,
+  prefix: string,
+  bases: boolean,
+): Promise<string[] | undefined> {
+  if (backend !== "incus") return undefined;
   const out = await run("incus", ["list", "--format", "csv", "-c", "n"]);
-  if (out === undefined) return null;
-  return out.split("\n").filter((l) => l.trim().startsWith(prefix)).length;
+  return out?.split("\n").map((l) => l.trim()).filter((name) =>
+    name.startsWith(prefix) && (bases || !name.startsWith(`${prefix}base-`))
+  );
 }
 
 /** What the sampler needs to know now. */
@@ -134,7 +140,7 @@ export async function sample(phase: Sample["phase"], targets: Targets): Promise<
     browserProcesses,
     live: targets.live,
     contexts: targets.contexts,
-    containers: await containers(targets.backend, targets.prefix),
+    containers: (await incusInstances(targets.backend, targets.prefix, false))?.length ?? null,
     runDirMiB: mib(await dirBytes(targets.runDir)),
     tmpDirMiB: mib(await dirBytes(targets.tmpDir)),
     load1: Number(load.split(" ")[0]),

@@ -34,7 +34,7 @@ import { parseArgs } from "node:util";
 import { Ledger, percentile, random } from "./_soak_client.ts";
 import { dropHalfOpen, hostileActor, type HostileContext } from "./_soak_hostile.ts";
 import { type Latency, type SolverEpisode, solverLoop } from "./_soak_solver.ts";
-import { type Fault, inject, run, type Sample, sample } from "./_soak_system.ts";
+import { type Fault, incusInstances, inject, run, type Sample, sample } from "./_soak_system.ts";
 import type { ServerStatus, Stall } from "./_soak_server.ts";
 import type { ProbeResult } from "./_soak_probe.ts";
 import { checkTrajectories, flatness, inFlight, type Target } from "./_soak_check.ts";
@@ -223,7 +223,7 @@ const sampler = setInterval(async () => samples.push(await sample("load", target
 const progress = setInterval(() => {
   const won = episodes.filter((e) => e.outcome === "won").length;
   log(
-    `${ledger.calls.length} requests, ${latencies.length} solver steps, ${won}/${episodes.length} won, live ${status?.live}`,
+    `${ledger.calls.length} requests, ${status?.instances.length} containers, ${latencies.length} solver steps, ${won}/${episodes.length} won, live ${status?.live}`,
   );
 }, 30_000);
 
@@ -290,6 +290,12 @@ const shutdown = await Promise.race([
 const killedAt = Date.now();
 if (shutdown === "hung") server.kill("SIGKILL");
 const exit = await server.status;
+// The soak's prefix is its own: what the server left on Incus goes now, its
+// sessions' containers counted (a leak), the seeded bases not (kept by design).
+const leftContainers = (await incusInstances(backend, prefix, false)) ?? [];
+for (const name of (await incusInstances(backend, prefix, true)) ?? []) {
+  await run("incus", ["delete", "--force", name]);
+}
 await stderrDone;
 machine.loadAfter = await loadAt();
 
@@ -423,6 +429,7 @@ const report: SoakReport = {
   server: {
     drainMs,
     leftOpen: leftIds.length,
+    leftContainers,
     healthAtEnd: JSON.stringify(health.body ?? health.record.outcome),
     shutdown,
     shutdownMs: Date.now() - shutdownStart,
