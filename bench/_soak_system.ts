@@ -215,6 +215,7 @@ export async function inject(
       const exec = backend === "docker" ? ["exec", name] : ["exec", name, "--"];
       const script = "pkill -9 -x mariadbd || pkill -9 -x mysqld || pkill -9 -x postgres";
       fault.done = (await run(backend, [...exec, "sh", "-c", script])) !== undefined;
+      if (!fault.done) fault.target += " (no database process in it)";
     }
   }
   return fault;

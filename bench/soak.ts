@@ -207,8 +207,16 @@ const faultLoop = (async () => {
   if (faultEveryMs <= 0) return;
   for (let i = 0; Date.now() + faultEveryMs < until; i++) {
     await new Promise((r) => setTimeout(r, faultEveryMs));
+    const kind = kinds[i % kinds.length]!;
+    // A container fault waits a little for a session's container to exist.
+    for (let waited = 0; kind.endsWith("container") || kind.endsWith("database"); waited += 500) {
+      if ((status?.instances.length ?? 0) > 0 || waited >= Math.min(10_000, faultEveryMs / 2)) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
     const fault = await inject(
-      kinds[i % kinds.length]!,
+      kind,
       status?.browserPid ?? null,
       backend,
       status?.instances ?? [],
