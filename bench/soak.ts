@@ -263,6 +263,7 @@ const drainMs = Date.now() - loadEnd;
 // session, a create the client gave up on): closed here, and counted.
 const leftover = await ledger.call({
   actor: "soak",
+  timeoutMs: 30_000,
   kind: "list",
   method: "GET",
   path: "/v1/sessions",
@@ -273,6 +274,7 @@ const leftIds = ((leftover.body as { sessions?: { id: string }[] })?.sessions ??
 for (const id of leftIds) {
   await ledger.call({
     actor: "soak",
+    timeoutMs: 30_000,
     kind: "close-leftover",
     method: "DELETE",
     path: `/v1/sessions/${id}`,
@@ -280,7 +282,13 @@ for (const id of leftIds) {
 }
 await new Promise((r) => setTimeout(r, 2_000));
 samples.push(await sample("end", targets()));
-const health = await ledger.call({ actor: "soak", kind: "health", method: "GET", path: "/health" });
+const health = await ledger.call({
+  actor: "soak",
+  timeoutMs: 30_000,
+  kind: "health",
+  method: "GET",
+  path: "/health",
+});
 const probeDone = new Promise<ProbeResult>((resolve) => probe.onmessage = (e) => resolve(e.data));
 probe.postMessage("stop");
 const probed = await probeDone;
