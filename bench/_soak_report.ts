@@ -65,6 +65,10 @@ export interface SoakReport {
   trajectories: TrajectoryCheck;
   samples: Sample[];
   flatness: Flatness[];
+  /** The top-level entries of the server's temporary directory at the end, with MiB. */
+  tmpEntries: [string, number][];
+  /** The same after the server's shutdown. */
+  tmpAfterShutdown: [string, number][];
   server: {
     drainMs: number;
     leftOpen: number;
@@ -201,8 +205,9 @@ ${row("browser fds", (x) => x.browserFds)}
 ${row("browser processes", (x) => x.browserProcesses)}
 ${row("live sessions", (x) => x.live)}
 ${row("browser contexts", (x) => x.contexts)}
-${row("containers", (x) => x.containers)}
-${row("run dir, MiB", (x) => x.runDirMiB)}
+${p.backend === "incus" ? `${row("session containers", (x) => x.containers)}\n` : ""}${
+    row("run dir, MiB", (x) => x.runDirMiB)
+  }
 ${row("tmp dir, MiB", (x) => x.tmpDirMiB)}
 ${row("load average (1 min)", (x) => x.load1)}
 
@@ -218,7 +223,11 @@ ${
 
 Server: ${r.server.browsers} browser process(es) over the run, drained in ${r.server.drainMs} ms after the load
 (${r.server.leftOpen} sessions still open after it, closed by the soak),
-\`/health\` after the drain: \`${r.server.healthAtEnd}\`; session containers left on Incus after the shutdown: ${r.server.leftContainers.length} (deleted by the soak, with its seeded bases); shutdown ${r.server.shutdown} in ${r.server.shutdownMs} ms (exit ${r.server.exitCode}), ${r.server.rejections} unhandled rejections.
+\`/health\` after the drain: \`${r.server.healthAtEnd}\`; ${
+    p.backend === "incus"
+      ? `session containers left on Incus after the shutdown: ${r.server.leftContainers.length} (deleted by the soak, with its seeded bases); `
+      : ""
+  }shutdown ${r.server.shutdown} in ${r.server.shutdownMs} ms (exit ${r.server.exitCode}), ${r.server.rejections} unhandled rejections.
 
 ## Requests
 
@@ -227,5 +236,11 @@ Server: ${r.server.browsers} browser process(es) over the run, drained in ${r.se
 ${Object.entries(r.requests).sort().map(([k, n]) => `| ${k} | ${n} |`).join("\n")}
 
 Hostile rounds: ${JSON.stringify(r.rounds)}
+
+What the server's temporary directory (its \`TMPDIR\`) held at the idle end, MiB:
+${list(r.tmpEntries.map(([name, mib]) => `${name}: ${mib}`))}
+
+and after its shutdown:
+${list(r.tmpAfterShutdown.map(([name, mib]) => `${name}: ${mib}`))}
 `;
 }

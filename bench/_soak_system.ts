@@ -69,6 +69,24 @@ export async function dirBytes(dir: string): Promise<number> {
   return total;
 }
 
+/**
+ * The top-level entries of a directory with their sizes.
+ *
+ * @param dir the directory
+ * @returns `[name, MiB]` pairs
+ */
+export async function entrySizes(dir: string): Promise<[string, number][]> {
+  const out: [string, number][] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    const bytes = entry.isDirectory
+      ? await dirBytes(path)
+      : (await Deno.lstat(path).catch(() => ({ size: 0 }))).size;
+    out.push([entry.name, Math.round(bytes / 1024 / 102.4) / 10]);
+  }
+  return out;
+}
+
 /** Runs a command; its stdout, or undefined when it could not run or failed. */
 export async function run(cmd: string, args: string[]): Promise<string | undefined> {
   try {

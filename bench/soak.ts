@@ -1,13 +1,18 @@
 /**
  * `deno task bench:soak`: the rollout server under a hostile policy mix
- * beside well-behaved solvers, for a set time, with faults injected from
- * outside; then the targets, each computed from what was observed:
+ * (`_soak_hostile.ts`) beside scripted solvers (`_soak_solver.ts`), for a
+ * set time, with faults injected from outside (`_soak_system.ts`: the
+ * browser and a renderer killed; on Incus or Docker a session's container
+ * and its database process); then the targets, each computed from what was
+ * observed:
  *
- * - 0 step requests lost (no answer, a 5xx or a dropped connection where the
- *   server should have answered; WebSocket steps the soak itself abandons by
- *   disconnecting are not counted);
- * - 0 rewards on failures of ours (a reward with `env_error`/`timeout`/`expired`,
- *   or a reward after one before a reset), in the answers and in the JSONL;
+ * - 0 step requests lost (no answer in 120 s, a 5xx or a dropped connection
+ *   where the server should have answered; WebSocket steps the soak itself
+ *   abandons by disconnecting are not counted);
+ * - 0 rewards on failures of ours: a reward with `env_error`/`timeout`/
+ *   `expired`, a reward after one before a reset, or a reward on a step sent
+ *   after a browser kill in an episode that began before it; in the answers
+ *   and in the JSONL;
  * - trajectories 100% complete (every step result a client got is a line,
  *   start and end lines present);
  * - the server's longest event-loop stall ≤ 100 ms;
@@ -15,18 +20,22 @@
  *
  * The server runs as a subprocess (`_soak_server.ts`) with a drift monitor
  * inside its own process: a 5 ms timer whose lateness is the time the
- * server's loop was blocked (or not scheduled on a busy machine). Measured
- * from outside, a stall would also hold the benchmark's own work; the
- * outside view is reported beside it, from a worker that asks `/health`
- * every 10 ms. Each stall is listed with the requests in flight around it.
+ * server's loop could not run, with the main thread's CPU time over it (on
+ * CPU: our code held the loop; not: the machine did not schedule it). A
+ * loop that never comes back reports nothing, so the gaps between its status
+ * lines count too. Measured from outside alone, a stall would mix in the
+ * benchmark's own delays; that view is reported beside it, from a worker
+ * asking `/health` every 10 ms. Each stall is listed with the requests in
+ * flight around it.
  *
  * Flags: `--minutes N` (30), `--sessions N` solvers (4), `--hostile N`
- * actors (4), `--backend fixture|incus|docker` (fixture; container kills
+ * actors (4), `--backend fixture|incus|docker` (fixture; container faults
  * only there), `--max-sessions N` (24), `--fault-every S` (a sixth of the
- * run, 15-300 s; 0 for none), `--seed N`, `--sites a,b` (the recreated sites
- * used beside the demo, default forum,shop,admin,wiki; on a container backend, those with images), `--out PATH` (bench/results/soak.md,
- * and `.json` beside it), `--keep` (keep the run directory). Exits 1 when a
- * target fails.
+ * run, 15-300 s; 0 for none), `--seed N`, `--sites a,b` (the recreated
+ * sites used beside the demo, default forum,shop,admin,wiki; on a container
+ * backend, those with images), `--out PATH` (bench/results/soak.md, and
+ * `.json` beside it), `--keep` (keep the run directory and server log).
+ * Exits 1 when a target fails.
  *
  * @module
  */
@@ -34,8 +43,17 @@ import { parseArgs } from "node:util";
 import { Ledger, percentile, random } from "./_soak_client.ts";
 import { dropHalfOpen, hostileActor, type HostileContext } from "./_soak_hostile.ts";
 import { type Latency, type SolverEpisode, solverLoop } from "./_soak_solver.ts";
-import { type Fault, incusInstances, inject, run, type Sample, sample } from "./_soak_system.ts";
-import type { ServerStatus, Stall } from "./_soak_server.ts";
+import {
+  entrySizes,
+  type Fault,
+  incusInstances,
+  inject,
+  run,
+  type Sample,
+  sample,
+} from "./_soak_system.ts";
+import type { Stall } from "./_soak_server.ts";
+import { spawnServer } from "./_soak_spawn.ts";
 import type { ProbeResult } from "./_soak_probe.ts";
 import { checkTrajectories, flatness, inFlight, type Target } from "./_soak_check.ts";
 import { markdown, type SoakReport } from "./_soak_report.ts";
@@ -97,53 +115,19 @@ const machine = {
 };
 
 // The server, and what its status lines say.
-const server = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "--allow-all",
-    new URL("./_soak_server.ts", import.meta.url).pathname,
+const spawned = await spawnServer(
+  [
     `--backend=${backend}`,
     `--run-dir=${runDir}`,
     `--max-sessions=${values["max-sessions"]}`,
     `--incus-prefix=${prefix}`,
   ],
-  env: { TMPDIR: tmpDir },
-  stdout: "piped",
-  stderr: "piped",
-}).spawn();
-const serverLog = await Deno.open(`${work}/server.log`, { write: true, create: true });
-const stderrDone = server.stderr.pipeTo(serverLog.writable).catch(() => {});
-let status: ServerStatus | undefined;
-const statuses: ServerStatus[] = [];
-const listening = Promise.withResolvers<ServerStatus>();
-const closed = Promise.withResolvers<void>();
-const browserPids = new Set<number>();
-(async () => {
-  let buffer = "";
-  for await (const chunk of server.stdout.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let parsed: ServerStatus;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      status = parsed;
-      statuses.push(parsed);
-      if (parsed.browserPid) browserPids.add(parsed.browserPid);
-      if (parsed.type === "listening") listening.resolve(parsed);
-      if (parsed.type === "closed") closed.resolve();
-    }
-  }
-  listening.reject(new Error("The server ended before it listened"));
-  closed.resolve();
-})();
+  tmpDir,
+  `${work}/server.log`,
+);
+const { child: server, statuses, browserPids, closed, logDone: stderrDone } = spawned;
 const started = await Promise.race([
-  listening.promise,
+  spawned.listening,
   new Promise<never>((_, reject) =>
     setTimeout(() => reject(new Error("No server in 180 s")), 180_000)
   ),
@@ -161,9 +145,9 @@ log(`server ${url} (pid ${started.pid}, browser ${started.browserPid}); run dir 
 
 const targets = () => ({
   serverPid: started.pid,
-  browserPid: status?.browserPid ?? null,
-  live: status?.live ?? 0,
-  contexts: status?.contexts ?? 0,
+  browserPid: spawned.latest()?.browserPid ?? null,
+  live: spawned.latest()?.live ?? 0,
+  contexts: spawned.latest()?.contexts ?? 0,
   backend,
   prefix,
   runDir,
@@ -210,16 +194,19 @@ const faultLoop = (async () => {
     const kind = kinds[i % kinds.length]!;
     // A container fault waits a little for a session's container to exist.
     for (let waited = 0; kind.endsWith("container") || kind.endsWith("database"); waited += 500) {
-      if ((status?.instances.length ?? 0) > 0 || waited >= Math.min(10_000, faultEveryMs / 2)) {
+      if (
+        (spawned.latest()?.instances.length ?? 0) > 0 ||
+        waited >= Math.min(10_000, faultEveryMs / 2)
+      ) {
         break;
       }
       await new Promise((r) => setTimeout(r, 500));
     }
     const fault = await inject(
       kind,
-      status?.browserPid ?? null,
+      spawned.latest()?.browserPid ?? null,
       backend,
-      status?.instances ?? [],
+      spawned.latest()?.instances ?? [],
       (n) => Math.floor(pickFault() * n),
     );
     faults.push(fault);
@@ -231,7 +218,7 @@ const sampler = setInterval(async () => samples.push(await sample("load", target
 const progress = setInterval(() => {
   const won = episodes.filter((e) => e.outcome === "won").length;
   log(
-    `${ledger.calls.length} requests, ${status?.instances.length} containers, ${latencies.length} solver steps, ${won}/${episodes.length} won, live ${status?.live}`,
+    `${ledger.calls.length} requests, ${spawned.latest()?.instances.length} containers, ${latencies.length} solver steps, ${won}/${episodes.length} won, live ${spawned.latest()?.live}`,
   );
 }, 30_000);
 
@@ -255,7 +242,7 @@ clearInterval(sampler);
 clearInterval(progress);
 log("load over; waiting for the server to have no live session");
 const drainDeadline = Date.now() + 120_000;
-while ((status?.live ?? 0) > 0 && Date.now() < drainDeadline) {
+while ((spawned.latest()?.live ?? 0) > 0 && Date.now() < drainDeadline) {
   await new Promise((r) => setTimeout(r, 500));
 }
 const drainMs = Date.now() - loadEnd;
@@ -282,6 +269,7 @@ for (const id of leftIds) {
 }
 await new Promise((r) => setTimeout(r, 2_000));
 samples.push(await sample("end", targets()));
+const tmpAtEnd = await entrySizes(tmpDir).catch(() => []);
 const health = await ledger.call({
   actor: "soak",
   timeoutMs: 30_000,
@@ -300,7 +288,7 @@ log("stopping the server (SIGTERM)");
 server.kill("SIGTERM");
 const shutdownStart = Date.now();
 const shutdown = await Promise.race([
-  closed.promise.then(() => "closed" as const),
+  closed.then(() => "closed" as const),
   new Promise<"hung">((r) => setTimeout(() => r("hung"), 90_000)),
 ]);
 const killedAt = Date.now();
@@ -442,6 +430,8 @@ const report: SoakReport = {
   trajectories,
   samples,
   flatness: flat,
+  tmpEntries: tmpAtEnd,
+  tmpAfterShutdown: await entrySizes(tmpDir).catch(() => []),
   server: {
     drainMs,
     leftOpen: leftIds.length,
@@ -451,7 +441,7 @@ const report: SoakReport = {
     shutdownMs: Date.now() - shutdownStart,
     exitCode: exit.code,
     browsers: browserPids.size,
-    rejections: status?.rejections ?? 0,
+    rejections: spawned.latest()?.rejections ?? 0,
     logTail: (await Deno.readTextFile(`${work}/server.log`)).slice(-2000),
   },
 };
