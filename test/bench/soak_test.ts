@@ -1,0 +1,54 @@
+// The soak's CI version: `bench/soak.ts` for 3 minutes (WEBSERV_SOAK_MINUTES
+// to change it) on the fixture backend, hostile actors beside scripted
+// solvers and a browser and a renderer killed from outside; every target of
+// the issue must hold: no step request lost, no reward on a failure of ours,
+// every trajectory complete, the server's event loop never stalled over
+// 100 ms, resources flat. Each failure names the target and what was seen;
+// the full report is kept under the test's temporary directory when it fails.
+import { assert, assertEquals } from "@std/assert";
+import type { SoakReport } from "../../bench/_soak_report.ts";
+
+const MINUTES = Deno.env.get("WEBSERV_SOAK_MINUTES") ?? "3";
+
+Deno.test({
+  name: `bench:soak for ${MINUTES} minutes meets every target`,
+  // The soak's server and browser are a subprocess, ended before it returns.
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "webserv-soak-test-" });
+    const out = `${dir}/soak.md`;
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        new URL("../../bench/soak.ts", import.meta.url).pathname,
+        `--minutes=${MINUTES}`,
+        "--sessions=3",
+        "--hostile=3",
+        `--out=${out}`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(run.stdout);
+    const stderr = new TextDecoder().decode(run.stderr);
+    let report: SoakReport;
+    try {
+      report = JSON.parse(await Deno.readTextFile(`${dir}/soak.json`));
+    } catch {
+      throw new Error(
+        `The soak wrote no report (exit ${run.code}):\n${stdout}\n${stderr.slice(-4000)}`,
+      );
+    }
+    const failed = report.targets.filter((t) => !t.pass);
+    assertEquals(
+      failed.map((t) => `${t.name}: ${t.value} (target ${t.goal})`),
+      [],
+      `${stdout}\nreport: ${out}`,
+    );
+    assert(report.solvers.won > 0, `no solver won: ${JSON.stringify(report.solvers)}`);
+    assertEquals(run.code, 0, stdout);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
