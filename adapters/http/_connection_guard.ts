@@ -49,8 +49,20 @@ interface Guarded {
    */
   phase: "head" | "request" | "response" | "tunnel";
   headSince: number | undefined;
+  /**
+   * Set once the server is done with the connection (it answered and
+   * closed, say a 413 before the body was read): the client's bytes are read
+   * and dropped until then, so that closing does not reset the connection
+   * under a client still sending and lose the answer it is owed.
+   */
+  lingerUntil?: number;
+  /** Client bytes read and dropped while lingering. */
+  dropped: number;
   closed: boolean;
 }
+
+/** How long, and for how many bytes, a client still sending is read after the server closed. */
+const LINGER = { ms: 2_000, bytes: 8 << 20 };
 
 const STATUS_PREFIX = "HTTP/1.1 1";
 
@@ -129,6 +141,7 @@ export class ConnectionGuard {
         lastByte: now,
         phase: "head",
         headSince: now,
+        dropped: 0,
         closed: false,
       };
       this.#open.add(guarded);
@@ -163,6 +176,11 @@ export class ConnectionGuard {
         if (n === null) break;
         guarded.lastByte = performance.now();
         const chunk = buffer.subarray(0, n);
+        if (fromClient && guarded.lingerUntil !== undefined) {
+          guarded.dropped += n;
+          if (guarded.dropped > LINGER.bytes) return this.#end(guarded);
+          continue;
+        }
         if (fromClient) {
           if (guarded.phase === "response") {
             guarded.phase = "head";
@@ -191,11 +209,26 @@ export class ConnectionGuard {
           if (status.startsWith(`${STATUS_PREFIX}01`)) guarded.phase = "tunnel";
           else if (!status.startsWith(`${STATUS_PREFIX}00`)) guarded.phase = "response";
         }
-        for (let written = 0; written < n;) written += await to.write(chunk.subarray(written));
+        try {
+          for (let written = 0; written < n;) written += await to.write(chunk.subarray(written));
+        } catch (error) {
+          // The server stopped reading (an early answer): drop the rest until its answer is out.
+          if (!fromClient) throw error;
+          guarded.lingerUntil ??= performance.now() + LINGER.ms;
+        }
+      }
+      if (!fromClient) {
+        // The answer is out: half-close, and read what the client still sends for a while.
+        await to.closeWrite().catch(() => {});
+        guarded.lingerUntil = Math.min(
+          guarded.lingerUntil ?? Infinity,
+          performance.now() + LINGER.ms,
+        );
+        return;
       }
       // The client is done sending and waits for the answer: pass the half-close on.
-      if (fromClient) await to.closeWrite().catch(() => {});
-      else this.#end(guarded);
+      if (guarded.lingerUntil !== undefined) return this.#end(guarded);
+      await to.closeWrite().catch(() => {});
     } catch {
       // A side closed (by us, or reset): the relay ends.
       this.#end(guarded);
@@ -206,6 +239,10 @@ export class ConnectionGuard {
     const now = performance.now();
     const { headerTimeoutMs, idleTimeoutMs } = this.#options;
     for (const guarded of this.#open) {
+      if (guarded.lingerUntil !== undefined && now > guarded.lingerUntil) {
+        this.#end(guarded);
+        continue;
+      }
       const late = guarded.headSince !== undefined && now - guarded.headSince > headerTimeoutMs;
       if (late || now - guarded.lastByte > idleTimeoutMs) {
         this.#cut++;

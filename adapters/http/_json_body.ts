@@ -80,6 +80,7 @@ async function readBounded(request: Request, maxBytes: number): Promise<Uint8Arr
       "too-large",
       `The request body is larger than ${maxBytes} bytes: send less (an action, a spec or ` +
         "a batch of at most 256 steps fits)",
+      UNREAD,
     );
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw tooLarge();
@@ -112,8 +113,17 @@ function notJson(type: string): HttpError {
     `The body must be JSON sent as "content-type: application/json" (got ${
       type === "" ? "no content-type" : `"${type.slice(0, 100)}"`
     })`,
+    UNREAD,
   );
 }
+
+/**
+ * The header of an answer given before the body was read: the connection
+ * cannot carry another request (the rest of the body is still in it), so the
+ * client is told not to reuse it rather than find it closed under its next
+ * request.
+ */
+const UNREAD: Record<string, string> = { connection: "close" };
 
 /**
  * The middleware: checks every request that carries a body.

@@ -118,6 +118,19 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   // Who may ask comes first: a foreign Host or Origin is refused before the token is read.
+  // An answer given before the request's body was read (a refused host, a
+  // missing token, a 404) leaves that body in the connection: the client is
+  // told not to reuse it, instead of finding it closed under its next request.
+  app.use("*", async (c, next) => {
+    const request = c.req.raw;
+    // Read before the route runs: an upgraded request (a WebSocket) has no body to ask after.
+    if (request.body === null) return await next();
+    try {
+      await next();
+    } finally {
+      if (!request.bodyUsed) c.header("connection", "close");
+    }
+  });
   app.use("*", hostGuard(options.hosts ?? { loopback: false, port: () => undefined }));
   app.use("*", async (c, next) => {
     const token = options.token;

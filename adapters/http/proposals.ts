@@ -80,6 +80,8 @@ async function boundedText(request: Request, max: number): Promise<string> {
       413,
       "proposal-too-large",
       `A proposal is at most ${max} bytes of JSON`,
+      // The rest of the body is left in the connection: it carries no other request.
+      { connection: "close" },
     );
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > max) {

@@ -211,10 +211,10 @@ Deno.test("a connection that sends nothing, or its request head slowly, or nothi
   const encode = (text: string) => new TextEncoder().encode(text);
   const silent = await connect();
   const slow = await connect();
-  await slow.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  await slow.write(encode(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n`));
   const drip = setInterval(() => slow.write(encode("X-A: b\r\n")).catch(() => {}), 50);
   const kept = await connect();
-  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  await kept.write(encode(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`));
   const first = new Uint8Array(4096);
   const answered = await kept.read(first);
   assert(answered !== null && new TextDecoder().decode(first).startsWith("HTTP/1.1 200"));
@@ -261,10 +261,10 @@ Deno.test("a kept-alive connection that sends its next request head slowly is cl
   });
   const encode = (text: string) => new TextEncoder().encode(text);
   const kept = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  await kept.write(encode(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`));
   const first = new Uint8Array(4096);
   assert(await kept.read(first) !== null);
-  await kept.write(encode("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  await kept.write(encode(`GET /health HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n`));
   const drip = setInterval(() => kept.write(encode("X-A: b\r\n")).catch(() => {}), 50);
   try {
     await within(closedByServer(kept), { message: "a slow second request head is cut" });
@@ -326,7 +326,9 @@ Deno.test("a connection past maxConnections is closed at once, and the others st
 
 /** A gauge read over a raw kept-alive connection (a fetch would open another). */
 async function gaugeOver(conn: Deno.Conn, name: string): Promise<number | undefined> {
-  await conn.write(new TextEncoder().encode("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  await conn.write(new TextEncoder().encode(
+    `GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:${(conn.remoteAddr as Deno.NetAddr).port}\r\n\r\n`,
+  ));
   let text = "";
   const buffer = new Uint8Array(64 * 1024);
   const decoder = new TextDecoder();
