@@ -89,6 +89,11 @@ export const DEFAULT_FLAGS: readonly string[] = [
   "--disable-component-update",
   "--disable-sync",
   "--disable-quic",
+  // No traffic leaves a page except through its context's proxy: WebRTC
+  // sends no UDP of its own (STUN/TURN to an address the page chose). The
+  // headless shell honours only the first flag, Chromium both.
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  "--webrtc-ip-handling-policy=disable_non_proxied_udp",
   "--disable-extensions",
   "--disable-default-apps",
   "--disable-breakpad",
