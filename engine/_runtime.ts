@@ -11,8 +11,8 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { chown, copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -247,6 +247,66 @@ export function listDir(path: string, directoriesOnly = false): string[] {
 export function readTextSync(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The real user id of this process; undefined where there is none (Windows).
+ *
+ * @returns the uid
+ */
+export function currentUid(): number | undefined {
+  return process.getuid?.();
+}
+
+/**
+ * Gives a file or directory to another user and group.
+ *
+ * @param path the path
+ * @param uid the new owner
+ * @param gid the new group
+ */
+export async function changeOwner(path: string, uid: number, gid: number): Promise<void> {
+  await chown(path, uid, gid);
+}
+
+/**
+ * Copies a file, replacing what is at `to`, and makes the directories on the way.
+ *
+ * @param from the file
+ * @param to where the copy goes
+ */
+export async function copyFileTo(from: string, to: string): Promise<void> {
+  await mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true });
+  await copyFile(from, to);
+}
+
+/**
+ * The owner and permission bits of a path (of what a symlink points to).
+ *
+ * @param path the path
+ * @returns undefined when there is nothing there
+ */
+export function ownerAndMode(path: string): { uid: number; mode: number } | undefined {
+  try {
+    const info = statSync(path);
+    return { uid: info.uid, mode: info.mode };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The real path, symlinks resolved; undefined when there is nothing there.
+ *
+ * @param path the path
+ * @returns the resolved path
+ */
+export function realPathSync(path: string): string | undefined {
+  try {
+    return realpathSync(path);
   } catch {
     return undefined;
   }

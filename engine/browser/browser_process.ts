@@ -6,7 +6,9 @@
  * @module
  */
 import {
+  changeOwner,
   type Child,
+  copyFileTo,
   exit,
   fileInfo,
   killGroup as killProcessGroup,
@@ -22,6 +24,15 @@ import {
 } from "../_runtime.ts";
 import { findChrome } from "./find_chrome.ts";
 import { logFailure, observed } from "../log.ts";
+import {
+  type BrowserSandbox,
+  planSandbox,
+  SANDBOX_FAILURE,
+  type SandboxPlan,
+  sandboxUnavailable,
+} from "./_sandbox.ts";
+
+export type { BrowserSandbox } from "./_sandbox.ts";
 
 /** Options for {@linkcode BrowserProcess.launch}. */
 export interface BrowserProcessOptions {
@@ -52,6 +63,22 @@ export interface BrowserProcessOptions {
    * @default {true}
    */
   handleSignals?: boolean;
+  /**
+   * Run Chromium with its sandbox. On, launched from root, Chromium runs as
+   * `user` instead; where its sandbox cannot start (no user namespaces, no
+   * such user, no `setpriv`) the launch logs why and runs it with
+   * `--no-sandbox`. {@linkcode BrowserProcess.sandbox} says which it got.
+   *
+   * @default {true}
+   */
+  sandbox?: boolean;
+  /**
+   * The unprivileged user (name or uid) Chromium runs as when this process
+   * is root: best a dedicated one (`useradd --system webserv`).
+   *
+   * @default {`WEBSERV_BROWSER_USER`, else `"nobody"`}
+   */
+  user?: string;
 }
 
 /** Raised when the browser process cannot be started or exits before it is ready. */
@@ -76,12 +103,19 @@ export interface BrowserExit {
   signal: string | null;
 }
 
+/** Raised when the browser exits before it is ready; its last words are kept. */
+class EarlyExit extends BrowserLaunchError {
+  constructor(message: string, readonly tail: string) {
+    super(message);
+  }
+}
+
 /**
- * The flags every launch gets. `--disable-background-networking` and kin keep
- * Chromium from calling home, which a closed network refuses many times over.
+ * The flags every launch gets (and `--no-sandbox` where the sandbox is off).
+ * `--disable-background-networking` and kin keep Chromium from calling home,
+ * which a closed network refuses many times over.
  */
 export const DEFAULT_FLAGS: readonly string[] = [
-  "--no-sandbox",
   "--disable-gpu",
   // Out-of-process iframes everywhere (the headless shell has no site isolation by default).
   "--site-per-process",
@@ -179,6 +213,19 @@ function installExitHooks(): void {
 // Installed on first launch, not at load: importing the module has no effect.
 let exitHookInstalled = false;
 
+/** The reasons for running without the sandbox already logged by this process. */
+const loggedReasons = new Set<string>();
+
+function logUnsandboxed(plan: SandboxPlan, asked: boolean): void {
+  if (plan.sandboxed || asked || loggedReasons.has(plan.reason ?? "")) return;
+  loggedReasons.add(plan.reason ?? "");
+  logFailure(
+    "running Chromium with its sandbox",
+    new Error(`${plan.reason}; running it with --no-sandbox`),
+    "browser-unsandboxed",
+  );
+}
+
 /**
  * A running browser process and its profile directory.
  *
@@ -199,8 +246,13 @@ export class BrowserProcess {
   readonly userDataDir: string;
   /** Resolves when the process has exited. */
   readonly exited: Promise<BrowserExit>;
+  /** Whether Chromium's sandbox is on, the user it runs as, and why the sandbox is off if it is. */
+  readonly sandbox: BrowserSandbox;
   #child: Child;
   #stderrTail: string[];
+  #runAs: SandboxPlan["runAs"];
+  /** Files shared with a browser of another user: real path → copy in the profile. */
+  #shared = new Map<string, string>();
   #killed = false;
 
   private constructor(
@@ -208,8 +260,12 @@ export class BrowserProcess {
     wsEndpoint: string,
     userDataDir: string,
     stderrTail: string[],
+    sandbox: BrowserSandbox,
+    runAs: SandboxPlan["runAs"],
   ) {
     this.#child = child;
+    this.#runAs = runAs;
+    this.sandbox = sandbox;
     this.pid = child.pid;
     this.wsEndpoint = wsEndpoint;
     this.userDataDir = userDataDir;
@@ -218,6 +274,37 @@ export class BrowserProcess {
       live.delete(this);
       return { code: status.code, signal: status.signal };
     });
+  }
+
+  /**
+   * Paths of the same files that the browser can read. A browser running as
+   * another user (launched from root) cannot read root's files: each is
+   * copied into the profile, owned by that user, one copy per file (copied
+   * again on every call, so it is current), removed with the profile.
+   *
+   * @param paths real paths of regular files
+   * @returns the paths to hand the browser
+   */
+  async shareFiles(paths: string[]): Promise<string[]> {
+    const runAs = this.#runAs;
+    if (!runAs) return paths;
+    const shared: string[] = [];
+    for (const path of paths) {
+      let copy = this.#shared.get(path);
+      if (!copy) {
+        copy = `${this.userDataDir}/webserv-uploads/${this.#shared.size}/${
+          path.slice(path.lastIndexOf("/") + 1)
+        }`;
+        this.#shared.set(path, copy);
+      }
+      await copyFileTo(path, copy);
+      const dir = copy.slice(0, copy.lastIndexOf("/"));
+      for (const owned of [dir.slice(0, dir.lastIndexOf("/")), dir, copy]) {
+        await changeOwner(owned, runAs.uid, runAs.gid);
+      }
+      shared.push(copy);
+    }
+    return shared;
   }
 
   /** The last lines the browser wrote to stderr, for diagnostics. */
@@ -235,15 +322,66 @@ export class BrowserProcess {
    */
   static async launch(options: BrowserProcessOptions = {}): Promise<BrowserProcess> {
     const executable = options.executablePath ?? findChrome({ headless: options.headless ?? true });
-    const timeoutMs = options.timeoutMs ?? 30_000;
     // The shell would report a missing file only as exit code 127: say it plainly.
     const info = await fileInfo(executable);
     if (!info?.isFile) {
       throw new BrowserLaunchError(`Cannot start "${executable}": no such executable file`);
     }
+    const plan = planSandbox(options.sandbox, options.user, executable);
+    logUnsandboxed(plan, options.sandbox === false);
+    try {
+      return await BrowserProcess.#start(executable, plan, options);
+    } catch (error) {
+      if (!(error instanceof EarlyExit) || !plan.sandboxed || !SANDBOX_FAILURE.test(error.tail)) {
+        throw error;
+      }
+      // The sandbox (or the user) could not start it: say why, and run it as before.
+      const reason = `Chromium's sandbox did not start${
+        plan.runAs ? ` as user "${plan.user}"` : ""
+      }: ${error.tail.split("\n").slice(-3).join(" | ")}`;
+      sandboxUnavailable(reason);
+      const fallback: SandboxPlan = { sandboxed: false, user: "current", reason };
+      logUnsandboxed(fallback, false);
+      return await BrowserProcess.#start(executable, fallback, options);
+    }
+  }
+
+  static async #start(
+    executable: string,
+    plan: SandboxPlan,
+    options: BrowserProcessOptions,
+  ): Promise<BrowserProcess> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
     const userDataDir = await makeTempDir("webserv-profile-");
+    const runAs = plan.runAs;
+    const env: Record<string, string> = { WEBSERV_PROFILE: userDataDir };
+    if (runAs) {
+      try {
+        await changeOwner(userDataDir, runAs.uid, runAs.gid);
+      } catch (error) {
+        await removeDir(userDataDir);
+        throw new BrowserLaunchError(
+          `Cannot give the profile "${userDataDir}" to user "${runAs.name}": ${String(error)}`,
+          { cause: error },
+        );
+      }
+      // Its own home and temporary files, in the profile it owns.
+      env.HOME = userDataDir;
+      env.TMPDIR = userDataDir;
+    }
+    const command = runAs
+      ? [
+        runAs.setpriv,
+        `--reuid=${runAs.uid}`,
+        `--regid=${runAs.gid}`,
+        "--clear-groups",
+        "--",
+        executable,
+      ]
+      : [executable];
     const args = [
       ...(options.headless ?? true ? ["--headless"] : []),
+      ...(plan.sandboxed ? [] : ["--no-sandbox"]),
       ...DEFAULT_FLAGS,
       `--user-data-dir=${userDataDir}`,
       ...(options.args ?? []),
@@ -257,8 +395,8 @@ export class BrowserProcess {
       // Deno dies without running any hook (SIGKILL).
       child = spawnDetached(
         "/bin/sh",
-        ["-c", WATCHDOG, "webserv-browser", executable, ...args],
-        { WEBSERV_PROFILE: userDataDir },
+        ["-c", WATCHDOG, "webserv-browser", ...command, ...args],
+        env,
       );
     } catch (error) {
       await removeDir(userDataDir);
@@ -281,15 +419,17 @@ export class BrowserProcess {
       );
     });
     const exitedEarly = child.status.then((status): never => {
-      throw new BrowserLaunchError(
+      throw new EarlyExit(
         `Browser "${executable}" exited with code ${status.code} before it was ready: ${
           tail.slice(-5).join(" | ")
         }`,
+        tail.join("\n"),
       );
     });
     try {
       const wsEndpoint = await Promise.race([endpoint, timeout, exitedEarly]);
-      const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail);
+      const { runAs: _, ...sandbox } = plan;
+      const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail, sandbox, runAs);
       live.add(process);
       if (!exitHookInstalled) {
         exitHookInstalled = true;

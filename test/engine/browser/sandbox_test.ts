@@ -1,0 +1,79 @@
+// Chromium runs with its own sandbox, and never as root: launched from root,
+// it runs as an unprivileged user.
+import { assert, assertEquals, assertFalse, assertNotEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+
+/** The real uid of a process, from /proc/PID/status. */
+function uidOf(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const uid = status.match(/^Uid:\s+(\d+)/m)?.[1];
+  assert(uid !== undefined, status);
+  return Number(uid);
+}
+
+/** The command-line arguments of a process. */
+function argsOf(pid: number): string[] {
+  return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").filter((arg) => arg !== "");
+}
+
+/** Live processes of a process group, but its leader (the launcher's shell). */
+function groupMembers(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name) || Number(entry.name) === pgid) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && fields[2] === String(pgid)) pids.push(Number(entry.name));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return pids;
+}
+
+/** Whether this machine lets an unprivileged user make a user namespace (Chromium's sandbox). */
+function userNamespacesWork(): boolean {
+  const probe = Deno.uid() === 0
+    ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-U", "true"]
+    : ["unshare", "-U", "true"];
+  try {
+    return new Deno.Command(probe[0]!, { args: probe.slice(1), stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("Browser.launch() runs Chromium sandboxed and, from root, not as root", async () => {
+  await using browser = await Browser.launch();
+  const process = browser.process!;
+  // Chromium's processes (browser, zygotes, renderers…): not the launcher's shell and watchdog.
+  const chromium = groupMembers(process.pid).filter((pid) => argsOf(pid)[0]?.includes("chrom"));
+  assert(chromium.length > 0, "no Chromium process in the group");
+  if (Deno.uid() === 0) {
+    for (const pid of chromium) {
+      assertNotEquals(uidOf(pid), 0, `process ${pid} (${argsOf(pid)[0]}) runs as root`);
+    }
+  }
+  if (userNamespacesWork()) {
+    assert(browser.sandboxed, `not sandboxed: ${process.sandbox.reason}`);
+    for (const pid of chromium) {
+      assertFalse(argsOf(pid).includes("--no-sandbox"), `process ${pid} runs with --no-sandbox`);
+    }
+  }
+  // And it works: a page loads and runs script.
+  const page = await (await browser.newContext()).newPage("data:text/html,<title>ok</title>");
+  const { result } = await page.session.send("Runtime.evaluate", { expression: "document.title" });
+  assertEquals(result.value, "ok");
+});
+
+Deno.test("Browser.launch({ sandbox: false }) says so and runs with --no-sandbox", async () => {
+  await using browser = await Browser.launch({ sandbox: false });
+  assertEquals(browser.sandboxed, false);
+  assert(browser.process!.sandbox.reason, "no reason given");
+  const chromium = groupMembers(browser.process!.pid).filter((pid) =>
+    argsOf(pid).includes("--no-sandbox")
+  );
+  assert(chromium.length > 0, "no process runs with --no-sandbox");
+});
