@@ -53,18 +53,19 @@ const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin
 export const SANDBOX_FAILURE = /sandbox|namespace|Permission denied|Operation not permitted/i;
 
 /**
- * Why the sandbox did not start on this machine, once a launch found out: later
- * launches of this process go straight to `--no-sandbox`.
+ * Why the sandbox did not start on this machine, by executable, once a launch
+ * found out: later launches of it by this process go straight to `--no-sandbox`.
  */
-let unavailable: string | undefined;
+const unavailable = new Map<string, string>();
 
 /**
  * Remembers that the sandbox does not start here.
  *
+ * @param executable the browser executable
  * @param reason what Chromium said
  */
-export function sandboxUnavailable(reason: string): void {
-  unavailable = reason;
+export function sandboxUnavailable(executable: string, reason: string): void {
+  unavailable.set(executable, reason);
 }
 
 /**
@@ -82,7 +83,8 @@ export function planSandbox(
 ): SandboxPlan {
   const off = (reason: string): SandboxPlan => ({ sandboxed: false, user: "current", reason });
   if (sandbox === false) return off("the sandbox was turned off (sandbox: false)");
-  if (unavailable !== undefined) return off(unavailable);
+  const known = unavailable.get(executable);
+  if (known !== undefined) return off(known);
   if (currentUid() !== 0) return { sandboxed: true, user: "current" };
   // Root: Chromium's sandbox refuses to run as root; run it as another user.
   if (platform !== "linux") return off(`running as root on ${platform}`);

@@ -339,7 +339,7 @@ export class BrowserProcess {
       const reason = `Chromium's sandbox did not start${
         plan.runAs ? ` as user "${plan.user}"` : ""
       }: ${error.tail.split("\n").slice(-3).join(" | ")}`;
-      sandboxUnavailable(reason);
+      sandboxUnavailable(executable, reason);
       const fallback: SandboxPlan = { sandboxed: false, user: "current", reason };
       logUnsandboxed(fallback, false);
       return await BrowserProcess.#start(executable, fallback, options);

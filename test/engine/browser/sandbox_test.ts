@@ -1,7 +1,14 @@
 // Chromium runs with its own sandbox, and never as root: launched from root,
 // it runs as an unprivileged user.
-import { assert, assertEquals, assertFalse, assertNotEquals } from "@std/assert";
+import {
+  assert,
+  assertEquals,
+  assertFalse,
+  assertNotEquals,
+  assertStringIncludes,
+} from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
+import { BrowserProcess } from "../../../engine/browser/browser_process.ts";
 
 /** The real uid of a process, from /proc/PID/status. */
 function uidOf(pid: number): number {
@@ -76,4 +83,45 @@ Deno.test("Browser.launch({ sandbox: false }) says so and runs with --no-sandbox
     argsOf(pid).includes("--no-sandbox")
   );
   assert(chromium.length > 0, "no process runs with --no-sandbox");
+});
+
+/**
+ * A stand-in for a Chromium whose sandbox cannot start here (no user
+ * namespaces, no setuid helper): it dies saying so unless given --no-sandbox.
+ */
+const NO_USABLE_SANDBOX = `#!/bin/sh
+for arg; do [ "$arg" = --no-sandbox ] && unsandboxed=1; done
+if [ -z "$unsandboxed" ]; then
+  echo "[FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox! ..." >&2
+  exit 1
+fi
+echo "DevTools listening on ws://127.0.0.1:9/devtools/browser/stub" >&2
+exec sleep 30
+`;
+
+Deno.test("BrowserProcess.launch() falls back to --no-sandbox, saying why, where the sandbox cannot start", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
+  // Readable by every user, so that from root the stub runs as the unprivileged one.
+  await Deno.chmod(dir, 0o755);
+  const executable = `${dir}/no-sandbox-browser`;
+  await Deno.writeTextFile(executable, NO_USABLE_SANDBOX, { mode: 0o755 });
+  try {
+    const first = await BrowserProcess.launch({ executablePath: executable, timeoutMs: 10_000 });
+    try {
+      assertEquals(first.sandbox.sandboxed, false);
+      assertStringIncludes(first.sandbox.reason ?? "", "No usable sandbox");
+      assertEquals(first.sandbox.user, "current");
+    } finally {
+      await first.kill();
+    }
+    // The next launch of it goes straight to --no-sandbox, with the same reason.
+    const second = await BrowserProcess.launch({ executablePath: executable, timeoutMs: 10_000 });
+    try {
+      assertEquals(second.sandbox, first.sandbox);
+    } finally {
+      await second.kill();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
