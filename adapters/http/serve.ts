@@ -20,7 +20,8 @@
  * per seed and a database server per session; there `--spares` is the database servers
  * started ahead per seed (default 2) and `--warm` starts a seed's runtime.
  * SIGINT and SIGTERM close every session, context, sandbox instance and the
- * browser before exiting.
+ * browser before exiting; a signal that arrives while it closes is noted and
+ * waits for the close (SIGKILL abandons it).
  *
  * @module
  */
@@ -150,12 +151,23 @@ async function main(): Promise<void> {
   console.log(`  API docs   ${server.url}/docs${suffix}`);
   console.log(`  OpenAPI    ${server.url}/openapi.json`);
   console.log(`  trajectories in ${runDir}`);
-  let stopping = false;
+  // One orderly close, whatever signals follow the first: a second Ctrl-C
+  // (or the copy `deno task` forwards of the terminal's) must not cut the
+  // close short and leave sandboxes, shared runtimes or the browser running.
+  let closing = false;
   const stop = async (signal: string) => {
-    if (stopping) Deno.exit(130);
-    stopping = true;
+    if (closing) {
+      console.log(`${signal}: already closing every session; waiting for it to finish`);
+      return;
+    }
+    closing = true;
     console.log(`${signal}: closing every session…`);
-    await server.close();
+    try {
+      await server.close();
+    } catch (error) {
+      console.error(`Cannot close cleanly: ${error instanceof Error ? error.message : error}`);
+      Deno.exit(1);
+    }
     console.log("Closed");
     Deno.exit(0);
   };
