@@ -150,6 +150,14 @@ async function main(): Promise<void> {
   console.log(`  dashboard  ${server.url}/${suffix}`);
   console.log(`  API docs   ${server.url}/docs${suffix}`);
   console.log(`  OpenAPI    ${server.url}/openapi.json`);
+  const sandbox = server.browser?.process?.sandbox;
+  if (sandbox) {
+    console.log(
+      sandbox.sandboxed
+        ? `  browser    sandboxed, as user ${sandbox.user}`
+        : `  browser    without its sandbox: ${sandbox.reason}`,
+    );
+  }
   console.log(`  trajectories in ${runDir}`);
   // One orderly close, whatever signals follow the first: a second Ctrl-C
   // (or the copy `deno task` forwards of the terminal's) must not cut the

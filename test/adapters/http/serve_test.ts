@@ -1,6 +1,13 @@
 // `deno task serve` as a user runs it: a subprocess that prints its URLs,
 // refuses a public address without a token, and closes every session on SIGINT.
-import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import {
+  assert,
+  assertEquals,
+  assertFalse,
+  assertMatch,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
 import { type Backend, startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { defaultCatalog } from "../../../adapters/http/catalog.ts";
@@ -25,6 +32,9 @@ Deno.test("serve.ts closes every session and exits 0 on SIGINT", async () => {
   assert(url, printed);
   assertStringIncludes(printed, `dashboard  ${url}/`);
   assertStringIncludes(printed, `API docs   ${url}/docs`);
+  // Which mode the browser runs in (from root, as another user).
+  assertMatch(printed, /\n {2}browser {4}(sandboxed, as user \S+|without its sandbox: .+)\n/);
+  if (Deno.uid() === 0) assertFalse(printed.includes("as user current"), printed);
   const created = await (await fetch(`${url}/v1/sessions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
