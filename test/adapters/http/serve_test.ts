@@ -172,6 +172,55 @@ for (const viaTask of [false, true]) {
   });
 }
 
+/** Live (not zombie) processes whose environment holds `marker`: a server's descendants carry it. */
+function processesWithEnv(marker: string): string[] {
+  const found: string[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      if (Deno.readTextFileSync(`/proc/${entry.name}/environ`).includes(marker)) {
+        found.push(`${entry.name} ${stat.slice(stat.indexOf("("), stat.lastIndexOf(")") + 1)}`);
+      }
+    } catch {
+      // exited while we looked, or not ours to read
+    }
+  }
+  return found;
+}
+
+Deno.test("serve.ts stopped while it starts closes once started: exit 0, no process left", async () => {
+  const runDir = await Deno.makeTempDir();
+  const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SERVE, "--port", "0", "--run-dir", runDir],
+    env: { WEBSERV_TEST_MARK: marker.split("=")[1]! },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let printed = "";
+  const until = async (pattern: RegExp) => {
+    while (!pattern.test(printed)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      printed += value;
+    }
+  };
+  // Signals are handled from the start (the browser and sandboxes start after this line).
+  await until(/Starting|trajectories in/);
+  assertStringIncludes(printed, "Starting", "no line says the server is starting");
+  child.kill("SIGINT");
+  await until(/$^/); // to the end
+  const status = await child.status;
+  const errors = await new Response(child.stderr).text();
+  assertEquals(status.code, 0, `${printed}\n${errors}`);
+  assertStringIncludes(printed, "Closed");
+  assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
+  await Deno.remove(runDir, { recursive: true });
+});
+
 Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", SERVE, "--host", "0.0.0.0", "--port", "0"],
