@@ -12,7 +12,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
-import { chown, copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -273,14 +273,27 @@ export async function changeOwner(path: string, uid: number, gid: number): Promi
 }
 
 /**
- * Copies a file, replacing what is at `to`, and makes the directories on the way.
+ * Sets the permission bits of a path.
+ *
+ * @param path the path
+ * @param mode the bits, such as `0o711`
+ */
+export async function setMode(path: string, mode: number): Promise<void> {
+  await chmod(path, mode);
+}
+
+/**
+ * Copies a file, replacing what is at `to`, and makes the directories on the
+ * way (mode `0o711`); the copy gets `mode`.
  *
  * @param from the file
  * @param to where the copy goes
+ * @param mode the copy's permission bits
  */
-export async function copyFileTo(from: string, to: string): Promise<void> {
-  await mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true });
+export async function copyFileTo(from: string, to: string, mode: number): Promise<void> {
+  await mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true, mode: 0o711 });
   await copyFile(from, to);
+  await chmod(to, mode);
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   readTextSync,
   removeTree,
   removeTreeSync,
+  setMode,
   spawnDetached,
 } from "../_runtime.ts";
 import { findChrome } from "./find_chrome.ts";
@@ -188,6 +189,7 @@ browser=$!
     sleep 0.01
   done
   rm -rf "$WEBSERV_PROFILE"
+  [ -z "$WEBSERV_SHARE" ] || rm -rf "$WEBSERV_SHARE"
   kill -KILL 0
 ) >/dev/null 2>&1 &
 exec 3<&-
@@ -250,8 +252,9 @@ export class BrowserProcess {
   readonly sandbox: BrowserSandbox;
   #child: Child;
   #stderrTail: string[];
-  #runAs: SandboxPlan["runAs"];
-  /** Files shared with a browser of another user: real path → copy in the profile. */
+  /** Where files are shared with a browser of another user; none for a browser of this one. */
+  #shareDir: string | undefined;
+  /** Files shared with a browser of another user: real path → copy in the share directory. */
   #shared = new Map<string, string>();
   #killed = false;
 
@@ -261,10 +264,10 @@ export class BrowserProcess {
     userDataDir: string,
     stderrTail: string[],
     sandbox: BrowserSandbox,
-    runAs: SandboxPlan["runAs"],
+    shareDir: string | undefined,
   ) {
     this.#child = child;
-    this.#runAs = runAs;
+    this.#shareDir = shareDir;
     this.sandbox = sandbox;
     this.pid = child.pid;
     this.wsEndpoint = wsEndpoint;
@@ -279,29 +282,25 @@ export class BrowserProcess {
   /**
    * Paths of the same files that the browser can read. A browser running as
    * another user (launched from root) cannot read root's files: each is
-   * copied into the profile, owned by that user, one copy per file (copied
-   * again on every call, so it is current), removed with the profile.
+   * copied, readable by every user, into a directory of this process's that
+   * others may traverse but not list or change (not the profile, where the
+   * browser could put a link in the way), one copy per file (copied again on
+   * every call, so it is current), removed with the profile.
    *
    * @param paths real paths of regular files
    * @returns the paths to hand the browser
    */
   async shareFiles(paths: string[]): Promise<string[]> {
-    const runAs = this.#runAs;
-    if (!runAs) return paths;
+    const shareDir = this.#shareDir;
+    if (!shareDir) return paths;
     const shared: string[] = [];
     for (const path of paths) {
       let copy = this.#shared.get(path);
       if (!copy) {
-        copy = `${this.userDataDir}/webserv-uploads/${this.#shared.size}/${
-          path.slice(path.lastIndexOf("/") + 1)
-        }`;
+        copy = `${shareDir}/${this.#shared.size}/${path.slice(path.lastIndexOf("/") + 1)}`;
         this.#shared.set(path, copy);
       }
-      await copyFileTo(path, copy);
-      const dir = copy.slice(0, copy.lastIndexOf("/"));
-      for (const owned of [dir.slice(0, dir.lastIndexOf("/")), dir, copy]) {
-        await changeOwner(owned, runAs.uid, runAs.gid);
-      }
+      await copyFileTo(path, copy, 0o644);
       shared.push(copy);
     }
     return shared;
@@ -355,6 +354,7 @@ export class BrowserProcess {
     const userDataDir = await makeTempDir("webserv-profile-");
     const runAs = plan.runAs;
     const env: Record<string, string> = { WEBSERV_PROFILE: userDataDir };
+    let shareDir: string | undefined;
     if (runAs) {
       try {
         await changeOwner(userDataDir, runAs.uid, runAs.gid);
@@ -368,6 +368,11 @@ export class BrowserProcess {
       // Its own home and temporary files, in the profile it owns.
       env.HOME = userDataDir;
       env.TMPDIR = userDataDir;
+      // Uploads reach it as copies in a directory of ours it may only
+      // traverse: not in the profile, where it could put a link in the way.
+      shareDir = await makeTempDir("webserv-share-");
+      await setMode(shareDir, 0o711);
+      env.WEBSERV_SHARE = shareDir;
     }
     const command = runAs
       ? [
@@ -400,6 +405,7 @@ export class BrowserProcess {
       );
     } catch (error) {
       await removeDir(userDataDir);
+      if (shareDir) await removeDir(shareDir);
       throw new BrowserLaunchError(`Cannot start "${executable}": ${String(error)}`, {
         cause: error,
       });
@@ -429,7 +435,14 @@ export class BrowserProcess {
     try {
       const wsEndpoint = await Promise.race([endpoint, timeout, exitedEarly]);
       const { runAs: _, ...sandbox } = plan;
-      const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail, sandbox, runAs);
+      const process = new BrowserProcess(
+        child,
+        wsEndpoint,
+        userDataDir,
+        tail,
+        sandbox,
+        shareDir,
+      );
       live.add(process);
       if (!exitHookInstalled) {
         exitHookInstalled = true;
@@ -446,6 +459,7 @@ export class BrowserProcess {
         logFailure("waiting for a failed browser to exit", cause)
       );
       await removeDir(userDataDir);
+      if (shareDir) await removeDir(shareDir);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -471,6 +485,7 @@ export class BrowserProcess {
     const exit = await this.exited;
     await waitForGroupExit(this.pid);
     await removeDir(this.userDataDir);
+    if (this.#shareDir) await removeDir(this.#shareDir);
     return exit;
   }
 
@@ -483,6 +498,13 @@ export class BrowserProcess {
     // after it is removed; then retry the removal a few times, sleeping
     // briefly (exit hooks cannot await).
     const pause = new Int32Array(new SharedArrayBuffer(4));
+    if (this.#shareDir) {
+      try {
+        removeTreeSync(this.#shareDir); // nothing of the browser's writes there
+      } catch (error) {
+        logFailure("removing the browser's share directory", error);
+      }
+    }
     const deadline = Date.now() + 3_000;
     while (Date.now() < deadline && groupAlive(this.pid)) Atomics.wait(pause, 0, 0, 10);
     for (let attempt = 0; attempt < 10; attempt++) {

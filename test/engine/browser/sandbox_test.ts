@@ -125,3 +125,37 @@ Deno.test("BrowserProcess.launch() falls back to --no-sandbox, saying why, where
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("BrowserProcess.shareFiles() puts copies where the browser's user can read but not change the path", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webserv-test-share-" }); // 0700: root's only
+  await Deno.writeTextFile(`${dir}/cv.txt`, "cv", { mode: 0o600 });
+  const process = await BrowserProcess.launch();
+  try {
+    const [shared] = await process.shareFiles([`${dir}/cv.txt`]);
+    assert(shared);
+    if (process.sandbox.user === "current") {
+      assertEquals(shared, `${dir}/cv.txt`, "a browser of this user reads the file itself");
+      return;
+    }
+    assertEquals(shared.split("/").at(-1), "cv.txt", "the page sees the file's own name");
+    assertEquals(Deno.readTextFileSync(shared), "cv");
+    // Every directory on the way is this process's, so the browser (another
+    // user) cannot swap one for a link that sends the next copy elsewhere.
+    const parts = shared.split("/").slice(1, -1);
+    for (let i = 1; i <= parts.length; i++) {
+      const path = `/${parts.slice(0, i).join("/")}`;
+      const info = Deno.lstatSync(path);
+      assert(info.isDirectory, `${path} is not a directory`);
+      assert(
+        info.uid === Deno.uid() || (path === "/tmp" && (info.mode! & 0o1000) !== 0),
+        `${path} belongs to uid ${info.uid}, not to this process`,
+      );
+    }
+    const file = Deno.lstatSync(shared);
+    assertEquals(file.uid, Deno.uid());
+    assertEquals(file.mode! & 0o777, 0o644, "readable by the browser's user, writable by none");
+  } finally {
+    await process.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
