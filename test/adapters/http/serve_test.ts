@@ -58,120 +58,6 @@ Deno.test("serve.ts closes every session and exits 0 on SIGINT", async () => {
   await Deno.remove(runDir, { recursive: true });
 });
 
-/** The children of `pid`: their pids and process group ids. */
-function childrenOf(pid: number): { pid: number; pgid: number }[] {
-  const children: { pid: number; pgid: number }[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[1] === String(pid)) {
-        children.push({ pid: Number(entry.name), pgid: Number(fields[2]) });
-      }
-    } catch {
-      // exited while we looked
-    }
-  }
-  return children;
-}
-
-/** Live (not zombie) processes of the groups, with their command names. */
-function liveInGroups(groups: Set<number>): string[] {
-  const live: string[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && groups.has(Number(fields[2]))) {
-        live.push(`${entry.name} ${stat.slice(stat.indexOf("("), stat.lastIndexOf(")") + 1)}`);
-      }
-    } catch {
-      // exited while we looked
-    }
-  }
-  return live;
-}
-
-/**
- * `deno task serve` (through `setsid`, in a process group of its own like a
- * terminal's foreground job) or serve.ts itself, on port 0: resolves once it
- * printed its URLs.
- */
-async function startServe(viaTask: boolean, runDir: string) {
-  const args = ["--port", "0", "--run-dir", runDir];
-  const child = new Deno.Command(viaTask ? "setsid" : Deno.execPath(), {
-    args: viaTask
-      ? [Deno.execPath(), "task", "serve", ...args]
-      : ["run", "--allow-all", SERVE, ...args],
-    cwd: new URL("../../../", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let printed = "";
-  while (!printed.includes("trajectories in")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    printed += value;
-  }
-  const url = printed.match(/on (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
-  assert(url, printed);
-  /** Reads the output until it holds `text` (or ends); resolves with all of it. */
-  const until = async (text?: string) => {
-    while (text === undefined || !printed.includes(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      printed += value;
-    }
-    return printed;
-  };
-  return { child, url, until };
-}
-
-for (const viaTask of [false, true]) {
-  const what = viaTask ? "deno task serve" : "serve.ts";
-  Deno.test(`${what} closes in order on two quick SIGINTs: exit 0, the trajectory ended, no browser left`, async () => {
-    const runDir = await Deno.makeTempDir();
-    const { child, url, until } = await startServe(viaTask, runDir);
-    const created = await (await fetch(`${url}/v1/sessions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ task: "demo/add-note/1" }),
-    })).json();
-    assert(typeof created.id === "string", JSON.stringify(created));
-    // The browser's launcher leads a group of its own, a child of the server
-    // process (with the task: of the task's child).
-    const servers = viaTask ? childrenOf(child.pid).map((c) => c.pid) : [child.pid];
-    const groups = new Set(
-      servers.flatMap((pid) => childrenOf(pid)).filter((c) => c.pgid === c.pid).map((c) => c.pgid),
-    );
-    assert(
-      liveInGroups(groups).some((line) => line.includes("chrom")),
-      `no browser found among the server's children: ${liveInGroups(groups)}`,
-    );
-    // Ctrl-C twice, as a hurried user does: the second once the close began
-    // (sent together, the two would merge into one pending signal). A
-    // terminal signals its whole foreground group.
-    const signal = () => viaTask ? Deno.kill(-child.pid, "SIGINT") : child.kill("SIGINT");
-    signal();
-    await until("closing every session");
-    signal();
-    const printed = await until();
-    const status = await child.status;
-    const errors = await new Response(child.stderr).text();
-    assertEquals(status.code, 0, `${printed}\n${errors}`);
-    assertStringIncludes(printed, "Closed");
-    const events = (await Deno.readTextFile(`${runDir}/${created.id}.jsonl`)).trim().split("\n")
-      .map((line) => JSON.parse(line));
-    assertEquals(events.at(-1).type, "end");
-    assertEquals(events.at(-1).reason, "shutdown");
-    assertEquals(liveInGroups(groups), [], "the browser's processes outlived the server");
-    await Deno.remove(runDir, { recursive: true });
-  });
-}
-
 /** Live (not zombie) processes whose environment holds `marker`: a server's descendants carry it. */
 function processesWithEnv(marker: string): string[] {
   const found: string[] = [];
@@ -190,35 +76,109 @@ function processesWithEnv(marker: string): string[] {
   return found;
 }
 
-Deno.test("serve.ts stopped while it starts closes once started: exit 0, no process left", async () => {
-  const runDir = await Deno.makeTempDir();
-  const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", SERVE, "--port", "0", "--run-dir", runDir],
-    env: { WEBSERV_TEST_MARK: marker.split("=")[1]! },
+/** SIGKILLs what is left of a server a test ran (its processes carry `marker`). */
+function reap(marker: string): void {
+  for (const line of processesWithEnv(marker)) {
+    try {
+      Deno.kill(Number(line.split(" ")[0]), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * `deno task serve` (through `setsid`, in a process group of its own like a
+ * terminal's foreground job) or serve.ts itself, on port 0, its processes
+ * marked with `marker` in their environment.
+ */
+function spawnServe(viaTask: boolean, runDir: string, marker: string) {
+  const args = ["--port", "0", "--run-dir", runDir];
+  const child = new Deno.Command(viaTask ? "setsid" : Deno.execPath(), {
+    args: viaTask
+      ? [Deno.execPath(), "task", "serve", ...args]
+      : ["run", "--allow-all", SERVE, ...args],
+    cwd: new URL("../../../", import.meta.url).pathname,
+    env: { WEBSERV_TEST_MARK: marker.slice(marker.indexOf("=") + 1) },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let printed = "";
-  const until = async (pattern: RegExp) => {
-    while (!pattern.test(printed)) {
+  /** Reads the output until it matches `pattern` (or ends); resolves with all of it. */
+  const until = async (pattern?: RegExp) => {
+    while (pattern === undefined || !pattern.test(printed)) {
       const { value, done } = await reader.read();
       if (done) break;
       printed += value;
     }
+    return printed;
   };
-  // Signals are handled from the start (the browser and sandboxes start after this line).
-  await until(/Starting|trajectories in/);
-  assertStringIncludes(printed, "Starting", "no line says the server is starting");
-  child.kill("SIGINT");
-  await until(/$^/); // to the end
-  const status = await child.status;
-  const errors = await new Response(child.stderr).text();
-  assertEquals(status.code, 0, `${printed}\n${errors}`);
-  assertStringIncludes(printed, "Closed");
-  assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
-  await Deno.remove(runDir, { recursive: true });
+  return { child, until };
+}
+
+for (const viaTask of [false, true]) {
+  const what = viaTask ? "deno task serve" : "serve.ts";
+  Deno.test(`${what} closes in order on two quick SIGINTs: exit 0, the trajectory ended, no browser left`, async () => {
+    const runDir = await Deno.makeTempDir();
+    const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
+    try {
+      const { child, until } = spawnServe(viaTask, runDir, marker);
+      const started = await until(/trajectories in/);
+      const url = started.match(/on (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
+      assert(url, started);
+      const created = await (await fetch(`${url}/v1/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ task: "demo/add-note/1" }),
+      })).json();
+      assert(typeof created.id === "string", JSON.stringify(created));
+      // The server's processes, the browser's among them, carry the marker.
+      const before = processesWithEnv(marker);
+      assert(before.some((line) => line.includes("chrom")), `no browser found: ${before}`);
+      // Ctrl-C twice, as a hurried user does: the second once the close began
+      // (sent together, the two would merge into one pending signal). A
+      // terminal signals its whole foreground group.
+      const signal = () => viaTask ? Deno.kill(-child.pid, "SIGINT") : child.kill("SIGINT");
+      signal();
+      await until(/closing every session/);
+      signal();
+      const printed = await until();
+      const status = await child.status;
+      const errors = await new Response(child.stderr).text();
+      assertEquals(status.code, 0, `${printed}\n${errors}`);
+      assertStringIncludes(printed, "Closed");
+      const events = (await Deno.readTextFile(`${runDir}/${created.id}.jsonl`)).trim().split("\n")
+        .map((line) => JSON.parse(line));
+      assertEquals(events.at(-1).type, "end");
+      assertEquals(events.at(-1).reason, "shutdown");
+      assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
+    } finally {
+      reap(marker);
+      await Deno.remove(runDir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("serve.ts stopped while it starts closes once started: exit 0, no process left", async () => {
+  const runDir = await Deno.makeTempDir();
+  const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
+  try {
+    const { child, until } = spawnServe(false, runDir, marker);
+    // Signals are handled from the start (the browser and sandboxes start after this line).
+    const first = await until(/Starting|trajectories in/);
+    assertStringIncludes(first, "Starting", "no line says the server is starting");
+    child.kill("SIGINT");
+    const printed = await until();
+    const status = await child.status;
+    const errors = await new Response(child.stderr).text();
+    assertEquals(status.code, 0, `${printed}\n${errors}`);
+    assertStringIncludes(printed, "Closed");
+    assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
+  } finally {
+    reap(marker);
+    await Deno.remove(runDir, { recursive: true });
+  }
 });
 
 Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
