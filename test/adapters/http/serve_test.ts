@@ -76,9 +76,14 @@ function processesWithEnv(marker: string): string[] {
   return found;
 }
 
-/** SIGKILLs what is left of a server a test ran (its processes carry `marker`). */
+/**
+ * SIGKILLs what is left of a server a test ran (its processes carry
+ * `marker`): the Deno processes only, so that the browser's watchdog sees
+ * its pipe close and removes the browser with its profile, as it is made to.
+ */
 function reap(marker: string): void {
   for (const line of processesWithEnv(marker)) {
+    if (!line.endsWith(" (deno)")) continue;
     try {
       Deno.kill(Number(line.split(" ")[0]), "SIGKILL");
     } catch {
