@@ -118,6 +118,7 @@ export type {
   BrowserEvents,
   BrowserExit,
   BrowserProcessOptions,
+  BrowserSandbox,
   ConnectOptions,
   FindChromeOptions,
   LaunchOptions,

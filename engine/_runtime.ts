@@ -11,8 +11,8 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { chmod, chown, copyFile, mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -247,6 +247,79 @@ export function listDir(path: string, directoriesOnly = false): string[] {
 export function readTextSync(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The real user id of this process; undefined where there is none (Windows).
+ *
+ * @returns the uid
+ */
+export function currentUid(): number | undefined {
+  return process.getuid?.();
+}
+
+/**
+ * Gives a file or directory to another user and group.
+ *
+ * @param path the path
+ * @param uid the new owner
+ * @param gid the new group
+ */
+export async function changeOwner(path: string, uid: number, gid: number): Promise<void> {
+  await chown(path, uid, gid);
+}
+
+/**
+ * Sets the permission bits of a path.
+ *
+ * @param path the path
+ * @param mode the bits, such as `0o711`
+ */
+export async function setMode(path: string, mode: number): Promise<void> {
+  await chmod(path, mode);
+}
+
+/**
+ * Copies a file, replacing what is at `to`, and makes the directories on the
+ * way (mode `0o711`); the copy gets `mode`.
+ *
+ * @param from the file
+ * @param to where the copy goes
+ * @param mode the copy's permission bits
+ */
+export async function copyFileTo(from: string, to: string, mode: number): Promise<void> {
+  await mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true, mode: 0o711 });
+  await copyFile(from, to);
+  await chmod(to, mode);
+}
+
+/**
+ * The owner and permission bits of a path (of what a symlink points to).
+ *
+ * @param path the path
+ * @returns undefined when there is nothing there
+ */
+export function ownerAndMode(path: string): { uid: number; mode: number } | undefined {
+  try {
+    const info = statSync(path);
+    return { uid: info.uid, mode: info.mode };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The real path, symlinks resolved; undefined when there is nothing there.
+ *
+ * @param path the path
+ * @returns the resolved path
+ */
+export function realPathSync(path: string): string | undefined {
+  try {
+    return realpathSync(path);
   } catch {
     return undefined;
   }

@@ -25,7 +25,9 @@
  * per seed and a database server per session; there `--spares` is the database servers
  * started ahead per seed (default 2) and `--warm` starts a seed's runtime.
  * SIGINT and SIGTERM close every session, context, sandbox instance and the
- * browser before exiting.
+ * browser before exiting; a signal that arrives while it closes is noted and
+ * waits for the close (SIGKILL abandons it), one that arrives while it starts
+ * closes it once started.
  *
  * @module
  */
@@ -132,7 +134,39 @@ async function main(): Promise<void> {
   const incusPrefix = values["incus-prefix"] ?? env("WEBSERV_INCUS_PREFIX");
   const runDir = values["run-dir"] ?? env("WEBSERV_RUN_DIR") ??
     `runs/${new Date().toISOString().replace(/[:.]/g, "-")}`;
-  let server;
+  // One orderly close, whatever signals follow the first: a second Ctrl-C
+  // (or the copy `deno task` forwards of the terminal's) must not cut the
+  // close short and leave sandboxes, shared runtimes or the browser running.
+  // Handled from here on: a signal while the server starts closes it once
+  // started (what it started is then known).
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let closing = false;
+  const close = async () => {
+    try {
+      await server?.close();
+    } catch (error) {
+      console.error(`Cannot close cleanly: ${error instanceof Error ? error.message : error}`);
+      Deno.exit(1);
+    }
+    console.log("Closed");
+    Deno.exit(0);
+  };
+  const stop = async (signal: string) => {
+    if (closing) {
+      console.log(`${signal}: already closing every session; waiting for it to finish`);
+      return;
+    }
+    closing = true;
+    if (!server) {
+      console.log(`${signal}: closing as soon as the server has started…`);
+      return; // main() closes it
+    }
+    console.log(`${signal}: closing every session…`);
+    await close();
+  };
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+  console.log(`Starting the rollout server (backend ${backend})…`);
   try {
     server = await startServer({
       hostname: values.host ?? env("WEBSERV_HOST") ?? "127.0.0.1",
@@ -171,18 +205,16 @@ async function main(): Promise<void> {
   console.log(`  dashboard  ${server.url}/${suffix}`);
   console.log(`  API docs   ${server.url}/docs${suffix}`);
   console.log(`  OpenAPI    ${server.url}/openapi.json`);
+  const sandbox = server.browser?.process?.sandbox;
+  if (sandbox) {
+    console.log(
+      sandbox.sandboxed
+        ? `  browser    sandboxed, as user ${sandbox.user}`
+        : `  browser    without its sandbox: ${sandbox.reason}`,
+    );
+  }
   console.log(`  trajectories in ${runDir}`);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) Deno.exit(130);
-    stopping = true;
-    console.log(`${signal}: closing every session…`);
-    await server.close();
-    console.log("Closed");
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
-  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+  if (closing) await close();
 }
 
 if (import.meta.main) await main();

@@ -13,8 +13,10 @@ only). The pool joins the trainer's cluster, it never starts or stops one::
 
 One server actor per node (``ServerProcess``, pinned there with a node
 affinity) runs ``deno task serve`` from a checkout of this repository at
-``repo`` on that node, on the node's Ray address, behind a bearer token the
-pool makes. Placement reads ``free`` from each server's ``/health``; a session
+``repo`` on that node, behind a bearer token the pool makes. Every server
+listens on loopback unless told otherwise: ``off_loopback=True`` puts it on
+the node's Ray address, which a cluster of several nodes needs for the
+trainer's clients to reach it. Placement reads ``free`` from each server's ``/health``; a session
 stays on the server that holds it; a group of ``n`` (GRPO) is placed whole on
 one server with ``n`` free sessions or refused with :class:`PoolCapacityError`.
 
@@ -25,9 +27,11 @@ and new sessions go to the servers still alive. :meth:`WebServPool.restart`
 brings it back once the caller has closed the sessions it lost.
 """
 
+import ipaddress
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -77,9 +81,11 @@ def _ray() -> Any:
 
 class ServerProcess:
     """Runs and watches one ``deno task serve`` on this node (the body of the
-    pool's server actor). The server listens on ``host`` (the node's Ray
-    address by default) with ``token``; it is started in its own process
-    group, stopped with the group, and told to stop when this process dies."""
+    pool's server actor). The server listens on loopback (127.0.0.1) unless
+    told otherwise: ``off_loopback=True`` puts it on ``host`` (default the
+    node's Ray address), and then needs ``token``; a ``host`` off loopback
+    needs ``off_loopback=True``. It is started in its own process group,
+    stopped with the group, and told to stop when this process dies."""
 
     def __init__(
         self,
@@ -92,9 +98,17 @@ class ServerProcess:
         run_dir: Optional[str] = None,
         deno: str = "deno",
         startup_timeout: float = 240.0,
+        off_loopback: bool = False,
     ):
-        if host is None:
-            host = _ray().util.get_node_ip_address()
+        if off_loopback:
+            if not token:
+                raise ValueError("A server off loopback needs a token: pass token=...")
+            if host is None:
+                host = _ray().util.get_node_ip_address()
+        elif host is None:
+            host = "127.0.0.1"
+        elif not _loopback(host):
+            raise ValueError(f"Host {host!r} is off loopback: pass off_loopback=True (and a token) to listen there")
         self.host = host
         self.token = token
         args = [deno, "task", "serve", "--host", host, "--backend", backend,
@@ -102,7 +116,8 @@ class ServerProcess:
         if port is not None:
             args += ["--port", str(port)]
         if run_dir is not None:
-            args += ["--run-dir", os.path.join(run_dir, host)]  # one per node: the nodes may share a disk
+            # One per node (the nodes may share a disk): named for the node's address.
+            args += ["--run-dir", os.path.join(run_dir, host if off_loopback else _node_address())]
         env = dict(os.environ)
         if token:
             env["WEBSERV_TOKEN"] = token  # not on the command line, where ps shows it
@@ -161,6 +176,24 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 continue
         return self.process.poll()
+
+
+def _node_address() -> str:
+    """This node's Ray address, or its host name where Ray is not installed."""
+    try:
+        return _ray().util.get_node_ip_address()
+    except ImportError:
+        return socket.gethostname()
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _death_signal() -> Any:
@@ -272,13 +305,16 @@ class WebServPool:
         deno: str = "deno",
         startup_timeout: float = 240.0,
         watch_interval: Optional[float] = 5.0,
+        off_loopback: bool = False,
     ) -> "WebServPool":
         """Starts one server actor on each node: ``nodes`` (Ray node ids or
         addresses), else every alive node that has ``resource`` (every alive
         node when None). ``repo`` is this repository's checkout on the nodes;
         ``run_dir`` where the servers write trajectories, each under
         ``<run_dir>/<node address>`` (default: ``runs/<time>`` under ``repo``). Needs ``ray.init(...)`` done
-        by the caller."""
+        by the caller. The servers listen on their node's loopback, which serves a trainer on the
+        same node; ``off_loopback=True`` puts each on its node's Ray address (behind the pool's
+        token), for a trainer whose clients run on other nodes."""
         ray = _ray()
         if not ray.is_initialized():
             raise RuntimeError("Call ray.init(address=...) first: the pool joins a cluster, it does not start one")
@@ -298,7 +334,7 @@ class WebServPool:
             raise RuntimeError(f"No alive Ray node to run a server on (nodes={nodes}, resource={resource})")
         token = token or secrets.token_urlsafe(24)
         options = dict(repo=repo, port=port, token=token, max_sessions=max_sessions, backend=backend,
-                       run_dir=run_dir, deno=deno, startup_timeout=startup_timeout)
+                       run_dir=run_dir, deno=deno, startup_timeout=startup_timeout, off_loopback=off_loopback)
         actor_class = ray.remote(num_cpus=0, max_restarts=0)(ServerProcess)
         actors = [
             actor_class.options(

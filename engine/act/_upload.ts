@@ -19,6 +19,8 @@ export interface UploadTools {
   timeoutMs: number;
   /** The only directory files are taken from; without it every upload is refused. */
   uploadDir: string | undefined;
+  /** Paths of the same files that the browser can read (a browser of another user gets copies). */
+  shareFiles?: (paths: string[]) => Promise<string[]>;
 }
 
 /**
@@ -46,7 +48,8 @@ export async function uploadFiles(
   if (!input) {
     throw new ActionError("not-editable", `Element ${id} is not a file input`, { id });
   }
-  const paths = await uploadPaths(tools.uploadDir, files);
+  const real = await uploadPaths(tools.uploadDir, files);
+  const paths = tools.shareFiles ? await tools.shareFiles(real) : real;
   try {
     await input.session.send(
       "DOM.setFileInputFiles",

@@ -202,6 +202,7 @@ export class Actor {
       settle: (capMs) => this.#settleWithin(capMs),
       timeoutMs: this.#timeoutMs,
       uploadDir: options.uploadDir,
+      shareFiles: (paths) => context.shareFiles(paths),
     };
     for (const page of context.pages) this.#track(page);
     context.on("page", (page) => {

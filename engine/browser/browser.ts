@@ -126,6 +126,15 @@ export class Browser implements AsyncDisposable {
     return this.#process;
   }
 
+  /**
+   * Whether the launched Chromium runs with its sandbox (see
+   * {@linkcode BrowserProcess.sandbox} for the user and the reason);
+   * undefined for a browser connected to.
+   */
+  get sandboxed(): boolean | undefined {
+    return this.#process?.sandbox.sandboxed;
+  }
+
   #wire(connection: Connection, process: BrowserProcess | undefined): void {
     connection.onClose((reason) => {
       if (connection !== this.#connection) return;
@@ -361,6 +370,11 @@ export class Browser implements AsyncDisposable {
       await loaded;
     }
     return page;
+  }
+
+  /** @internal */
+  _shareFiles(paths: string[]): Promise<string[]> {
+    return this.#process?.shareFiles(paths) ?? Promise.resolve(paths);
   }
 
   /** @internal */

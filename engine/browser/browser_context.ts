@@ -38,6 +38,8 @@ export interface ContextHost {
   _newPage(context: BrowserContext, url: string): Promise<Page>;
   /** Disposes a context. */
   _disposeContext(context: BrowserContext): Promise<void>;
+  /** Paths of the same files that the browser can read (see {@linkcode BrowserContext.shareFiles}). */
+  _shareFiles?(paths: string[]): Promise<string[]>;
 }
 
 /**
@@ -113,6 +115,18 @@ export class BrowserContext implements AsyncDisposable {
       return Promise.reject(new Error(`Cannot open a page: context "${this.id}" is closed`));
     }
     return this.#host._newPage(this, url);
+  }
+
+  /**
+   * Paths of the same files that the browser can read: for a Chromium that
+   * runs as another user (launched from root), copies in its profile owned
+   * by that user; otherwise the paths as given. For `DOM.setFileInputFiles`.
+   *
+   * @param paths real paths of regular files
+   * @returns the paths to hand the browser
+   */
+  shareFiles(paths: string[]): Promise<string[]> {
+    return this.#host._shareFiles?.(paths) ?? Promise.resolve(paths);
   }
 
   /** Closes the context and every page in it. Safe to call more than once. */

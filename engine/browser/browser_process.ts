@@ -6,7 +6,9 @@
  * @module
  */
 import {
+  changeOwner,
   type Child,
+  copyFileTo,
   exit,
   fileInfo,
   killGroup as killProcessGroup,
@@ -18,10 +20,20 @@ import {
   readTextSync,
   removeTree,
   removeTreeSync,
+  setMode,
   spawnDetached,
 } from "../_runtime.ts";
 import { findChrome } from "./find_chrome.ts";
 import { logFailure, observed } from "../log.ts";
+import {
+  type BrowserSandbox,
+  planSandbox,
+  SANDBOX_FAILURE,
+  type SandboxPlan,
+  sandboxUnavailable,
+} from "./_sandbox.ts";
+
+export type { BrowserSandbox } from "./_sandbox.ts";
 
 /** Options for {@linkcode BrowserProcess.launch}. */
 export interface BrowserProcessOptions {
@@ -52,6 +64,22 @@ export interface BrowserProcessOptions {
    * @default {true}
    */
   handleSignals?: boolean;
+  /**
+   * Run Chromium with its sandbox. On, launched from root, Chromium runs as
+   * `user` instead; where its sandbox cannot start (no user namespaces, no
+   * such user, no `setpriv`) the launch logs why and runs it with
+   * `--no-sandbox`. {@linkcode BrowserProcess.sandbox} says which it got.
+   *
+   * @default {true}
+   */
+  sandbox?: boolean;
+  /**
+   * The unprivileged user (name or uid) Chromium runs as when this process
+   * is root: best a dedicated one (`useradd --system webserv`).
+   *
+   * @default {`WEBSERV_BROWSER_USER`, else `"nobody"`}
+   */
+  user?: string;
 }
 
 /** Raised when the browser process cannot be started or exits before it is ready. */
@@ -76,12 +104,19 @@ export interface BrowserExit {
   signal: string | null;
 }
 
+/** Raised when the browser exits before it is ready; its last words are kept. */
+class EarlyExit extends BrowserLaunchError {
+  constructor(message: string, readonly tail: string) {
+    super(message);
+  }
+}
+
 /**
- * The flags every launch gets. `--disable-background-networking` and kin keep
- * Chromium from calling home, which a closed network refuses many times over.
+ * The flags every launch gets (and `--no-sandbox` where the sandbox is off).
+ * `--disable-background-networking` and kin keep Chromium from calling home,
+ * which a closed network refuses many times over.
  */
 export const DEFAULT_FLAGS: readonly string[] = [
-  "--no-sandbox",
   "--disable-gpu",
   // Out-of-process iframes everywhere (the headless shell has no site isolation by default).
   "--site-per-process",
@@ -89,6 +124,11 @@ export const DEFAULT_FLAGS: readonly string[] = [
   "--disable-component-update",
   "--disable-sync",
   "--disable-quic",
+  // No traffic leaves a page except through its context's proxy: WebRTC
+  // sends no UDP of its own (STUN/TURN to an address the page chose). The
+  // headless shell honours only the first flag, Chromium both.
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+  "--webrtc-ip-handling-policy=disable_non_proxied_udp",
   "--disable-extensions",
   "--disable-default-apps",
   "--disable-breakpad",
@@ -149,6 +189,7 @@ browser=$!
     sleep 0.01
   done
   rm -rf "$WEBSERV_PROFILE"
+  [ -z "$WEBSERV_SHARE" ] || rm -rf "$WEBSERV_SHARE"
   kill -KILL 0
 ) >/dev/null 2>&1 &
 exec 3<&-
@@ -174,6 +215,19 @@ function installExitHooks(): void {
 // Installed on first launch, not at load: importing the module has no effect.
 let exitHookInstalled = false;
 
+/** The reasons for running without the sandbox already logged by this process. */
+const loggedReasons = new Set<string>();
+
+function logUnsandboxed(plan: SandboxPlan, asked: boolean): void {
+  if (plan.sandboxed || asked || loggedReasons.has(plan.reason ?? "")) return;
+  loggedReasons.add(plan.reason ?? "");
+  logFailure(
+    "running Chromium with its sandbox",
+    new Error(`${plan.reason}; running it with --no-sandbox`),
+    "browser-unsandboxed",
+  );
+}
+
 /**
  * A running browser process and its profile directory.
  *
@@ -194,8 +248,14 @@ export class BrowserProcess {
   readonly userDataDir: string;
   /** Resolves when the process has exited. */
   readonly exited: Promise<BrowserExit>;
+  /** Whether Chromium's sandbox is on, the user it runs as, and why the sandbox is off if it is. */
+  readonly sandbox: BrowserSandbox;
   #child: Child;
   #stderrTail: string[];
+  /** Where files are shared with a browser of another user; none for a browser of this one. */
+  #shareDir: string | undefined;
+  /** Files shared with a browser of another user: real path → copy in the share directory. */
+  #shared = new Map<string, string>();
   #killed = false;
 
   private constructor(
@@ -203,8 +263,12 @@ export class BrowserProcess {
     wsEndpoint: string,
     userDataDir: string,
     stderrTail: string[],
+    sandbox: BrowserSandbox,
+    shareDir: string | undefined,
   ) {
     this.#child = child;
+    this.#shareDir = shareDir;
+    this.sandbox = sandbox;
     this.pid = child.pid;
     this.wsEndpoint = wsEndpoint;
     this.userDataDir = userDataDir;
@@ -213,6 +277,33 @@ export class BrowserProcess {
       live.delete(this);
       return { code: status.code, signal: status.signal };
     });
+  }
+
+  /**
+   * Paths of the same files that the browser can read. A browser running as
+   * another user (launched from root) cannot read root's files: each is
+   * copied, readable by every user, into a directory of this process's that
+   * others may traverse but not list or change (not the profile, where the
+   * browser could put a link in the way), one copy per file (copied again on
+   * every call, so it is current), removed with the profile.
+   *
+   * @param paths real paths of regular files
+   * @returns the paths to hand the browser
+   */
+  async shareFiles(paths: string[]): Promise<string[]> {
+    const shareDir = this.#shareDir;
+    if (!shareDir) return paths;
+    const shared: string[] = [];
+    for (const path of paths) {
+      let copy = this.#shared.get(path);
+      if (!copy) {
+        copy = `${shareDir}/${this.#shared.size}/${path.slice(path.lastIndexOf("/") + 1)}`;
+        this.#shared.set(path, copy);
+      }
+      await copyFileTo(path, copy, 0o644);
+      shared.push(copy);
+    }
+    return shared;
   }
 
   /** The last lines the browser wrote to stderr, for diagnostics. */
@@ -230,15 +321,72 @@ export class BrowserProcess {
    */
   static async launch(options: BrowserProcessOptions = {}): Promise<BrowserProcess> {
     const executable = options.executablePath ?? findChrome({ headless: options.headless ?? true });
-    const timeoutMs = options.timeoutMs ?? 30_000;
     // The shell would report a missing file only as exit code 127: say it plainly.
     const info = await fileInfo(executable);
     if (!info?.isFile) {
       throw new BrowserLaunchError(`Cannot start "${executable}": no such executable file`);
     }
+    const plan = planSandbox(options.sandbox, options.user, executable);
+    logUnsandboxed(plan, options.sandbox === false);
+    try {
+      return await BrowserProcess.#start(executable, plan, options);
+    } catch (error) {
+      if (!(error instanceof EarlyExit) || !plan.sandboxed || !SANDBOX_FAILURE.test(error.tail)) {
+        throw error;
+      }
+      // The sandbox (or the user) could not start it: say why, and run it as before.
+      const reason = `Chromium's sandbox did not start${
+        plan.runAs ? ` as user "${plan.user}"` : ""
+      }: ${error.tail.split("\n").slice(-3).join(" | ")}`;
+      sandboxUnavailable(executable, reason);
+      const fallback: SandboxPlan = { sandboxed: false, user: "current", reason };
+      logUnsandboxed(fallback, false);
+      return await BrowserProcess.#start(executable, fallback, options);
+    }
+  }
+
+  static async #start(
+    executable: string,
+    plan: SandboxPlan,
+    options: BrowserProcessOptions,
+  ): Promise<BrowserProcess> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
     const userDataDir = await makeTempDir("webserv-profile-");
+    const runAs = plan.runAs;
+    const env: Record<string, string> = { WEBSERV_PROFILE: userDataDir };
+    let shareDir: string | undefined;
+    if (runAs) {
+      try {
+        await changeOwner(userDataDir, runAs.uid, runAs.gid);
+      } catch (error) {
+        await removeDir(userDataDir);
+        throw new BrowserLaunchError(
+          `Cannot give the profile "${userDataDir}" to user "${runAs.name}": ${String(error)}`,
+          { cause: error },
+        );
+      }
+      // Its own home and temporary files, in the profile it owns.
+      env.HOME = userDataDir;
+      env.TMPDIR = userDataDir;
+      // Uploads reach it as copies in a directory of ours it may only
+      // traverse: not in the profile, where it could put a link in the way.
+      shareDir = await makeTempDir("webserv-share-");
+      await setMode(shareDir, 0o711);
+      env.WEBSERV_SHARE = shareDir;
+    }
+    const command = runAs
+      ? [
+        runAs.setpriv,
+        `--reuid=${runAs.uid}`,
+        `--regid=${runAs.gid}`,
+        "--clear-groups",
+        "--",
+        executable,
+      ]
+      : [executable];
     const args = [
       ...(options.headless ?? true ? ["--headless"] : []),
+      ...(plan.sandboxed ? [] : ["--no-sandbox"]),
       ...DEFAULT_FLAGS,
       `--user-data-dir=${userDataDir}`,
       ...(options.args ?? []),
@@ -252,11 +400,12 @@ export class BrowserProcess {
       // Deno dies without running any hook (SIGKILL).
       child = spawnDetached(
         "/bin/sh",
-        ["-c", WATCHDOG, "webserv-browser", executable, ...args],
-        { WEBSERV_PROFILE: userDataDir },
+        ["-c", WATCHDOG, "webserv-browser", ...command, ...args],
+        env,
       );
     } catch (error) {
       await removeDir(userDataDir);
+      if (shareDir) await removeDir(shareDir);
       throw new BrowserLaunchError(`Cannot start "${executable}": ${String(error)}`, {
         cause: error,
       });
@@ -276,15 +425,24 @@ export class BrowserProcess {
       );
     });
     const exitedEarly = child.status.then((status): never => {
-      throw new BrowserLaunchError(
+      throw new EarlyExit(
         `Browser "${executable}" exited with code ${status.code} before it was ready: ${
           tail.slice(-5).join(" | ")
         }`,
+        tail.join("\n"),
       );
     });
     try {
       const wsEndpoint = await Promise.race([endpoint, timeout, exitedEarly]);
-      const process = new BrowserProcess(child, wsEndpoint, userDataDir, tail);
+      const { runAs: _, ...sandbox } = plan;
+      const process = new BrowserProcess(
+        child,
+        wsEndpoint,
+        userDataDir,
+        tail,
+        sandbox,
+        shareDir,
+      );
       live.add(process);
       if (!exitHookInstalled) {
         exitHookInstalled = true;
@@ -301,6 +459,7 @@ export class BrowserProcess {
         logFailure("waiting for a failed browser to exit", cause)
       );
       await removeDir(userDataDir);
+      if (shareDir) await removeDir(shareDir);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -326,6 +485,7 @@ export class BrowserProcess {
     const exit = await this.exited;
     await waitForGroupExit(this.pid);
     await removeDir(this.userDataDir);
+    if (this.#shareDir) await removeDir(this.#shareDir);
     return exit;
   }
 
@@ -338,6 +498,13 @@ export class BrowserProcess {
     // after it is removed; then retry the removal a few times, sleeping
     // briefly (exit hooks cannot await).
     const pause = new Int32Array(new SharedArrayBuffer(4));
+    if (this.#shareDir) {
+      try {
+        removeTreeSync(this.#shareDir); // nothing of the browser's writes there
+      } catch (error) {
+        logFailure("removing the browser's share directory", error);
+      }
+    }
     const deadline = Date.now() + 3_000;
     while (Date.now() < deadline && groupAlive(this.pid)) Atomics.wait(pause, 0, 0, 10);
     for (let attempt = 0; attempt < 10; attempt++) {

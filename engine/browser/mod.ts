@@ -14,7 +14,7 @@ export type {
 export { BrowserContext } from "./browser_context.ts";
 export type { AttachedTarget, BrowserContextEvents, TargetInitializer } from "./browser_context.ts";
 export { BrowserLaunchError, BrowserProcess } from "./browser_process.ts";
-export type { BrowserExit, BrowserProcessOptions } from "./browser_process.ts";
+export type { BrowserExit, BrowserProcessOptions, BrowserSandbox } from "./browser_process.ts";
 export { BrowserNotFoundError, findChrome } from "./find_chrome.ts";
 export type { FindChromeOptions } from "./find_chrome.ts";
 export { Page } from "./page.ts";

@@ -321,6 +321,8 @@ Deno.test("Env.step() uploads only from the env's upload directory", async () =>
     const input = idOf(await open.observe(), "button", "File");
     await open.step({ action: "upload", id: input, files: ["cv.txt"] });
     assertEquals(await open.evaluate("document.title"), "cv.txt");
+    // The browser reads the file itself (one running as another user too).
+    assertEquals(await open.evaluate("document.querySelector('input').files[0].text()"), "cv");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

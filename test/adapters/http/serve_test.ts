@@ -1,6 +1,13 @@
 // `deno task serve` as a user runs it: a subprocess that prints its URLs,
 // refuses a public address without a token, and closes every session on SIGINT.
-import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import {
+  assert,
+  assertEquals,
+  assertFalse,
+  assertMatch,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
 import { type Backend, startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { defaultCatalog } from "../../../adapters/http/catalog.ts";
@@ -25,6 +32,9 @@ Deno.test("serve.ts closes every session and exits 0 on SIGINT", async () => {
   assert(url, printed);
   assertStringIncludes(printed, `dashboard  ${url}/`);
   assertStringIncludes(printed, `API docs   ${url}/docs`);
+  // Which mode the browser runs in (from root, as another user).
+  assertMatch(printed, /\n {2}browser {4}(sandboxed, as user \S+|without its sandbox: .+)\n/);
+  if (Deno.uid() === 0) assertFalse(printed.includes("as user current"), printed);
   const created = await (await fetch(`${url}/v1/sessions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -46,6 +56,134 @@ Deno.test("serve.ts closes every session and exits 0 on SIGINT", async () => {
   assertEquals(events.at(-1).type, "end");
   assertEquals(events.at(-1).reason, "shutdown");
   await Deno.remove(runDir, { recursive: true });
+});
+
+/** Live (not zombie) processes whose environment holds `marker`: a server's descendants carry it. */
+function processesWithEnv(marker: string): string[] {
+  const found: string[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      if (Deno.readTextFileSync(`/proc/${entry.name}/environ`).includes(marker)) {
+        found.push(`${entry.name} ${stat.slice(stat.indexOf("("), stat.lastIndexOf(")") + 1)}`);
+      }
+    } catch {
+      // exited while we looked, or not ours to read
+    }
+  }
+  return found;
+}
+
+/**
+ * SIGKILLs what is left of a server a test ran (its processes carry
+ * `marker`): the Deno processes only, so that the browser's watchdog sees
+ * its pipe close and removes the browser with its profile, as it is made to.
+ */
+function reap(marker: string): void {
+  for (const line of processesWithEnv(marker)) {
+    if (!line.endsWith(" (deno)")) continue;
+    try {
+      Deno.kill(Number(line.split(" ")[0]), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * `deno task serve` (through `setsid`, in a process group of its own like a
+ * terminal's foreground job) or serve.ts itself, on port 0, its processes
+ * marked with `marker` in their environment.
+ */
+function spawnServe(viaTask: boolean, runDir: string, marker: string) {
+  const args = ["--port", "0", "--run-dir", runDir];
+  const child = new Deno.Command(viaTask ? "setsid" : Deno.execPath(), {
+    args: viaTask
+      ? [Deno.execPath(), "task", "serve", ...args]
+      : ["run", "--allow-all", SERVE, ...args],
+    cwd: new URL("../../../", import.meta.url).pathname,
+    env: { WEBSERV_TEST_MARK: marker.slice(marker.indexOf("=") + 1) },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let printed = "";
+  /** Reads the output until it matches `pattern` (or ends); resolves with all of it. */
+  const until = async (pattern?: RegExp) => {
+    while (pattern === undefined || !pattern.test(printed)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      printed += value;
+    }
+    return printed;
+  };
+  return { child, until };
+}
+
+for (const viaTask of [false, true]) {
+  const what = viaTask ? "deno task serve" : "serve.ts";
+  Deno.test(`${what} closes in order on two quick SIGINTs: exit 0, the trajectory ended, no browser left`, async () => {
+    const runDir = await Deno.makeTempDir();
+    const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
+    try {
+      const { child, until } = spawnServe(viaTask, runDir, marker);
+      const started = await until(/trajectories in/);
+      const url = started.match(/on (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
+      assert(url, started);
+      const created = await (await fetch(`${url}/v1/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ task: "demo/add-note/1" }),
+      })).json();
+      assert(typeof created.id === "string", JSON.stringify(created));
+      // The server's processes, the browser's among them, carry the marker.
+      const before = processesWithEnv(marker);
+      assert(before.some((line) => line.includes("chrom")), `no browser found: ${before}`);
+      // Ctrl-C twice, as a hurried user does: the second once the close began
+      // (sent together, the two would merge into one pending signal). A
+      // terminal signals its whole foreground group.
+      const signal = () => viaTask ? Deno.kill(-child.pid, "SIGINT") : child.kill("SIGINT");
+      signal();
+      await until(/closing every session/);
+      signal();
+      const printed = await until();
+      const status = await child.status;
+      const errors = await new Response(child.stderr).text();
+      assertEquals(status.code, 0, `${printed}\n${errors}`);
+      assertStringIncludes(printed, "Closed");
+      const events = (await Deno.readTextFile(`${runDir}/${created.id}.jsonl`)).trim().split("\n")
+        .map((line) => JSON.parse(line));
+      assertEquals(events.at(-1).type, "end");
+      assertEquals(events.at(-1).reason, "shutdown");
+      assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
+    } finally {
+      reap(marker);
+      await Deno.remove(runDir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("serve.ts stopped while it starts closes once started: exit 0, no process left", async () => {
+  const runDir = await Deno.makeTempDir();
+  const marker = `WEBSERV_TEST_MARK=${crypto.randomUUID()}`;
+  try {
+    const { child, until } = spawnServe(false, runDir, marker);
+    // Signals are handled from the start (the browser and sandboxes start after this line).
+    const first = await until(/Starting|trajectories in/);
+    assertStringIncludes(first, "Starting", "no line says the server is starting");
+    child.kill("SIGINT");
+    const printed = await until();
+    const status = await child.status;
+    const errors = await new Response(child.stderr).text();
+    assertEquals(status.code, 0, `${printed}\n${errors}`);
+    assertStringIncludes(printed, "Closed");
+    assertEquals(processesWithEnv(marker), [], "processes of the server outlived it");
+  } finally {
+    reap(marker);
+    await Deno.remove(runDir, { recursive: true });
+  }
 });
 
 Deno.test("serve.ts refuses a non-loopback host without a token", async () => {

@@ -6,12 +6,13 @@ sessions go to the other node."""
 
 import os
 import signal
+import socket
 import urllib.parse
 
 import pytest
 import ray
 
-from webserv_ray import PoolCapacityError, SessionLostError, WebServPool
+from webserv_ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
 
 NODES = sorted(os.environ["WEBSERV_RAY_NODES"].split(","))
 TASK = "demo/add-note/1"
@@ -21,7 +22,10 @@ SCROLL = {"action": "scroll", "direction": "down"}
 @pytest.fixture(scope="module")
 def pool():
     ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
-    pool = WebServPool.start(max_sessions=3, run_dir=os.environ["WEBSERV_RUN_DIR"], watch_interval=2.0)
+    # Two nodes, the driver on one: the servers must be reachable off loopback.
+    pool = WebServPool.start(
+        max_sessions=3, run_dir=os.environ["WEBSERV_RUN_DIR"], watch_interval=2.0, off_loopback=True
+    )
     try:
         record_pids(pool)
         yield pool
@@ -45,6 +49,37 @@ def test_pool_start_needs_the_callers_cluster():
     assert not ray.is_initialized()
     with pytest.raises(RuntimeError, match=r"ray\.init"):
         WebServPool.start()
+
+
+def listening_address(port):
+    """The local address of the TCP socket listening on ``port``, from /proc/net/tcp{,6}."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                address, hex_port = fields[1].split(":")
+                if fields[3] == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.append(address)
+    return found
+
+
+def test_a_server_listens_on_loopback_by_default():
+    server = ServerProcess(token="t" * 24, max_sessions=1, run_dir=os.environ["WEBSERV_RUN_DIR"])
+    try:
+        assert server.host == "127.0.0.1"
+        assert host(server.url) == "127.0.0.1"
+        assert listening_address(urllib.parse.urlsplit(server.url).port) == ["0100007F"]  # 127.0.0.1
+    finally:
+        server.stop()
+
+
+def test_off_loopback_is_asked_for_and_needs_a_token():
+    # Refused before anything starts.
+    with pytest.raises(ValueError, match="token"):
+        ServerProcess(off_loopback=True)
+    with pytest.raises(ValueError, match="off_loopback=True"):
+        ServerProcess(host="0.0.0.0", token="t" * 24)
 
 
 def test_one_server_per_node_on_the_nodes_address(pool):
@@ -120,3 +155,17 @@ def test_groups_whole_on_one_server_and_a_killed_servers_sessions_are_env_error(
     assert back.step(SCROLL)[3]["status"] == "ok"
     for env in (single, other, third, back):
         env.close()
+
+
+def test_a_pool_listens_on_loopback_unless_told_otherwise(pool):
+    head = ray.util.get_node_ip_address()  # the driver's node
+    # A port of its own: the fixture's server on this node has 8800 on the node's address.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with WebServPool.start(nodes=[head], max_sessions=1, port=port, watch_interval=None) as alone:
+        record_pids(alone)
+        (server,) = alone.describe()
+        assert server["host"] == "127.0.0.1" and host(server["url"]) == "127.0.0.1"
+        assert listening_address(urllib.parse.urlsplit(server["url"]).port) == ["0100007F"]
+        assert alone.health()[server["url"]]["status"] == "healthy"
