@@ -28,7 +28,6 @@ import type {
   SessionSpec,
   SessionState,
   StepResponse,
-  TaskBody,
   TaskPage,
   TaskQuery,
   VerdictBody,
