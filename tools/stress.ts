@@ -19,12 +19,21 @@
 
 /**
  * What `deno task test` runs: the main suites in parallel, then the Incus
- * suite alone. `test/apps/` (real applications, whose images take minutes to
- * build) runs only with `deno task test:apps`.
+ * suite alone, then the 3-minute soak alone (it measures the server's event
+ * loop, so it runs beside no other suite). `test/apps/` (real applications,
+ * whose images take minutes to build) runs only with `deno task test:apps`.
  */
 export const TEST_COMMANDS: string[][] = [
-  ["deno", "test", "--allow-all", "--parallel", "--doc", "--ignore=test/sandboxes/incus,test/apps"],
+  [
+    "deno",
+    "test",
+    "--allow-all",
+    "--parallel",
+    "--doc",
+    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts",
+  ],
   ["deno", "test", "--allow-all", "test/sandboxes/incus"],
+  ["deno", "test", "--allow-all", "test/bench/soak_test.ts"],
 ];
 
 /**
