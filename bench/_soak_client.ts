@@ -84,8 +84,20 @@ export class Ledger {
   /** Hostile sessions that earned a reward above 0. */
   readonly hostileRewards: { session: string; kind: string }[] = [];
 
+  /** The connections every call goes over, so that the soak can close them all before it measures idle. */
+  #client: Deno.HttpClient = Deno.createHttpClient({});
+
   constructor(base: string) {
     this.base = base;
+  }
+
+  /**
+   * Closes the kept-alive connections of the calls so far (the server's
+   * descriptors for them go too); later calls open new ones.
+   */
+  closeConnections(): void {
+    this.#client.close();
+    this.#client = Deno.createHttpClient({});
   }
 
   /**
@@ -108,6 +120,7 @@ export class Ledger {
     this.calls.push(record);
     try {
       const response = await fetch(this.base + spec.path, {
+        client: this.#client,
         method: spec.method,
         ...(spec.body !== undefined
           ? { body: spec.body, headers: { "content-type": "application/json" } }
@@ -122,7 +135,8 @@ export class Ledger {
       try {
         body = JSON.parse(text);
       } catch {
-        body = undefined;
+        // Not JSON (`/metrics`): the text itself.
+        body = text === "" ? undefined : text;
       }
       if (response.status >= 500) record.error = text.slice(0, 200);
       return { status: response.status, body, record };

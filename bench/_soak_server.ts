@@ -78,6 +78,7 @@ const { values } = parseArgs({
     backend: { type: "string", default: "fixture" },
     "run-dir": { type: "string" },
     "max-sessions": { type: "string", default: "16" },
+    "seed-grace": { type: "string", default: "60" },
     "incus-prefix": { type: "string" },
     // The pool .ci/daemons.sh makes, as `deno task serve` uses it.
     "incus-pool": {
@@ -109,6 +110,7 @@ const server = await startServer({
   port: 0,
   backend: values.backend as Backend,
   maxSessions: Number(values["max-sessions"]),
+  seedGraceMs: Number(values["seed-grace"]) * 1000,
   browserHandlesSignals: false,
   ...(values["run-dir"] ? { runDir: values["run-dir"] } : {}),
   ...(values["incus-prefix"] ? { incusPrefix: values["incus-prefix"] } : {}),

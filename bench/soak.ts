@@ -32,7 +32,7 @@
  *
  * Flags: `--minutes N` (30), `--sessions N` solvers (4), `--hostile N`
  * actors (4), `--backend fixture|incus|docker` (fixture; container faults
- * only there), `--max-sessions N` (24), `--fault-every S` (a sixth of the
+ * only there), `--max-sessions N` (24), `--seed-grace S` (the server's idle seed grace, 10; the idle end waits for it), `--fault-every S` (a sixth of the
  * run, 15-300 s; 0 for none), `--seed N`, `--sites a,b` (the recreated
  * sites used beside the demo, default forum,shop,admin,wiki; on a container
  * backend, those with images), `--out PATH` (bench/results/soak.md, and
@@ -68,6 +68,8 @@ const { values } = parseArgs({
     hostile: { type: "string", default: "4" },
     backend: { type: "string", default: "fixture" },
     "max-sessions": { type: "string", default: "24" },
+    // Short, so that the idle end is reached within the run: the server's default is 60 s.
+    "seed-grace": { type: "string", default: "10" },
     "fault-every": { type: "string" },
     seed: { type: "string", default: "1" },
     sites: { type: "string", default: "forum,shop,admin,wiki" },
@@ -76,6 +78,7 @@ const { values } = parseArgs({
   },
 });
 const minutes = Number(values.minutes);
+const seedGraceS = Number(values["seed-grace"]);
 const solvers = Number(values.sessions);
 const hostiles = Number(values.hostile);
 const backend = values.backend;
@@ -122,6 +125,7 @@ const spawned = await spawnServer(
     `--backend=${backend}`,
     `--run-dir=${runDir}`,
     `--max-sessions=${values["max-sessions"]}`,
+    `--seed-grace=${values["seed-grace"]}`,
     `--incus-prefix=${prefix}`,
   ],
   tmpDir,
@@ -269,7 +273,28 @@ for (const id of leftIds) {
     path: `/v1/sessions/${id}`,
   });
 }
-await new Promise((r) => setTimeout(r, 2_000));
+// Idle means: every idle seed's state retired (the server's grace, short
+// here, `--seed-grace`) and no client connection open. The soak's own
+// connections are closed first; then the server's gauges are read until both
+// are 0, within a bound (what is still held then is measured as it is).
+ledger.closeConnections();
+const idleDeadline = Date.now() + seedGraceS * 1000 + 30_000;
+for (;;) {
+  const metrics = await ledger.call({
+    actor: "soak",
+    timeoutMs: 30_000,
+    kind: "metrics",
+    method: "GET",
+    path: "/metrics",
+  });
+  ledger.closeConnections();
+  const text = typeof metrics.body === "string" ? metrics.body : "";
+  const gauge = (name: string) => Number(text.match(new RegExp(`^${name} (\\d+)`, "m"))?.[1]);
+  const held = gauge("webserv_seed_state");
+  if (held === 0 || Date.now() > idleDeadline) break;
+  await new Promise((r) => setTimeout(r, 500));
+}
+await new Promise((r) => setTimeout(r, 1_000));
 samples.push(await sample("end", targets()));
 const tmpAtEnd = await entrySizes(tmpDir).catch(() => []);
 const health = await ledger.call({
