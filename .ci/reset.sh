@@ -44,8 +44,13 @@ fi
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}"
 log "removing caches under $cache: webserv, webserv-node, webserv-venv, deno"
-rm -rf "$cache/webserv" "$cache/webserv-node" "${WEBSERV_VENV:-$cache/webserv-venv}" \
-  "${DENO_DIR:-$cache/deno}"
+for dir in "$cache/webserv" "$cache/webserv-node" "${WEBSERV_VENV:-$cache/webserv-venv}" \
+  "${DENO_DIR:-$cache/deno}"; do
+  # A Deno process still running elsewhere may write into its cache while it
+  # goes: a second pass, then a warning rather than a failed reset.
+  rm -rf "$dir" 2>/dev/null || rm -rf "$dir" 2>/dev/null ||
+    log "warning: $dir could not be removed whole (a process is writing into it)"
+done
 
 if [ "${1:-}" = --daemons ]; then
   log "stopping incusd and dockerd"
