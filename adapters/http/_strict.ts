@@ -33,8 +33,9 @@ function patternOf(path: string): RegExp {
  *
  * @param app the app, with its routes declared
  * @param document the OpenAPI document's config, as `app.doc31` takes it
- * @returns a middleware refusing undeclared query parameters, and the
- * answer for an unmatched request (405 or `undefined` for a 404)
+ * @returns a middleware refusing undeclared query parameters, the answer
+ * for an unmatched request (405 or `undefined` for a 404), and `prepare`,
+ * which reads the routes now (call it once they are declared)
  */
 export function strictRoutes(
   app: OpenAPIHono,
@@ -42,9 +43,15 @@ export function strictRoutes(
 ): {
   query: (c: Context, next: Next) => Promise<void>;
   methodNotAllowed: (c: Context) => Response | undefined;
+  prepare: () => void;
 } {
   let documented: Documented[] | undefined;
+  // The routes declared when the table was read: one declared since makes it read again.
+  let declared = -1;
   const table = () => {
+    const routes = app.openAPIRegistry.definitions.length;
+    if (routes !== declared) documented = undefined;
+    declared = routes;
     documented ??= Object.entries(app.getOpenAPI31Document(document).paths ?? {}).map(
       ([path, item]) => {
         const query = new Map<string, Set<string>>();
@@ -62,6 +69,8 @@ export function strictRoutes(
     return documented;
   };
   return {
+    // Generating the document takes some 50 ms of CPU: at startup, not in the first request.
+    prepare: () => void table(),
     async query(c, next) {
       const method = c.req.method === "HEAD" ? "GET" : c.req.method;
       const route = table().find((r) => r.pattern.test(c.req.path) && r.query.has(method));

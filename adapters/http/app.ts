@@ -462,6 +462,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   app.doc31("/openapi.json", document);
   app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));
   proposalRoutes(app, catalog);
+  strict.prepare();
   return app;
 }
 
