@@ -41,11 +41,12 @@ Deno.test({
         `The soak wrote no report (exit ${run.code}):\n${stdout}\n${stderr.slice(-4000)}`,
       );
     }
-    // Every target but the stall's 100 ms, which session creation does not
-    // meet yet (a few hundred ms on CPU; bench/results/soak.md): here the
-    // stall is held under a bound that catches the class of freeze the soak
-    // was written against (an answer reader or a seeding on the loop held it
-    // for 50 s and more), and a loop that never came back fails.
+    // Every target, the stall's 100 ms aside: on a shared runner the server's
+    // own garbage collection comes near it (40-60 ms pauses; the committed run
+    // in bench/results/soak.md judges it), so here the stall is held under a
+    // bound that catches the class of freeze the soak was written against (an
+    // answer reader, a seeding or a state mark on the loop held it for 0.3 to
+    // 100 s), and a loop that never came back fails.
     const STALL_BOUND_MS = 1_000;
     const failed = report.targets.filter((t) =>
       !t.pass && !t.name.startsWith("longest event-loop")
