@@ -70,23 +70,31 @@ export function excessDepthAt(text: string, maxDepth: number): number {
  *
  * @param request the request
  * @param maxBytes the bound
- * @returns the bytes
+ * @param tooLarge the error past the bound (the door's 413 unless given)
+ * @returns the bytes (none when the request has no body)
  * @throws {HttpError} 413 past the bound
  */
-async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = () =>
+export async function readBounded(
+  request: Request,
+  maxBytes: number,
+  tooLarge: () => HttpError = () =>
     new HttpError(
       413,
       "too-large",
       `The request body is larger than ${maxBytes} bytes: send less (an action, a spec or ` +
         "a batch of at most 256 steps fits)",
       UNREAD,
-    );
+    ),
+): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > maxBytes) throw tooLarge();
+  if (declared > maxBytes) {
+    await request.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = request.body!.getReader();
+  const reader = request.body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;

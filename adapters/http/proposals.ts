@@ -32,6 +32,7 @@ import {
 import type { SiteModule } from "../../fixtures/sites/mod.ts";
 import { badSeed, type Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
+import { readBounded } from "./_json_body.ts";
 
 /** An accepted proposal as the server shows it: the task without its truth. */
 export interface ProposalBody {
@@ -72,41 +73,6 @@ export const MAX_PROPOSAL_BYTES = 16 * 1024;
 
 /** How many proposals a page lists by default, and at most. */
 const PAGE = { default: 100, max: 1_000 };
-
-/** A request's body as text, refused with 413 past `max` bytes without reading further. */
-async function boundedText(request: Request, max: number): Promise<string> {
-  const tooLarge = () =>
-    new HttpError(
-      413,
-      "proposal-too-large",
-      `A proposal is at most ${max} bytes of JSON`,
-      // The rest of the body is left in the connection: it carries no other request.
-      { connection: "close" },
-    );
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > max) {
-    await request.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) bytes.set(chunk, at), at += chunk.byteLength;
-  return new TextDecoder().decode(bytes);
-}
 
 /** A whole number query parameter within bounds, or 400. */
 function whole(value: string | undefined, name: string, min: number, max: number) {
@@ -151,7 +117,16 @@ export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
       [...catalog.sites].filter(([, site]) => "templates" in site && "tracked" in site),
     ) as Record<string, SiteModule>;
   app.post("/v1/tasks/proposals", async (c: Context) => {
-    const text = await boundedText(c.req.raw, MAX_PROPOSAL_BYTES);
+    const text = new TextDecoder().decode(
+      await readBounded(c.req.raw, MAX_PROPOSAL_BYTES, () =>
+        new HttpError(
+          413,
+          "proposal-too-large",
+          `A proposal is at most ${MAX_PROPOSAL_BYTES} bytes of JSON`,
+          // The rest of the body is left in the connection: it carries no other request.
+          { connection: "close" },
+        )),
+    );
     let spec: unknown;
     try {
       spec = JSON.parse(text);
