@@ -113,7 +113,10 @@ export interface TaskBody {
  * seeded, so without the instruction when that is drawn from the seed's data
  * (a recreated site's tasks); a session opened on it has the whole task.
  */
-export type ListedTask = Omit<TaskBody, "instruction"> & { instruction?: string | undefined };
+export interface ListedTask extends Omit<TaskBody, "instruction"> {
+  /** What the agent is asked; absent when drawn from the seed's data (open a session for it). */
+  instruction?: string | undefined;
+}
 
 /** Which tasks `GET /v1/tasks` lists. */
 export interface TaskQuery {
