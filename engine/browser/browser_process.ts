@@ -106,7 +106,13 @@ export interface BrowserExit {
 
 /** Raised when the browser exits before it is ready; its last words are kept. */
 class EarlyExit extends BrowserLaunchError {
-  constructor(message: string, readonly tail: string) {
+  /**
+   * @param message what happened
+   * @param tail the browser's last lines
+   * @param killed whether a signal ended it (directly, or as the launcher's
+   * exit code above 128): killed from outside, which says nothing of its sandbox
+   */
+  constructor(message: string, readonly tail: string, readonly killed: boolean) {
     super(message);
   }
 }
@@ -331,7 +337,10 @@ export class BrowserProcess {
     try {
       return await BrowserProcess.#start(executable, plan, options);
     } catch (error) {
-      if (!(error instanceof EarlyExit) || !plan.sandboxed || !SANDBOX_FAILURE.test(error.tail)) {
+      if (
+        !(error instanceof EarlyExit) || error.killed || !plan.sandboxed ||
+        !SANDBOX_FAILURE.test(error.tail)
+      ) {
         throw error;
       }
       // The sandbox (or the user) could not start it: say why, and run it as before.
@@ -430,6 +439,7 @@ export class BrowserProcess {
           tail.slice(-5).join(" | ")
         }`,
         tail.join("\n"),
+        status.signal !== null || status.code > 128,
       );
     });
     try {

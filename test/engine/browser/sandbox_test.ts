@@ -5,6 +5,7 @@ import {
   assertEquals,
   assertFalse,
   assertNotEquals,
+  assertRejects,
   assertStringIncludes,
 } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
@@ -120,6 +121,42 @@ Deno.test("BrowserProcess.launch() falls back to --no-sandbox, saying why, where
       assertEquals(second.sandbox, first.sandbox);
     } finally {
       await second.kill();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * A stand-in for a Chromium killed from outside while it starts (a fault, an
+ * OOM kill), whose last words mention its sandbox like any Chromium's do.
+ */
+const KILLED_WHILE_STARTING = `#!/bin/sh
+echo "[WARNING:sandbox_linux.cc(418)] InitializeSandbox() called with multiple threads" >&2
+kill -KILL $$
+`;
+
+Deno.test("a browser killed while it starts is not a sandbox that cannot start: later launches keep it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
+  await Deno.chmod(dir, 0o755);
+  const executable = `${dir}/killed-browser`;
+  await Deno.writeTextFile(executable, KILLED_WHILE_STARTING, { mode: 0o755 });
+  try {
+    await assertRejects(() =>
+      BrowserProcess.launch({ executablePath: executable, timeoutMs: 10_000 })
+    );
+    // Had the kill been read as the sandbox failing, the stub would now be
+    // launched with --no-sandbox and without a user of its own.
+    await Deno.writeTextFile(executable, NO_USABLE_SANDBOX, { mode: 0o755 });
+    const next = await BrowserProcess.launch({ executablePath: executable, timeoutMs: 10_000 });
+    try {
+      assertStringIncludes(
+        next.sandbox.reason ?? "",
+        "No usable sandbox",
+        "it tried the sandbox again",
+      );
+    } finally {
+      await next.kill();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
