@@ -35,7 +35,8 @@ function patternOf(path: string): RegExp {
  * @param document the OpenAPI document's config, as `app.doc31` takes it
  * @returns a middleware refusing undeclared query parameters, the answer
  * for an unmatched request (405 or `undefined` for a 404), and `prepare`,
- * which reads the routes now (call it once they are declared)
+ * which reads the routes now (call it once they are declared), and the
+ * OpenAPI document, made once for the routes declared
  */
 export function strictRoutes(
   app: OpenAPIHono,
@@ -44,15 +45,23 @@ export function strictRoutes(
   query: (c: Context, next: Next) => Promise<void>;
   methodNotAllowed: (c: Context) => Response | undefined;
   prepare: () => void;
+  document: () => ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 } {
   let documented: Documented[] | undefined;
-  // The routes declared when the table was read: one declared since makes it read again.
+  let generated: ReturnType<OpenAPIHono["getOpenAPI31Document"]> | undefined;
+  // The routes declared when the document was made: one declared since makes it again.
   let declared = -1;
-  const table = () => {
+  // Generating the document takes some 50 ms of CPU: once, not per request
+  // (a client polling `/openapi.json` or `/docs` held the loop that long each time).
+  const openapi = () => {
     const routes = app.openAPIRegistry.definitions.length;
-    if (routes !== declared) documented = undefined;
+    if (routes !== declared) documented = generated = undefined;
     declared = routes;
-    documented ??= Object.entries(app.getOpenAPI31Document(document).paths ?? {}).map(
+    return generated ??= app.getOpenAPI31Document(document);
+  };
+  const table = () => {
+    const paths = openapi().paths;
+    documented ??= Object.entries(paths ?? {}).map(
       ([path, item]) => {
         const query = new Map<string, Set<string>>();
         for (const [method, operation] of Object.entries(item ?? {})) {
@@ -71,6 +80,7 @@ export function strictRoutes(
   return {
     // Generating the document takes some 50 ms of CPU: at startup, not in the first request.
     prepare: () => void table(),
+    document: openapi,
     async query(c, next) {
       const method = c.req.method === "HEAD" ? "GET" : c.req.method;
       const route = table().find((r) => r.pattern.test(c.req.path) && r.query.has(method));

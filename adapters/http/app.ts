@@ -459,8 +459,13 @@ export function createApp(options: AppOptions): OpenAPIHono {
   mountOpenEnv(app, sessions);
   mountOrs(app, sessions, catalog);
 
-  app.doc31("/openapi.json", document);
-  app.get("/docs", (c: Context) => c.html(docsPage(app.getOpenAPI31Document(document))));
+  app.get("/openapi.json", (c: Context) => c.json(strict.document()));
+  let docs: { for: unknown; html: string } | undefined;
+  app.get("/docs", (c: Context) => {
+    const current = strict.document();
+    if (docs?.for !== current) docs = { for: current, html: docsPage(current) };
+    return c.html(docs.html);
+  });
   proposalRoutes(app, catalog);
   strict.prepare();
   return app;
