@@ -185,7 +185,10 @@ export type TaskBody = z.infer<typeof TaskBody>;
  * seeded, so without the instruction when that is drawn from the seed's data
  * (a recreated site's tasks); a session opened on it shows the whole task.
  */
-export const ListedTask = TaskBody.extend({
+// From TaskBody's fields, not `TaskBody.extend()`: an extension of a named
+// schema is documented as `allOf` with it, which requires the instruction.
+export const ListedTask = z.object({
+  ...TaskBody.shape,
   instruction: z.string().optional().openapi({
     description: "Absent when drawn from the seed's data: open a session for it",
   }),
