@@ -5,12 +5,12 @@ import { assertEquals, assertStringIncludes } from "@std/assert";
 
 const MOD = new URL("../mod.ts", import.meta.url).href;
 
-/** The first TypeScript block of the README's "Use" section. */
+/** The first TypeScript block of the README's "A first episode" section. */
 async function readmeExample(): Promise<string> {
   const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
-  const use = readme.slice(readme.indexOf("## Use"));
+  const use = readme.slice(readme.indexOf("## A first episode"));
   const match = use.match(/```ts\n([\s\S]*?)```/);
-  if (!match?.[1]) throw new Error('The README has no TypeScript example under "Use"');
+  if (!match?.[1]) throw new Error('The README has no TypeScript example under "A first episode"');
   return match[1];
 }
 

@@ -1,11 +1,11 @@
 // webserv_ray.WebServPool with Ray from PyPI (pinned in requirements-test.txt)
-// on a real two-node cluster (_ray_cluster.ts): test_ray.py, then the README's
+// on a real two-node cluster (_ray_cluster.ts): test_ray.py, then docs/python.md's
 // Ray snippet as written. Fails loudly when the venv lacks ray.
 import { assert, assertEquals } from "@std/assert";
 import { pytest, venvPython } from "./_venv.ts";
 import { startRayCluster } from "./_ray_cluster.ts";
 
-const README = new URL("../../../README.md", import.meta.url);
+const PAGE = new URL("../../../docs/python.md", import.meta.url);
 const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
 
 async function assertRayInstalled(python: string): Promise<void> {
@@ -22,16 +22,12 @@ async function assertRayInstalled(python: string): Promise<void> {
   );
 }
 
-// The README's trainer-section python block that uses webserv_ray.
+// The python block of docs/python.md that uses webserv_ray.
 async function readmeRayBlock(): Promise<string> {
-  const text = await Deno.readTextFile(README);
-  const start = text.indexOf("### Trainers");
-  const end = text.indexOf("\n## ", start);
-  const blocks = [...text.slice(start, end).matchAll(/```python\n([\s\S]*?)```/g)].map((m) =>
-    m[1]!
-  );
+  const text = await Deno.readTextFile(PAGE);
+  const blocks = [...text.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const ray = blocks.filter((code) => code.includes("webserv_ray"));
-  assertEquals(ray.length, 1, 'Expected one webserv_ray block under "### Trainers"');
+  assertEquals(ray.length, 1, "Expected one webserv_ray block in docs/python.md");
   return ray[0]!;
 }
 
@@ -51,7 +47,7 @@ Deno.test("WebServPool on a two-node Ray cluster: placement, GRPO groups, a kill
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : error}\n${await cluster.logs()}`);
   }
-  // The README's lines, as written, on the same cluster.
+  // The page's lines, as written, on the same cluster.
   const out = await new Deno.Command(python, {
     args: ["-c", await readmeRayBlock()],
     cwd: PYTHON_DIR,
@@ -59,5 +55,8 @@ Deno.test("WebServPool on a two-node Ray cluster: placement, GRPO groups, a kill
     stdout: "piped",
     stderr: "piped",
   }).output();
-  assert(out.success, `The README's Ray block failed:\n${new TextDecoder().decode(out.stderr)}`);
+  assert(
+    out.success,
+    `The Ray block of docs/python.md failed:\n${new TextDecoder().decode(out.stderr)}`,
+  );
 });

@@ -1,25 +1,22 @@
-// The README's trainer section runs as written: every python block under
-// "### Trainers", in the venv .ci/python.sh makes, against a real server
-// (the webserv_ray block needs a Ray cluster: ray_test.ts runs it on one).
+// The trainer page runs as written: every python block of docs/python.md,
+// in the venv .ci/python.sh makes, against a real server (the webserv_ray
+// block needs a Ray cluster: ray_test.ts runs it on one).
 import { assert } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { venvPython } from "./_venv.ts";
 
-const README = new URL("../../../README.md", import.meta.url);
+const PAGE = new URL("../../../docs/python.md", import.meta.url);
 const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
 
 function trainerBlocks(text: string): string[] {
-  const start = text.indexOf("### Trainers");
-  const end = text.indexOf("\n## ", start);
-  const section = text.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
+  return [...text.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
     .filter((code) => !code.includes("webserv_ray"));
 }
 
-Deno.test("the README's trainer snippets run as written", async () => {
+Deno.test("the trainer snippets of docs/python.md run as written", async () => {
   const python = venvPython();
-  const blocks = trainerBlocks(await Deno.readTextFile(README));
-  assert(blocks.length >= 3, `Found ${blocks.length} python blocks under "### Trainers"`);
+  const blocks = trainerBlocks(await Deno.readTextFile(PAGE));
+  assert(blocks.length >= 3, `Found ${blocks.length} python blocks in docs/python.md`);
   await using server = await startServer({ port: 0, maxSessions: 4 });
   for (const [index, code] of blocks.entries()) {
     const output = await new Deno.Command(python, {
