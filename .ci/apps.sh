@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real application in CI (issue 23): WordPress's image, built from Debian 12
+# A real application in CI: WordPress's image, built from Debian 12
 # packages by `deno task image:apps wordpress`, and its application tests on
 # Incus (TCP and unix socket) and Docker, plus its tasks run end to end in
 # Chromium. Run by .ci/run after .ci/daemons.sh (the daemons, their pools);
@@ -8,7 +8,7 @@
 #
 # On a fresh machine the package install (mmdebstrap) takes about 6 to 8
 # minutes, the rest of the build about a minute, the tests a few minutes
-# (bench/results/apps_images.md, README "Real applications").
+# (bench/results/apps_images.md, docs/applications.md).
 # MediaWiki and Redmine are not built here: MediaWiki's build alone is about
 # 8 minutes more; `deno task test:apps` runs them where their images exist.
 set -euo pipefail

@@ -144,7 +144,7 @@ export const APPS: AppSpec[] = [
 /**
  * Redmine's write as a browser makes it: anonymous visitors may not write, so
  * the seed's administrator signs in through the login form and adds a note
- * to issue 1 through its edit form, each POST with the page's CSRF token and
+ * to Redmine's issue 1 through its edit form, each POST with the page's CSRF token and
  * the session cookie. The write is checked by its redirect back to the issue
  * (a refused token answers 422, a rejected note renders the form with 200).
  */

@@ -1,5 +1,5 @@
 /**
- * Task proposals through the server (issue 21): `POST /v1/tasks/proposals`
+ * Task proposals through the server: `POST /v1/tasks/proposals`
  * validates a declarative task spec on its seed's data
  * (`fixtures/sites/kit/proposals.ts`: the read runs through the site's state
  * API, the truth is unique and non-empty, the op is in the closed set, the

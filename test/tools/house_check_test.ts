@@ -1,7 +1,7 @@
 // The tree names no ticket, session or round: comments, test names, scripts
 // and pages say what a thing does (tools/house_check.ts).
 import { assertEquals } from "@std/assert";
-import { findHits } from "../../tools/house_check.ts";
+import { findHits, formatHits, houseCheck } from "../../tools/house_check.ts";
 
 Deno.test("findHits() names ticket, session and round numbers by file and line", () => {
   const text = [
@@ -33,4 +33,9 @@ Deno.test("findHits() leaves durations, flags, round trips and Redmine's own iss
   ].join("\n");
   assertEquals(findHits("bench/x.ts", text), []);
   assertEquals(findHits("fixtures/sites/redmine/tasks/_solve.ts", "as `issue #42`"), []);
+});
+
+Deno.test("no tracked file names a ticket, session or round", async () => {
+  const hits = await houseCheck();
+  assertEquals(formatHits(hits), "", "say what the thing does instead");
 });

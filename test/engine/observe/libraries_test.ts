@@ -1,4 +1,4 @@
-// Production component libraries from npm (issue 24): their data tables get
+// Production component libraries from npm: their data tables get
 // no ids on rows, cells and headers that do nothing (hover styling, a
 // library's click and resize handlers, delegated row handlers); a header
 // announced as sortable and a row with a pointer cursor of its own keep one.

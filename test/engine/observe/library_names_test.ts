@@ -1,5 +1,5 @@
-// Names and non-targets on production component libraries' own widgets
-// (issue 24): the month arrows of Naive UI's and Carbon's calendars, icons
+// Names and non-targets on production component libraries' own widgets:
+// the month arrows of Naive UI's and Carbon's calendars, icons
 // with no accessible name, are named by the words their class gives them;
 // the calendar panel that listens for keys is no target named by its
 // weekday row; the month name inside flatpickr's listened header is text;
