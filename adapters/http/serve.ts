@@ -33,6 +33,7 @@
  */
 import { parseArgs } from "node:util";
 import { type Backend, BACKENDS, startServer } from "./server.ts";
+import { BACKEND_REGISTRY } from "./backends.ts";
 import { SHARED_RUNTIME_APPS } from "../../fixtures/sites/mod.ts";
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
   const spares = integer("spares", values.spares ?? env("WEBSERV_SPARES"));
   const warm = (values.warm ?? env("WEBSERV_WARM") ?? "").split(",").filter((w) => w !== "");
   // The shared backend starts 2 spare servers per seed unless told otherwise.
-  if (warm.length > 0 && !spares && backend !== "shared") {
+  if (warm.length > 0 && !spares && BACKEND_REGISTRY.get(backend).warmNeedsSpares !== false) {
     fail('Option "warm" needs "spares" above 0');
   }
   const incusSocket = values["incus-socket"] ?? env("WEBSERV_INCUS_SOCKET");
