@@ -15,8 +15,6 @@ import { type Backend, BACKEND_REGISTRY } from "./backends.ts";
 import { Metrics } from "./metrics.ts";
 import { SessionManager } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
-import { mountDashboard } from "./dashboard.ts";
-import { mountWebSocket } from "./websocket.ts";
 import { BrowserHolder } from "./_browser_holder.ts";
 import { listen } from "./_listen.ts";
 import { SandboxPool } from "./_sandbox_pool.ts";
@@ -124,6 +122,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     metrics,
     browserConnected: () => browsers.connected,
     ...(options.token ? { token: options.token } : {}),
+    ...(trajectories ? { trajectories } : {}),
+    ...(options.wsMaxQueued !== undefined ? { wsMaxQueued: options.wsMaxQueued } : {}),
     // DNS rebinding and cross-site requests: on loopback, only loopback names on our port.
     hosts: {
       loopback: LOOPBACK.test(hostname),
@@ -131,11 +131,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       allowedHosts: options.allowedHosts ?? [],
     },
   });
-  mountWebSocket(app, sessions, {
-    metrics,
-    ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
-  });
-  mountDashboard(app, sessions, trajectories);
   const server = await listen((request) => app.fetch(request), hostname, options.port, options);
   metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
   metrics.gauge(
