@@ -269,14 +269,14 @@ const shared: BackendDefinition<"shared", IncusOptions> = {
   },
 };
 
-/** The backends shipped, in the order `--help` lists them. */
-const BUILT_IN = [fixture, incus, docker, shared] as const;
-
 /**
  * A backend shipped with the server: `shared` is the real applications'
  * shared-runtime mode on Incus.
  */
-export type Backend = typeof BUILT_IN[number]["name"];
+export type Backend = "fixture" | "incus" | "docker" | "shared";
+
+/** The backends shipped, in the order `--help` lists them. */
+const BUILT_IN = [fixture, incus, docker, shared] as const satisfies readonly { name: Backend }[];
 
 /** The server's backends: the shipped ones, registered here. */
 export const BACKEND_REGISTRY: BackendRegistry = BUILT_IN.reduce<BackendRegistry>(
