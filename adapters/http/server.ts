@@ -13,11 +13,11 @@ import { KitWorkers, MAX_PROPOSALS, proposalStore } from "../../fixtures/sites/m
 import { createApp } from "./app.ts";
 import { type Backend, BACKEND_REGISTRY } from "./backends.ts";
 import { Metrics } from "./metrics.ts";
-import { SessionManager } from "./sessions.ts";
+import { SessionManager, type SessionManagerOptions } from "./sessions.ts";
 import { TrajectoryLog } from "./trajectory.ts";
 import { BrowserHolder } from "./_browser_holder.ts";
-import { listen } from "./_listen.ts";
-import { SandboxPool } from "./_sandbox_pool.ts";
+import { listen, type Listening } from "./_listen.ts";
+import { SandboxPool, type SandboxPoolOptions } from "./_sandbox_pool.ts";
 import type { ServerOptions } from "./_server_options.ts";
 
 export type { Backend } from "./backends.ts";
@@ -64,12 +64,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
  * ```
  */
 export async function startServer(options: ServerOptions = {}): Promise<RolloutServer> {
-  const hostname = options.hostname ?? "127.0.0.1";
-  if (!LOOPBACK.test(hostname) && !options.token) {
-    throw new RangeError(
-      `Cannot listen on "${hostname}" without a bearer token: pass --token or WEBSERV_TOKEN`,
-    );
-  }
+  const hostname = guardedHostname(options);
   const backend = BACKEND_REGISTRY.prepare(options.backend ?? "fixture", options);
   const metrics = new Metrics();
   // Seeding, task generation and judging run here, off the event loop; a
@@ -78,17 +73,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   const catalog = options.catalog ?? backend.definition.catalog(workers);
   const browsers = new BrowserHolder(options);
   const gateway = new Gateway();
-  const pool = new SandboxPool({
-    backend,
-    gateway,
-    workers,
-    seeds: {
-      max: options.maxSeeds ?? 2 * (options.maxSessions ?? 16) + (options.warm?.length ?? 0),
-      graceMs: options.seedGraceMs ?? 60_000,
-    },
-    ...(options.maxTargets !== undefined ? { maxTargets: options.maxTargets } : {}),
-    ...(options.incusSocket ? { incusSocket: options.incusSocket } : {}),
-  });
+  const pool = sandboxPool(options, { backend, gateway, workers });
   const trajectories = options.runDir ? await TrajectoryLog.open(options.runDir) : undefined;
   let selfOrigins: string[] = [];
   const sessions = new SessionManager({
@@ -98,10 +83,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     catalog,
     metrics,
     ...(trajectories ? { trajectories } : {}),
-    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-    ...(options.lifetimeMs !== undefined ? { lifetimeMs: options.lifetimeMs } : {}),
-    ...(options.stepTimeoutMs !== undefined ? { stepTimeoutMs: options.stepTimeoutMs } : {}),
+    ...sessionLimits(options),
     blockedOrigins: () => selfOrigins,
   });
   try {
@@ -132,28 +114,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     },
   });
   const server = await listen((request) => app.fetch(request), hostname, options.port, options);
-  metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
-  metrics.gauge(
-    "webserv_connections_cut_total",
-    "Connections closed for a bound: a late request head, idle, past the cap.",
-    () => server.cut,
-    "counter",
-  );
+  measureConnections(metrics, server);
   const port = server.port;
   bound.port = port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   selfOrigins = [`http://${host}:${port}`, `http://localhost:${port}`, `http://127.0.0.1:${port}`];
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    closing ??= (async () => {
-      await sessions.closeAll();
-      pool.closeSeeds();
-      workers.close();
-      await server.shutdown().catch((error) => logFailure("stop the listener", error));
-      await pool.close();
-      await gateway.close().catch((error) => logFailure("close the gateway", error));
-      await browsers.close();
-    })();
+  const close = closer({ sessions, pool, workers, server, gateway, browsers });
   try {
     for (const entry of options.warm ?? []) await pool.warm(entry, catalog);
   } catch (error) {
@@ -172,4 +138,81 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The sandbox pool of a server: its seed cap and grace, its target cap. */
+function sandboxPool(
+  options: ServerOptions,
+  parts: Pick<SandboxPoolOptions, "backend" | "gateway" | "workers">,
+): SandboxPool {
+  return new SandboxPool({
+    ...parts,
+    seeds: {
+      max: options.maxSeeds ?? 2 * (options.maxSessions ?? 16) + (options.warm?.length ?? 0),
+      graceMs: options.seedGraceMs ?? 60_000,
+    },
+    ...(options.maxTargets !== undefined ? { maxTargets: options.maxTargets } : {}),
+    ...(options.incusSocket ? { incusSocket: options.incusSocket } : {}),
+  });
+}
+
+/** The session limits an embedder set; the manager's defaults for the rest. */
+function sessionLimits(
+  options: ServerOptions,
+): Pick<SessionManagerOptions, "maxSessions" | "idleTimeoutMs" | "lifetimeMs" | "stepTimeoutMs"> {
+  return {
+    ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.lifetimeMs !== undefined ? { lifetimeMs: options.lifetimeMs } : {}),
+    ...(options.stepTimeoutMs !== undefined ? { stepTimeoutMs: options.stepTimeoutMs } : {}),
+  };
+}
+
+/** Reports the listener's connections on the metrics. */
+function measureConnections(metrics: Metrics, server: Listening): void {
+  metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
+  metrics.gauge(
+    "webserv_connections_cut_total",
+    "Connections closed for a bound: a late request head, idle, past the cap.",
+    () => server.cut,
+    "counter",
+  );
+}
+
+/** Where to listen; off loopback only with a token. */
+function guardedHostname(options: ServerOptions): string {
+  const hostname = options.hostname ?? "127.0.0.1";
+  if (!LOOPBACK.test(hostname) && !options.token) {
+    throw new RangeError(
+      `Cannot listen on "${hostname}" without a bearer token: pass --token or WEBSERV_TOKEN`,
+    );
+  }
+  return hostname;
+}
+
+/**
+ * The server's close, once whoever calls it: the sessions first (their
+ * trajectories end), then the seeds, the workers, the listener, the
+ * sandboxes, the gateway and the browser.
+ */
+function closer(parts: {
+  sessions: SessionManager;
+  pool: SandboxPool;
+  workers: KitWorkers;
+  server: Listening;
+  gateway: Gateway;
+  browsers: BrowserHolder;
+}): () => Promise<void> {
+  const { sessions, pool, workers, server, gateway, browsers } = parts;
+  let closing: Promise<void> | undefined;
+  return () =>
+    closing ??= (async () => {
+      await sessions.closeAll();
+      pool.closeSeeds();
+      workers.close();
+      await server.shutdown().catch((error) => logFailure("stop the listener", error));
+      await pool.close();
+      await gateway.close().catch((error) => logFailure("close the gateway", error));
+      await browsers.close();
+    })();
 }
