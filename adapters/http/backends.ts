@@ -239,7 +239,7 @@ const shared: BackendDefinition<"shared", IncusOptions> = {
   name: "shared",
   summary: `${
     SHARED_RUNTIME_APPS.join(", ")
-  } only: one application runtime per seed, a database server of its own per session`,
+  } only: one application runtime per seed, a database server of its own per session; --spares is the servers started ahead per seed, default 2, and --warm starts a seed's runtime`,
   // The runtime's spare database servers start with the seed.
   warmNeedsSpares: false,
   catalog: (workers) =>
