@@ -56,7 +56,7 @@ export function stateOf(session: Session, lease: LeaseBody): SessionState {
     elapsed_s: Math.round((Date.now() - session.createdAt) / 100) / 10,
     created_at: new Date(session.createdAt).toISOString(),
     done: session.done,
-    rewards: session.rewards,
+    rewards: [...session.rewards],
     lease,
     ...(session.group ? { group: session.group } : {}),
   };

@@ -26,52 +26,84 @@ export interface HistoryEntry {
   error?: string;
 }
 
-/** A live session: its env, its instance and its counters. */
+/**
+ * Where a session is in its life:
+ *
+ * - `opening`: built, its first observation not yet taken;
+ * - `live`: its episode runs;
+ * - `failed`: its last step failed on our side (`env_error`, `timeout`);
+ *   the episode goes on, and a step that succeeds makes it `live` again;
+ * - `done`: its episode ended; a reset starts the next one (`live`);
+ * - `expired`: reaped, idle or past its lifetime; final;
+ * - `closed`: closed by its client, its group or the server; final.
+ */
+export type SessionPhase = "opening" | "live" | "failed" | "done" | "expired" | "closed";
+
+/**
+ * The phases each phase may move to. A final phase moves nowhere, and a
+ * move asked of it is ignored: a step that finishes after its session
+ * closed leaves the session closed.
+ */
+const NEXT: { readonly [P in SessionPhase]: readonly SessionPhase[] } = {
+  opening: ["live", "closed", "expired"],
+  live: ["live", "failed", "done", "closed", "expired"],
+  failed: ["live", "failed", "done", "closed", "expired"],
+  done: ["live", "closed", "expired"],
+  expired: [],
+  closed: [],
+};
+
+/**
+ * A session: its env, its instance and its counters. Every field is
+ * readonly: only this module's functions change a session.
+ */
 export interface Session {
   /** The session's id. */
-  id: string;
+  readonly id: string;
   /** The group it belongs to, if any. */
-  group: string | undefined;
+  readonly group: string | undefined;
   /** What it runs. */
-  spec: SessionSpec;
+  readonly spec: SessionSpec;
   /** Where its task or site came from; `null` for a bare URL. */
-  placement: Placement | null;
+  readonly placement: Placement | null;
   /** The sandbox instance behind it; none for a bare URL. */
-  instance: Instance | undefined;
+  readonly instance: Instance | undefined;
   /** The env it steps. */
-  env: Env;
+  readonly env: Env;
   /** The task bound to the instance, if any. */
-  task: ServedTask | undefined;
+  readonly task: ServedTask | undefined;
   /** The browser its context lives in. */
-  browser: Browser;
+  readonly browser: Browser;
+  /** Where it is in its life. */
+  readonly phase: SessionPhase;
   /** The active tab's URL as last observed. */
-  url: string;
+  readonly url: string;
   /** When it opened (epoch milliseconds). */
-  createdAt: number;
+  readonly createdAt: number;
   /** When it was last used (epoch milliseconds). */
-  lastUsed: number;
+  readonly lastUsed: number;
   /** How many operations are queued or running on it. */
-  busy: number;
+  readonly busy: number;
   /** How many connections hold it open (a WebSocket); never reaped for idling while held. */
-  attached: number;
+  readonly attached: number;
   /** The episode's index, from 0. */
-  episode: number;
+  readonly episode: number;
   /** The steps taken in the episode. */
-  steps: number;
-  /** Whether the episode ended. */
-  done: boolean;
+  readonly steps: number;
+  /** Whether the episode ended (`phase` is `done`). */
+  readonly done: boolean;
+  /** Whether it was closed or expired. */
+  readonly closed: boolean;
   /** The rewards of the episodes that ended. */
-  rewards: number[];
+  readonly rewards: readonly number[];
   /** The last observation text. */
-  text: string;
+  readonly text: string;
   /** The recent steps, oldest first. */
-  history: HistoryEntry[];
+  readonly history: readonly HistoryEntry[];
   /** The results of steps by request id, for retries. */
-  cache: Map<string, Promise<StepResponse>>;
+  readonly cache: ReadonlyMap<string, Promise<StepResponse>>;
   /** The end of the last queued operation. */
-  queue: Promise<unknown>;
-  /** Whether it was closed. */
-  closed: boolean;
+  readonly queue: Promise<unknown>;
 }
 
 /** What a session is opened with; the rest starts fresh. */
@@ -80,20 +112,43 @@ export type SessionParts = Pick<
   "group" | "spec" | "placement" | "instance" | "env" | "task" | "browser"
 >;
 
+/** What a session runs on: what a rebuild replaces. */
+export type SessionRuntime = Pick<Session, "placement" | "browser" | "instance" | "env" | "task">;
+
+/** The record as this module sees it: the same object, writable. */
+type Writable =
+  & {
+    -readonly [K in Exclude<keyof Session, "done" | "closed" | "rewards" | "history" | "cache">]:
+      Session[K];
+  }
+  & {
+    readonly done: boolean;
+    readonly closed: boolean;
+    rewards: number[];
+    history: HistoryEntry[];
+    cache: Map<string, Promise<StepResponse>>;
+  };
+
+/** The writable record behind a session; only this module calls it. */
+function record(session: Session): Writable {
+  return session as Writable;
+}
+
 const CACHE_SIZE = 32;
 const HISTORY_SIZE = 200;
 
 /**
- * A new session record, with a fresh id, at its first episode.
+ * A new session record, with a fresh id, at its first episode, `opening`.
  *
  * @param parts what it runs and where
  * @returns the record
  */
 export function newSession(parts: SessionParts): Session {
   const now = Date.now();
-  return {
+  const session: Writable = {
     id: `s-${randomId()}`,
     ...parts,
+    phase: "opening",
     url: "",
     createdAt: now,
     lastUsed: now,
@@ -101,14 +156,144 @@ export function newSession(parts: SessionParts): Session {
     attached: 0,
     episode: 0,
     steps: 0,
-    done: false,
+    get done() {
+      return session.phase === "done";
+    },
+    get closed() {
+      return session.phase === "closed" || session.phase === "expired";
+    },
     rewards: [],
     text: "",
     history: [],
     cache: new Map(),
     queue: Promise.resolve(),
-    closed: false,
   };
+  return session;
+}
+
+/**
+ * Moves a session to another phase; a final phase stays as it is.
+ *
+ * @param session the session
+ * @param to the phase
+ * @throws {Error} for a move its phase does not allow (our bug)
+ */
+function moveTo(session: Writable, to: SessionPhase): void {
+  const allowed = NEXT[session.phase];
+  if (allowed.length === 0) return;
+  if (!allowed.includes(to)) {
+    throw new Error(`Session "${session.id}" cannot go from ${session.phase} to ${to}`);
+  }
+  session.phase = to;
+}
+
+/**
+ * Notes that a session opened: its first observation was taken and it is
+ * listed; `opening` becomes `live`.
+ *
+ * @param session the session
+ */
+export function opened(session: Session): void {
+  moveTo(record(session), "live");
+}
+
+/**
+ * Closes a session's record: `expired` when the reaper closes it, else
+ * `closed`. Its queued operations are refused from now on.
+ *
+ * @param session the session
+ * @param expired whether it was reaped (idle, or past its lifetime)
+ * @returns whether it was open
+ */
+export function closed(session: Session, expired: boolean): boolean {
+  if (session.closed) return false;
+  moveTo(record(session), expired ? "expired" : "closed");
+  return true;
+}
+
+/**
+ * Notes a use of the session now (its idle time counts from here).
+ *
+ * @param session the session
+ */
+export function touch(session: Session): void {
+  record(session).lastUsed = Date.now();
+}
+
+/**
+ * Holds a session open for a connection (the WebSocket): it is not reaped
+ * for idling while held, and its idle time counts from the release.
+ *
+ * @param session the session
+ * @returns the release, to call once when the connection ends
+ */
+export function hold(session: Session): () => void {
+  const held = record(session);
+  held.attached++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    held.attached--;
+    held.lastUsed = Date.now();
+  };
+}
+
+/**
+ * Notes what the active tab shows now.
+ *
+ * @param session the session
+ * @param observation its URL, and its text when the whole page was observed
+ */
+export function observed(session: Session, observation: { url: string; text?: string }): void {
+  const noted = record(session);
+  noted.url = observation.url;
+  if (observation.text !== undefined) noted.text = observation.text;
+}
+
+/**
+ * Notes a step the env took (the agent's action, or its action error): the
+ * episode's step count, and `done` when it ended the episode.
+ *
+ * @param session the session
+ * @param steps the steps taken in the episode, this one included
+ * @param ended whether the episode ended
+ */
+export function stepped(session: Session, steps: number, ended: boolean): void {
+  const noted = record(session);
+  noted.steps = steps;
+  moveTo(noted, ended ? "done" : "live");
+}
+
+/**
+ * Notes a step that failed on our side: `failed`, the episode goes on.
+ *
+ * @param session the session
+ */
+export function stepFailed(session: Session): void {
+  moveTo(record(session), "failed");
+}
+
+/**
+ * Notes a reset in place that changed only the spec's own counts.
+ *
+ * @param session the session
+ * @param spec the new spec
+ */
+export function respecified(session: Session, spec: SessionSpec): void {
+  record(session).spec = spec;
+}
+
+/**
+ * Puts a session on what a rebuild made (a new instance and env).
+ *
+ * @param session the session
+ * @param runtime the new placement, browser, instance, env and task
+ * @param spec the spec they were built from
+ */
+export function rebuilt(session: Session, runtime: SessionRuntime, spec: SessionSpec): void {
+  const { placement, browser, instance, env, task } = runtime;
+  Object.assign(record(session), { placement, browser, instance, env, task, spec });
 }
 
 /**
@@ -120,22 +305,20 @@ export function newSession(parts: SessionParts): Session {
  * @returns what the operation returns
  * @throws {HttpError} 410 when the session closed before its turn
  */
-export function enqueue<T>(
-  session: Pick<Session, "id" | "busy" | "lastUsed" | "queue" | "closed">,
-  run: () => Promise<T>,
-): Promise<T> {
-  session.busy++;
-  session.lastUsed = Date.now();
-  const result = session.queue.then(() => {
-    if (session.closed) {
-      throw new HttpError(410, "expired", `Session "${session.id}" is closed`);
+export function enqueue<T>(session: Session, run: () => Promise<T>): Promise<T> {
+  const queued = record(session);
+  queued.busy++;
+  queued.lastUsed = Date.now();
+  const result = queued.queue.then(() => {
+    if (queued.closed) {
+      throw new HttpError(410, "expired", `Session "${queued.id}" is closed`);
     }
     return run();
   });
   // The tail: what `run` throws is the caller's, through `result`.
-  session.queue = settled(result).finally(() => {
-    session.busy--;
-    session.lastUsed = Date.now();
+  queued.queue = settled(result).finally(() => {
+    queued.busy--;
+    queued.lastUsed = Date.now();
   });
   return result;
 }
@@ -144,16 +327,17 @@ export function enqueue<T>(
  * Runs a step once per request id: a retry gets the first result, a failed
  * one may be retried, and only the latest ids are kept.
  *
- * @param cache the session's results by request id
+ * @param session the session whose retries are kept
  * @param key the request id, if any
  * @param run takes the step
  * @returns the step's result
  */
 export function oncePerRequest(
-  cache: Map<string, Promise<StepResponse>>,
+  session: Session,
   key: string | undefined,
   run: () => Promise<StepResponse>,
 ): Promise<StepResponse> {
+  const cache = record(session).cache;
   const cached = key === undefined ? undefined : cache.get(key);
   if (cached) return cached;
   const result = run();
@@ -173,13 +357,10 @@ export function oncePerRequest(
  * @param action the action taken
  * @param response the step's result
  */
-export function noteStep(
-  session: Pick<Session, "rewards" | "history">,
-  action: unknown,
-  response: StepResponse,
-): void {
+export function noteStep(session: Session, action: unknown, response: StepResponse): void {
+  const noted = record(session);
   if (response.reward !== undefined && (response.done || response.truncated)) {
-    session.rewards.push(response.reward);
+    noted.rewards.push(response.reward);
   }
   const entry: HistoryEntry = {
     step: response.info.step,
@@ -188,23 +369,22 @@ export function noteStep(
     ...(response.reward !== undefined ? { reward: response.reward } : {}),
     ...(response.info.error ? { error: response.info.error.message } : {}),
   };
-  session.history.push(entry);
-  if (session.history.length > HISTORY_SIZE) session.history.shift();
+  noted.history.push(entry);
+  if (noted.history.length > HISTORY_SIZE) noted.history.shift();
 }
 
 /**
- * Starts the session's next episode: no steps taken, not done, no cached
+ * Starts the session's next episode: `live`, no steps taken, no cached
  * retries.
  *
  * @param session the session
  */
-export function newEpisode(
-  session: Pick<Session, "episode" | "steps" | "done" | "cache">,
-): void {
-  session.episode++;
-  session.steps = 0;
-  session.done = false;
-  session.cache.clear();
+export function newEpisode(session: Session): void {
+  const next = record(session);
+  next.episode++;
+  next.steps = 0;
+  moveTo(next, "live");
+  next.cache.clear();
 }
 
 /**

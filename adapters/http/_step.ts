@@ -11,7 +11,7 @@ import { HttpError } from "./http_error.ts";
 import type { ObservationMode, StepResponse } from "./protocol.ts";
 import { observationBody } from "./_bodies.ts";
 import { asEnvError } from "./_failures.ts";
-import type { Session } from "./_session.ts";
+import { observed, type Session, stepFailed, stepped } from "./_session.ts";
 
 /** The longest preview of a refused action kept in trajectories and history. */
 export const PREVIEW_CHARS = 1000;
@@ -62,12 +62,6 @@ function preview(raw: unknown): string {
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
 }
 
-/** What a step reads of its session, and updates. */
-export type Stepped = Pick<
-  Session,
-  "id" | "env" | "instance" | "spec" | "steps" | "done" | "text" | "url"
->;
-
 /**
  * Takes one action in the session's episode.
  *
@@ -79,7 +73,7 @@ export type Stepped = Pick<
  * @throws {HttpError} 409 after the episode ended
  */
 export async function takeStep(
-  session: Stepped,
+  session: Session,
   action: Admitted,
   timeoutMs: number,
   elapsed: () => number,
@@ -98,12 +92,12 @@ export async function takeStep(
     // that died under the step is an EnvError, whatever the page showed.
     if (!action.ok) throw action.error;
     const step = await session.env.step(action.action, { timeoutMs });
-    session.steps = stepIndex;
+    stepped(session, stepIndex, false);
     const truncated = step.truncated ||
       (!step.done && session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps);
     const ended = step.done || truncated;
     const verdict = ended && session.env.task ? await session.env.verify() : undefined;
-    session.done = ended;
+    if (ended) stepped(session, stepIndex, true);
     const answer = step.result.answer;
     const response: StepResponse = {
       status: "ok",
@@ -119,8 +113,7 @@ export async function takeStep(
         ...(answer !== undefined ? { answer } : {}),
       },
     };
-    session.text = step.observation.text;
-    session.url = step.observation.url;
+    observed(session, step.observation);
     return response;
   } catch (error) {
     return await failedStep(session, error, stepIndex, mode, elapsed);
@@ -128,7 +121,7 @@ export async function takeStep(
 }
 
 async function failedStep(
-  session: Stepped,
+  session: Session,
   error: unknown,
   stepIndex: number,
   mode: ObservationMode,
@@ -138,15 +131,14 @@ async function failedStep(
   if (error instanceof ActionError) {
     // The agent's failure (a malformed action included): the episode goes on,
     // and the agent sees the page. Anything else, a TypeError included, is ours.
-    session.steps = stepIndex;
+    stepped(session, stepIndex, false);
     const { code, message } = error;
     const truncated = session.spec.max_steps !== undefined && stepIndex >= session.spec.max_steps;
     try {
       const observation = await session.env.observe();
-      session.text = observation.text;
-      session.url = observation.url;
+      observed(session, observation);
       const verdict = truncated && session.env.task ? await session.env.verify() : undefined;
-      session.done = truncated;
+      if (truncated) stepped(session, stepIndex, true);
       return {
         status: "action_error",
         observation: observationBody(observation, mode),
@@ -165,6 +157,7 @@ async function failedStep(
     }
   }
   const envError = asEnvError(error);
+  stepFailed(session);
   return {
     status: envError.code === "timeout" ? "timeout" : "env_error",
     observation: null,

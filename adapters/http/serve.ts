@@ -33,7 +33,14 @@
  */
 import { parseArgs } from "node:util";
 import { type Backend, BACKENDS, startServer } from "./server.ts";
-import { SHARED_RUNTIME_APPS } from "../../fixtures/sites/mod.ts";
+import { BACKEND_REGISTRY } from "./backends.ts";
+
+/** One line a registered backend, with what it serves. */
+function backendLines(): string {
+  return BACKEND_REGISTRY.names
+    .map((name) => `  ${name} (${BACKEND_REGISTRY.get(name).summary})`)
+    .join("\n");
+}
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
        [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--max-seeds N]
@@ -41,10 +48,8 @@ const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACK
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
        [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
 
-Backends: fixture (in-process, the default), incus and docker (a container per
-session), shared (${SHARED_RUNTIME_APPS.join(", ")} only: one application runtime per seed, a
-database server of its own per session; --spares is the servers started ahead
-per seed, default 2, and --warm starts a seed's runtime).
+Backends:
+${backendLines()}
 
 Seeds: at most --max-seeds (default twice --max-sessions) hold state at once (a
 template, spares, a runtime); a seed with no live session keeps it for
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
   const spares = integer("spares", values.spares ?? env("WEBSERV_SPARES"));
   const warm = (values.warm ?? env("WEBSERV_WARM") ?? "").split(",").filter((w) => w !== "");
   // The shared backend starts 2 spare servers per seed unless told otherwise.
-  if (warm.length > 0 && !spares && backend !== "shared") {
+  if (warm.length > 0 && !spares && BACKEND_REGISTRY.get(backend).warmNeedsSpares !== false) {
     fail('Option "warm" needs "spares" above 0');
   }
   const incusSocket = values["incus-socket"] ?? env("WEBSERV_INCUS_SOCKET");

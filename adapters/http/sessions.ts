@@ -10,7 +10,9 @@
  * result; a reaped session answers `expired`, never "not found".
  *
  * The manager here holds the live sessions and orders their operations; the
- * parts are beside it: the record and its bookkeeping (`_session.ts`),
+ * parts are beside it: the record, its lifecycle (opening → live →
+ * done / failed → expired / closed) and every change to it (`_session.ts`,
+ * the only module that writes a session), admission (`_admission.ts`),
  * building from a spec (`_build.ts`), a step (`_step.ts`), leases and
  * tombstones (`_expiry.ts`), trajectories (`_recorder.ts`), dashboard
  * events (`_events.ts`), response bodies (`_bodies.ts`) and refusals
@@ -40,20 +42,31 @@ import { Expiry } from "./_expiry.ts";
 import { envCall } from "./_failures.ts";
 import { Recorder } from "./_recorder.ts";
 import {
+  closed,
   enqueue,
   type HistoryEntry,
+  hold,
   newEpisode,
   newSession,
   noteStep,
+  observed,
   oncePerRequest,
+  opened,
   randomId,
+  rebuilt,
+  respecified,
   type Session,
   tearDown,
+  touch,
 } from "./_session.ts";
 import type { SessionManagerOptions } from "./_manager_options.ts";
 import { admit, storedAction, takeStep } from "./_step.ts";
+import { admission } from "./_admission.ts";
 
 export { observationBody } from "./_bodies.ts";
+
+/** The reasons the reaper closes a session for: it expired rather than closed. */
+const EXPIRED: ReadonlySet<string> = new Set(["idle", "lifetime"]);
 export type { SessionEvent } from "./_events.ts";
 export type { SessionManagerOptions } from "./_manager_options.ts";
 
@@ -180,7 +193,7 @@ export class SessionManager implements AsyncDisposable {
       return this.close(id, "lifetime").then(() => this.#expiredStep(id));
     }
     return oncePerRequest(
-      session.cache,
+      session,
       request.request_id,
       () => enqueue(session, () => this.#step(session, request.action)),
     );
@@ -214,7 +227,7 @@ export class SessionManager implements AsyncDisposable {
       const observation = await envCall(() =>
         session.env.observe(chosen === "diff" ? { mode: "diff" } : {})
       );
-      session.url = observation.url;
+      observed(session, { url: observation.url });
       return observationBody(observation, chosen);
     });
   }
@@ -267,7 +280,7 @@ export class SessionManager implements AsyncDisposable {
    * @returns the last observation text and the recent steps
    * @throws {HttpError} 404 unknown, 410 expired
    */
-  history(id: string): { text: string; history: HistoryEntry[] } {
+  history(id: string): { text: string; history: readonly HistoryEntry[] } {
     const session = this.#get(id);
     return { text: session.text, history: session.history };
   }
@@ -307,15 +320,7 @@ export class SessionManager implements AsyncDisposable {
    * @throws {HttpError} 404 unknown, 410 expired
    */
   attach(id: string): () => void {
-    const session = this.#get(id);
-    session.attached++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      session.attached--;
-      session.lastUsed = Date.now();
-    };
+    return hold(this.#get(id));
   }
 
   /**
@@ -327,8 +332,7 @@ export class SessionManager implements AsyncDisposable {
    */
   async close(id: string, reason = "closed"): Promise<boolean> {
     const session = this.#sessions.get(id);
-    if (!session || session.closed) return false;
-    session.closed = true;
+    if (!session || !closed(session, EXPIRED.has(reason))) return false;
     this.#sessions.delete(id);
     this.#expiry.tombstone(id, reason);
     await tearDown(session);
@@ -353,27 +357,7 @@ export class SessionManager implements AsyncDisposable {
   }
 
   #admit(n: number): void {
-    // Waiting does not help a server going down, nor a group past the cap:
-    // neither refusal carries Retry-After.
-    if (this.#closing) {
-      throw new HttpError(503, "shutting-down", "The server is shutting down");
-    }
-    if (n > this.max) {
-      throw new HttpError(
-        400,
-        "group-too-large",
-        `A group of ${n} cannot open here: the server's cap is ${this.max} live sessions ` +
-          "(--max-sessions); split the group or raise the cap",
-      );
-    }
-    if (this.live + n > this.max) {
-      throw new HttpError(
-        429,
-        "capacity",
-        `Cannot open ${n} session(s): ${this.live} of ${this.max} are live`,
-        { "Retry-After": "5" },
-      );
-    }
+    admission(n, { closing: this.#closing, live: this.live, max: this.max });
   }
 
   async #open(spec: SessionSpec, group: string | undefined): Promise<SessionCreated> {
@@ -394,6 +378,7 @@ export class SessionManager implements AsyncDisposable {
       throw new HttpError(503, "shutting-down", "The server is shutting down");
     }
     this.#sessions.set(session.id, session);
+    opened(session);
     this.#options.metrics.created();
     return await this.#started(session, observation, "created");
   }
@@ -404,8 +389,7 @@ export class SessionManager implements AsyncDisposable {
     observation: EnvObservation,
     type: "created" | "reset",
   ): Promise<SessionCreated> {
-    session.text = observation.text;
-    session.url = observation.url;
+    observed(session, observation);
     await this.#recorder.start(session, observation);
     const lease = this.#expiry.lease(session);
     const body = createdBody(session, observation, lease);
@@ -463,7 +447,7 @@ export class SessionManager implements AsyncDisposable {
       try {
         await session.instance?.check();
         observation = await session.env.reset({ timeoutMs: this.#timeout() });
-        session.spec = spec;
+        respecified(session, spec);
       } catch (error) {
         // Recover by rebuilding the session's instance and env below.
         logFailure("reset the env in place", error);
@@ -472,7 +456,7 @@ export class SessionManager implements AsyncDisposable {
     if (!observation) {
       const built = await build(spec, this.#options, this.#timeout());
       await tearDown(session);
-      Object.assign(session, { ...built, spec });
+      rebuilt(session, built, spec);
       observation = await envCall(() => built.env.observe());
     }
     newEpisode(session);
@@ -482,7 +466,7 @@ export class SessionManager implements AsyncDisposable {
   #get(id: string): Session {
     const session = this.#sessions.get(id);
     if (!session) throw this.#expiry.gone(id);
-    session.lastUsed = Date.now();
+    touch(session);
     return session;
   }
 

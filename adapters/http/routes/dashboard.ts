@@ -10,10 +10,10 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { logFailure } from "../../engine/log.ts";
-import { insideRun, plainName } from "./_run_files.ts";
-import type { SessionEvent, SessionManager } from "./sessions.ts";
-import type { TrajectoryLog } from "./trajectory.ts";
+import { logFailure } from "../../../engine/log.ts";
+import { insideRun, plainName } from "../_run_files.ts";
+import type { SessionEvent, SessionManager } from "../sessions.ts";
+import type { TrajectoryLog } from "../trajectory.ts";
 
 /**
  * Adds the dashboard's routes to the app.

@@ -33,18 +33,18 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { upgradeWebSocket } from "hono/deno";
 import type { WSContext } from "hono/ws";
-import { HttpError } from "./http_error.ts";
-import type { SessionSpec } from "./protocol.ts";
-import type { Metrics } from "./metrics.ts";
-import type { SessionManager } from "./sessions.ts";
+import { HttpError } from "../http_error.ts";
+import type { SessionSpec } from "../protocol.ts";
+import type { Metrics } from "../metrics.ts";
+import type { SessionManager } from "../sessions.ts";
 import {
   needsNewSession,
   observationPayload,
   openingSpec,
   parseReset,
   stepPayload,
-} from "./_openenv.ts";
-import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
+} from "../_openenv.ts";
+import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
 
 type Outgoing =
   | { type: "observation"; data: Record<string, unknown> }

@@ -22,10 +22,10 @@
  * @module
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { ACTION_SCHEMA } from "../../mod.ts";
-import { HttpError } from "./http_error.ts";
-import { ErrorBody, ObservationBody } from "./protocol.ts";
-import type { SessionManager } from "./sessions.ts";
+import { ACTION_SCHEMA } from "../../../mod.ts";
+import { HttpError } from "../http_error.ts";
+import { ErrorBody, ObservationBody } from "../protocol.ts";
+import type { SessionManager } from "../sessions.ts";
 import {
   observationPayload,
   OPENENV_VERSION,
@@ -33,8 +33,8 @@ import {
   parseReset,
   pydanticIssues,
   stepPayload,
-} from "./_openenv.ts";
-import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
+} from "../_openenv.ts";
+import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
 
 const Detail = z.object({
   detail: z.array(z.object({
@@ -252,7 +252,15 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
         documentation_url: "/docs",
       }, 200),
   );
+}
 
+/**
+ * Adds MCP's JSON-RPC route (`POST /mcp`) to the app.
+ *
+ * @param app the app
+ * @param sessions the sessions
+ */
+export function mountMcp(app: OpenAPIHono, sessions: SessionManager): void {
   app.openapi(
     createRoute({
       method: "post",

@@ -28,11 +28,11 @@ import {
   pageProposals,
   ProposalError,
   proposeTask,
-} from "../../fixtures/sites/mod.ts";
-import type { SiteModule } from "../../fixtures/sites/mod.ts";
-import { badSeed, type Catalog } from "./catalog.ts";
-import { HttpError } from "./http_error.ts";
-import { readBounded } from "./_json_body.ts";
+} from "../../../fixtures/sites/mod.ts";
+import type { SiteModule } from "../../../fixtures/sites/mod.ts";
+import { badSeed, type Catalog } from "../catalog.ts";
+import { HttpError } from "../http_error.ts";
+import { readBounded } from "../_json_body.ts";
 
 /** An accepted proposal as the server shows it: the task without its truth. */
 export interface ProposalBody {
