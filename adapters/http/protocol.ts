@@ -7,8 +7,8 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { ACTION_SCHEMA } from "../../mod.ts";
-import type { ObserveOptions } from "../../mod.ts";
+import { ACTION_SCHEMA } from "../../engine/mod.ts";
+import type { ObserveOptions } from "../../engine/mod.ts";
 import { MAX_SEED, NAME_PATTERN } from "../../fixtures/sites/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
