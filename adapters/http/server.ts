@@ -13,14 +13,8 @@ import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
 import { createApp } from "./app.ts";
 import { HttpError } from "./http_error.ts";
-import {
-  APPS,
-  KitWorkers,
-  MAX_PROPOSALS,
-  proposalStore,
-  SHARED_RUNTIME_APPS,
-  SITES,
-} from "../../fixtures/sites/mod.ts";
+import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import { KitWorkers, MAX_PROPOSALS, proposalStore } from "../../fixtures/sites/kit/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { onlineMember } from "./_placement.ts";
 import { mountDashboard } from "./dashboard.ts";
