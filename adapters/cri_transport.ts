@@ -97,7 +97,7 @@ export class CriTransport implements Transport {
    *
    * @example Connect to a launched browser
    * ```ts ignore
-   * import { BrowserProcess } from "@webserv/webserv";
+   * import { BrowserProcess } from "@webserv/webserv/engine";
    * import { CriTransport } from "@webserv/webserv/adapters/cri";
    * const process = await BrowserProcess.launch();
    * const transport = await CriTransport.connect(process.wsEndpoint);

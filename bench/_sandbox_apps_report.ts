@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { APPS } from "../fixtures/sites/registry.ts";
 import { loadAverage, machine, round, type Stats } from "./_sandbox_common.ts";
 
 const GIB = 2 ** 30;
@@ -292,7 +293,11 @@ export function markdown(
     "## What is measured",
     "",
     "- Launch→ready: `sandbox.create({ seed: 1 })` until it returns, which is when the sandbox's readiness check has passed (the application answers through its gateway route and its state socket is up). The seed's base (the Incus base instance with its `seeded` snapshot, Docker's `webserv-APP:seed-1-…` image) exists before the first sample: a first env, not counted, makes it if missing and warms the caches.",
-    '- First write: one write through the gateway as a browser would make it, anonymous where the application allows it: MediaWiki, an edit of a new page by `api.php` (`action=edit`, the anonymous token `+\\`), checked for `"result":"Success"`; WordPress, a comment posted to `wp-comments-post.php`, checked for its 302; Redmine, where anonymous visitors may not write, the administrator signs in through the login form and adds a note to issue 1 through its edit form (four requests: the login page, the login, the issue page, the note, each POST with the page\'s CSRF token and the session cookie), checked for the redirect back to the issue.',
+    `- First write: one write through the gateway as a browser would make it, anonymous where the application allows it: ${
+      Object.values(APPS).flatMap((app) =>
+        app.sandboxBench ? [`${app.title}, ${app.sandboxBench.firstWrite}`] : []
+      ).join("; ")
+    }.`,
     "- Reset: the sandboxes' default reset, a fresh copy of the base behind the same origin (the old container removed in the background), timed after a write; the reset env takes a write again at the end.",
     "- Storage per env, after the env's first write: Incus, the bytes of the container's btrfs subvolume that share no extent with anything else (`btrfs filesystem du -s`, \"Exclusive\"), read per container because the pool is shared with other sessions; Docker, the container's writable layer (`SizeRw`).",
     "- Memory per env: PSS and RSS summed over every process in the container's pid namespace (`/proc/PID/smaps_rollup`); cgroup = the container's memory use as Incus or Docker reports it, page cache included. PSS splits a page among the processes that map it, across containers too: overlay2 serves every Docker env's binaries and libraries from one lower-layer inode, so they share page cache; an Incus env's root is a btrfs snapshot, a subvolume of its own whose files are distinct inodes with page caches of their own, so Incus envs share no file pages even where they share extents.",
@@ -392,9 +397,12 @@ function sharedComparison(results: AppResult[]): string[] {
 }
 
 function paperComparison(results: AppResult[]): string[] {
-  const cow = results.find((r) => r.app === "mediawiki" && r.backend === "incus-btrfs");
-  const docker = results.find((r) => r.app === "mediawiki" && r.backend === "docker");
-  if (!cow || !docker) return [];
+  // The application the paper's figures are set against: the one that declares
+  // it (its database is the size of the paper's, over 1 GiB).
+  const app = Object.values(APPS).find((a) => a.sandboxBench?.comparedToPaper);
+  const cow = results.find((r) => r.app === app?.name && r.backend === "incus-btrfs");
+  const docker = results.find((r) => r.app === app?.name && r.backend === "docker");
+  if (!app || !cow || !docker) return [];
   const launch = round(docker.launchReadyMs.p50 / cow.launchReadyMs.p50, 2);
   const written = round(docker.launchFirstWriteMs.p50 / cow.launchFirstWriteMs.p50, 2);
   const storage = round(docker.storagePerEnvMiB.p50 / Math.max(cow.storagePerEnvMiB.p50, 0.01), 0);
@@ -403,7 +411,7 @@ function paperComparison(results: AppResult[]): string[] {
   const held = (ok: boolean) => ok ? "**reproduced**" : "**not reproduced**";
   return [
     "",
-    "## Against the paper (MediaWiki, the ≥ 1 GiB application)",
+    `## Against the paper (${app.title}, the ≥ 1 GiB application)`,
     "",
     `- Launch: the paper has Incus ${PAPER.launchIncusS} s against Docker ${PAPER.launchDockerS} s (${paperLaunch}×); here launch→ready p50 is ${
       round(cow.launchReadyMs.p50 / 1000, 2)

@@ -17,6 +17,8 @@ import { startServer } from "../adapters/http/server.ts";
 import { WebServClient } from "../adapters/client/mod.ts";
 import { type ContainerInstance, IncusClient } from "../sandboxes/incus/mod.ts";
 import type { ClientJob, ClientResult } from "./_server_client.ts";
+import { APPS } from "../fixtures/sites/registry.ts";
+import type { AppServerBench } from "../fixtures/sites/kit/app_module.ts";
 
 /** One size's measurements on a real application. */
 export interface AppRow {
@@ -65,9 +67,14 @@ export interface AppRunOptions {
 }
 
 const SEED = 5;
-const TEMPLATE: Record<string, string> = { wordpress: "approve-comment" };
-/** The element each session hovers, per application: its first observation's line. */
-const TARGET: Record<string, RegExp> = { wordpress: /button "Log In"/ };
+/**
+ * What the bench runs on each application that declares it (`serverBench` on
+ * its registry entry, in its folder): the template every session opens, and
+ * the line of the first observation whose element each session hovers.
+ */
+const MEASURED: Readonly<Record<string, AppServerBench>> = Object.fromEntries(
+  Object.values(APPS).flatMap((app) => app.serverBench ? [[app.name, app.serverBench]] : []),
+);
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -75,10 +82,11 @@ function percentile(values: number[], p: number): number {
 }
 
 function targetId(app: string, text: string): number {
-  const line = text.split("\n").find((l) => TARGET[app]!.test(l));
+  const target = MEASURED[app]!.target;
+  const line = text.split("\n").find((l) => target.test(l));
   const id = Number(line?.match(/\[(\d+)\]/)?.[1]);
   if (!Number.isInteger(id)) {
-    throw new Error(`No ${TARGET[app]} in the first observation:\n${text.slice(0, 800)}`);
+    throw new Error(`No ${target} in the first observation:\n${text.slice(0, 800)}`);
   }
   return id;
 }
@@ -100,13 +108,13 @@ async function containerMiB(names: string[]): Promise<number> {
  */
 export async function runAppSize(options: AppRunOptions): Promise<AppRow> {
   const { app, sessions: n, steps, spares, pool } = options;
-  if (!Object.hasOwn(TEMPLATE, app)) {
+  if (!Object.hasOwn(MEASURED, app)) {
     throw new RangeError(
-      `BENCH_SERVER_APP names no application "${app}"; known: ${Object.keys(TEMPLATE).join(", ")}`,
+      `BENCH_SERVER_APP names no application "${app}"; known: ${Object.keys(MEASURED).join(", ")}`,
     );
   }
   const loadBefore = Number((await Deno.readTextFile("/proc/loadavg")).split(" ")[0]);
-  const task = `${app}/${TEMPLATE[app]}/${SEED}`;
+  const task = `${app}/${MEASURED[app]!.template}/${SEED}`;
   await using server = await startServer({
     port: 0,
     backend: "incus",

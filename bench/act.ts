@@ -23,7 +23,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { Browser, type CdpSession, type Page, Settler } from "../mod.ts";
+import { Browser, type CdpSession, type Page, Settler } from "../engine/mod.ts";
 import {
   performSpaAction,
   readSpaDone,

@@ -39,7 +39,7 @@
  * @module
  */
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
-import { Browser, type CdpSession, Env, type EnvObservation } from "../mod.ts";
+import { Browser, type CdpSession, Env, type EnvObservation } from "../engine/mod.ts";
 import {
   APP_PAGES,
   APP_TASKS,

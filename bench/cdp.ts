@@ -25,7 +25,7 @@
 import puppeteer from "puppeteer-core";
 import { CriTransport } from "../adapters/cri_transport.ts";
 import { PuppeteerTransport } from "../adapters/puppeteer_transport.ts";
-import { BrowserProcess } from "../mod.ts";
+import { BrowserProcess } from "../engine/mod.ts";
 import {
   type CdpSession,
   Connection,

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { Browser, Observer } from "../mod.ts";
+import { Browser, Observer } from "../engine/mod.ts";
 
 const LABEL = Deno.args[0] ?? "run";
 const RUNS = 15;

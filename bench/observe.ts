@@ -12,7 +12,7 @@
  * @module
  */
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
-import { Browser, Observer } from "../mod.ts";
+import { Browser, Observer } from "../engine/mod.ts";
 import type { Observation } from "../mod.ts";
 import { FIXTURE_PAGES, type FixturePage, servePages } from "../fixtures/pages/mod.ts";
 import { generatePage } from "./_generated_pages.ts";

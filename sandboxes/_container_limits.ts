@@ -4,11 +4,11 @@
  * bug of the application) must not take the memory, the process table or
  * the CPUs of every other env.
  *
- * The defaults fit the real applications with room: a WordPress, MediaWiki
- * or Redmine container (Apache, MariaDB, the state server, page cache
+ * The defaults fit the real applications with room: each application's
+ * container (its web server, MariaDB, the state server, page cache
  * included) was measured at 130–390 MiB (README, "Real applications"), and
- * runs well under a hundred processes and threads; Redmine's boot is the one
- * burst of CPU.
+ * runs well under a hundred processes and threads; a Rails application's
+ * boot is the one burst of CPU.
  *
  * @module
  */

@@ -50,13 +50,16 @@ Deno.test("mod.ts type-checks and runs the README example when imported by file 
 
 Deno.test("mod.ts exports the public names and none of the internals", async () => {
   const mod: Record<string, unknown> = await import(MOD);
-  for (
-    const name of ["Browser", "Env", "Observer", "Actor", "Settler", "parseAction", "actionTools"]
-  ) {
+  for (const name of ["Browser", "Env", "EnvError", "ActionError", "parseAction", "actionTools"]) {
     assertEquals(name in mod, true, `"${name}" is not exported`);
   }
   for (
     const name of [
+      // the engine beneath the loop has its own entry point (`./engine`)
+      "Observer",
+      "Actor",
+      "Settler",
+      "findElement",
       "FRAME_MARK",
       "formatNodes",
       "describeElement",
@@ -67,6 +70,32 @@ Deno.test("mod.ts exports the public names and none of the internals", async () 
     ]
   ) {
     assertEquals(name in mod, false, `the internal "${name}" is exported`);
+  }
+});
+
+Deno.test("mod.ts exports at most 30 names, and ./engine the engine beneath them", async () => {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", "mod.ts"],
+    cwd: new URL("../", import.meta.url),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(code, 0, new TextDecoder().decode(stderr));
+  const doc = JSON.parse(new TextDecoder().decode(stdout)) as {
+    nodes: Record<string, { symbols: { name: string }[] }>;
+  };
+  const names = Object.values(doc.nodes).flatMap((node) => node.symbols.map((s) => s.name));
+  assertEquals(
+    names.length <= 30,
+    true,
+    `mod.ts exports ${names.length} names: ${names.join(", ")}`,
+  );
+  assertEquals(names.includes("Env") && names.includes("Browser"), true);
+  const engine: Record<string, unknown> = await import(
+    new URL("../engine/mod.ts", import.meta.url).href
+  );
+  for (const name of ["Env", "Browser", "Observer", "Actor", "Settler", "findElement"]) {
+    assertEquals(name in engine, true, `"${name}" is not exported by ./engine`);
   }
 });
 

@@ -17,8 +17,8 @@
  * packages themselves are not pinned: a rebuild after the mirror moved gets
  * the newer bookworm point release.
  *
- * Each application's recipe is in its own module (`fixtures/sites/APP/recipe.ts`
- * for MediaWiki and Redmine); {@linkcode RECIPES} lists them.
+ * Each application's recipe is in its own folder (`fixtures/sites/APP/recipe.ts`),
+ * on its entry in the site registry; {@linkcode RECIPES} lists them.
  *
  * @module
  */
@@ -26,81 +26,15 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DockerClient } from "../sandboxes/docker/client.ts";
 import { IncusClient } from "../sandboxes/incus/client.ts";
-import { MEDIAWIKI } from "../fixtures/sites/mediawiki/recipe.ts";
-import { REDMINE } from "../fixtures/sites/redmine/recipe.ts";
+import { APPS } from "../fixtures/sites/registry.ts";
+import type { AppRecipe } from "../fixtures/sites/kit/app_module.ts";
 
-/** One application's image recipe. */
-export interface AppRecipe {
-  /** The name: the image is `webserv-NAME`, its files are under `fixtures/sites/NAME/`. */
-  name: string;
-  /** Debian packages installed with apt, on top of `--variant=apt`. */
-  packages: string[];
-  /** Files copied into the root filesystem: file under `fixtures/sites/NAME/` → path inside. */
-  files: Record<string, { path: string; mode: number }>;
-  /** Deno scripts (paths from `fixtures/sites/NAME/`), bundled to `/srv/NAME/BASENAME.js`. */
-  scripts: string[];
-  /** Debconf answers (`debconf-set-selections` lines) given before the packages install. */
-  debconf?: string[];
-  /** Commands run in the root filesystem (chroot) after the files are in. */
-  commands: string[][];
-}
+export type { AppRecipe };
 
-/** The applications `deno task image:apps` knows. */
-export const RECIPES: Record<string, AppRecipe> = {
-  wordpress: {
-    name: "wordpress",
-    packages: [
-      "wordpress",
-      "wordpress-theme-twentytwentythree",
-      "mariadb-server",
-      "mariadb-client",
-      "apache2",
-      "libapache2-mod-php",
-      "php-mysql",
-      "php-cli",
-      "php-mbstring",
-      "php-xml",
-      "iproute2",
-    ],
-    scripts: ["state_server.ts", "site_relay.ts", "shared_runtime.ts"],
-    files: {
-      "../kit/app_init.sh": { path: "/sbin/init", mode: 0o755 },
-      "../kit/shared_init.sh": { path: "/srv/app/shared_init.sh", mode: 0o755 },
-      "hooks.sh": { path: "/srv/app/hooks.sh", mode: 0o644 },
-      "wp-config.php": { path: "/etc/wordpress/config-default.php", mode: 0o644 },
-      "seed.php": { path: "/srv/wordpress/seed.php", mode: 0o644 },
-      "apache.conf": { path: "/etc/apache2/sites-available/wordpress.conf", mode: 0o644 },
-      "mariadb.cnf": { path: "/etc/mysql/mariadb.conf.d/90-webserv.cnf", mode: 0o644 },
-      "mu-plugin.php": {
-        path: "/var/lib/wordpress/wp-content/mu-plugins/webserv.php",
-        mode: 0o644,
-      },
-    },
-    commands: [
-      // WordPress looks for themes in WP_CONTENT_DIR only.
-      [
-        "sh",
-        "-c",
-        'for t in /usr/share/wordpress/wp-content/themes/*/; do ln -sfn "${t%/}" /var/lib/wordpress/wp-content/themes/; done',
-      ],
-      ["a2dissite", "-q", "000-default"],
-      ["a2ensite", "-q", "wordpress"],
-      // Our site's Listen replaces Debian's port 80.
-      [
-        "sh",
-        "-c",
-        "echo '# WebServ: see sites-available/wordpress.conf' > /etc/apache2/ports.conf",
-      ],
-      [
-        "sh",
-        "-c",
-        "test -d /var/lib/mysql/mysql || mariadb-install-db --user=mysql --skip-test-db",
-      ],
-    ],
-  },
-  mediawiki: MEDIAWIKI,
-  redmine: REDMINE,
-};
+/** The applications `deno task image:apps` knows: every real application in the site registry. */
+export const RECIPES: Readonly<Record<string, AppRecipe>> = Object.freeze(
+  Object.fromEntries(Object.values(APPS).map((app) => [app.name, app.image])),
+);
 
 /** What {@linkcode buildAppImage} did. */
 export interface BuiltAppImage {

@@ -4,9 +4,10 @@
  * in VeriEnv's pipeline) to grow. It writes `fixtures/sites/NAME/mod.ts` (the
  * seed, the public app, the state app, the view reader, the harmless
  * declaration and three templates with their solvers: information,
- * navigation, state) and `test/fixtures/sites/NAME/NAME_test.ts` (valid
- * tasks, and `checkSite` on one seed), and registers the site in
- * `fixtures/sites/registry.ts`. Then `deno task site:check NAME --seeds 3`.
+ * navigation, state), its `README.md` and `test/fixtures/sites/NAME/NAME_test.ts`
+ * (valid tasks, and `checkSite` on one seed), and registers the site in
+ * `fixtures/sites/registry.ts`. Then `deno task site:readme NAME` and
+ * `deno task site:check NAME --seeds 3`.
  *
  * The contract a site meets (the README's "Sites and tasks"): a `SiteModule`
  * whose tracked tables the state app hashes and diffs; every template draws
@@ -26,6 +27,8 @@ export interface Scaffold {
   site: string;
   /** Its test. */
   test: string;
+  /** Its README, whose templates table `deno task site:readme` fills. */
+  readme: string;
 }
 
 /**
@@ -44,11 +47,17 @@ export async function scaffoldSite(root: URL, name: string, title: string): Prom
   const files: Scaffold = {
     site: `fixtures/sites/${name}/mod.ts`,
     test: `test/fixtures/sites/${name}/${name}_test.ts`,
+    readme: `fixtures/sites/${name}/README.md`,
   };
   const exists = await Deno.stat(new URL(files.site, root)).then(() => true, () => false);
   if (exists) throw new TypeError(`Site "${name}" exists already: ${files.site}`);
   const fill = (text: string) => text.replaceAll("__NAME__", name).replaceAll("__TITLE__", title);
-  for (const [file, template] of [[files.site, "site.ts.tpl"], [files.test, "test.ts.tpl"]]) {
+  const templates = [
+    [files.site, "site.ts.tpl"],
+    [files.test, "test.ts.tpl"],
+    [files.readme, "README.md.tpl"],
+  ];
+  for (const [file, template] of templates) {
     const text = await Deno.readTextFile(new URL(`site_new/${template}`, import.meta.url));
     await Deno.mkdir(new URL(".", new URL(file as string, root)), { recursive: true });
     await Deno.writeTextFile(new URL(file as string, root), fill(text));
@@ -58,7 +67,8 @@ export async function scaffoldSite(root: URL, name: string, title: string): Prom
   const id = name.replace(/[-_](\w)/gu, (_, c: string) => c.toUpperCase());
   const imports = [...source.matchAll(/^import \w+ from "\.\/\w[\w-]*\/mod\.ts";$/gmu)];
   const last = imports[imports.length - 1];
-  const close = source.lastIndexOf("});");
+  // The new site goes at the end of SITES (the sites the fixture backend serves).
+  const close = source.indexOf("});", source.indexOf("export const SITES"));
   if (!last || close < 0) {
     throw new TypeError("Cannot register the site: registry.ts has changed shape");
   }
@@ -86,8 +96,8 @@ if (import.meta.main) {
   try {
     const title = values.title ?? `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
     const files = await scaffoldSite(new URL("../", import.meta.url), name, title);
-    console.log(`Wrote ${files.site} and ${files.test}, registered "${name}".`);
-    console.log(`Next: deno task site:check ${name} --seeds 3`);
+    console.log(`Wrote ${files.site}, ${files.readme} and ${files.test}, registered "${name}".`);
+    console.log(`Next: deno task site:readme ${name}, then deno task site:check ${name} --seeds 3`);
   } catch (error) {
     console.error((error as Error).message);
     Deno.exit(2);

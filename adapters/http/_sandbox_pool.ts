@@ -9,7 +9,7 @@
 import { logFailure } from "../../engine/log.ts";
 import type { Gateway, Sandbox, Site } from "../../sandboxes/mod.ts";
 import { IncusClient } from "../../sandboxes/incus/mod.ts";
-import type { KitWorkers } from "../../fixtures/sites/mod.ts";
+import type { KitWorkers } from "../../fixtures/sites/kit/mod.ts";
 import { type OpenableBackend, quoted } from "./backends.ts";
 import type { Catalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";

@@ -10,7 +10,8 @@
 import { FixtureSandbox, type Gateway, type Sandbox, type Site } from "../../sandboxes/mod.ts";
 import { IncusClient, IncusSandbox, SharedRuntimeSandbox } from "../../sandboxes/incus/mod.ts";
 import { DockerSandbox } from "../../sandboxes/docker/mod.ts";
-import { APPS, KitWorkers, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import { APPS, SHARED_RUNTIME_APPS, SITES } from "../../fixtures/sites/mod.ts";
+import { KitWorkers } from "../../fixtures/sites/kit/mod.ts";
 import { type Catalog, defaultCatalog } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 

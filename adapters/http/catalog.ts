@@ -22,16 +22,10 @@
 import type { EnvTask, EpisodeOutcome, Verdict } from "../../mod.ts";
 import type { Instance, Site } from "../../sandboxes/mod.ts";
 import {
-  acceptedProposal,
   bindTask,
   evaluate,
   generateTask,
-  isProposalTemplate,
-  isSeed,
   type Judge,
-  KitWorkers,
-  MAX_SEED,
-  OffloadError,
   parseTaskId,
   SeedError,
   type SiteModule,
@@ -43,6 +37,14 @@ import {
   taskId,
   TEST_SEED_START,
 } from "../../fixtures/sites/mod.ts";
+import {
+  acceptedProposal,
+  isProposalTemplate,
+  isSeed,
+  KitWorkers,
+  MAX_SEED,
+  OffloadError,
+} from "../../fixtures/sites/kit/mod.ts";
 import demoSite from "../../fixtures/sites/demo/mod.ts";
 import { HttpError } from "./http_error.ts";
 import type { ListedTask, TaskBody } from "./protocol.ts";

@@ -7,9 +7,9 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
-import { ACTION_SCHEMA } from "../../mod.ts";
-import type { ObserveOptions } from "../../mod.ts";
-import { MAX_SEED, NAME_PATTERN } from "../../fixtures/sites/mod.ts";
+import { ACTION_SCHEMA } from "../../engine/mod.ts";
+import type { ObserveOptions } from "../../engine/mod.ts";
+import { MAX_SEED, NAME_PATTERN } from "../../fixtures/sites/kit/mod.ts";
 
 const NAME = NAME_PATTERN.source.replace(/^\^|\$$/g, "");
 /** A task id: `site/template/seed`, as `GET /v1/tasks` lists them. */

@@ -19,9 +19,9 @@
  * the incus and docker backends `--spares N` (`WEBSERV_SPARES`: ready
  * containers per site and seed) and `--warm site/seed,…` (`WEBSERV_WARM`:
  * seeds whose spares fill at start). With a container backend the real
- * applications' tasks (WordPress…, from their images) are served beside the
- * recreated sites'. The shared backend serves only the applications with a
- * shared runtime (WordPress, MediaWiki, Redmine): one application runtime
+ * applications' tasks (`APPS` of the site registry, from their images) are
+ * served beside the recreated sites'. The shared backend serves only the
+ * applications with a shared runtime (`SHARED_RUNTIME_APPS`): one application runtime
  * per seed and a database server per session; there `--spares` is the database servers
  * started ahead per seed (default 2) and `--warm` starts a seed's runtime.
  * SIGINT and SIGTERM close every session, context, sandbox instance and the

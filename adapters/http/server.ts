@@ -9,7 +9,7 @@
 import type { Browser } from "../../mod.ts";
 import { logFailure } from "../../engine/log.ts";
 import { Gateway } from "../../sandboxes/mod.ts";
-import { KitWorkers, MAX_PROPOSALS, proposalStore } from "../../fixtures/sites/mod.ts";
+import { KitWorkers, MAX_PROPOSALS, proposalStore } from "../../fixtures/sites/kit/mod.ts";
 import { createApp } from "./app.ts";
 import { type Backend, BACKEND_REGISTRY } from "./backends.ts";
 import { Metrics } from "./metrics.ts";

@@ -143,7 +143,7 @@ type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools;
  *
  * @example Click an element by id, then read how the page settled
  * ```ts ignore
- * import { Actor, Browser, Observer, Settler } from "@webserv/webserv";
+ * import { Actor, Browser, Observer, Settler } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const settler = Settler.install(context);

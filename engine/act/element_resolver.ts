@@ -33,7 +33,7 @@ export interface ElementLocation {
  *
  * @example A resolver over a fixed map (for tests)
  * ```ts
- * import type { ElementRef, ElementResolver } from "@webserv/webserv";
+ * import type { ElementRef, ElementResolver } from "@webserv/webserv/engine";
  * const refs = new Map<number, ElementRef>();
  * const resolver: ElementResolver = {
  *   resolve: (id) => Promise.resolve(refs.get(id)),

@@ -239,7 +239,7 @@ function logUnsandboxed(plan: SandboxPlan, asked: boolean): void {
  *
  * @example Launch and kill
  * ```ts ignore
- * import { BrowserProcess } from "@webserv/webserv";
+ * import { BrowserProcess } from "@webserv/webserv/engine";
  * const browser = await BrowserProcess.launch();
  * console.log(browser.wsEndpoint);
  * await browser.kill();

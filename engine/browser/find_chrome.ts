@@ -93,7 +93,7 @@ export interface FindChromeOptions {
  *
  * @example Find the browser
  * ```ts ignore
- * import { findChrome } from "@webserv/webserv";
+ * import { findChrome } from "@webserv/webserv/engine";
  * console.log(findChrome()); // "/usr/bin/chromium-headless-shell"
  * ```
  */

@@ -67,7 +67,7 @@ export function findElements(
  *
  * @example Click the search button
  * ```ts ignore
- * import { type Env, findElement } from "@webserv/webserv";
+ * import { type Env, findElement } from "@webserv/webserv/engine";
  * declare const env: Env;
  * const observation = await env.observe();
  * const search = findElement(observation, { role: "button", name: "Search", exact: true });

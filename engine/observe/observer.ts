@@ -89,7 +89,7 @@ function randomSecret(): string {
  *
  * @example Observe a page, then find the element behind an id
  * ```ts ignore
- * import { Browser, Observer } from "@webserv/webserv";
+ * import { Browser, Observer } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const observer = Observer.attach(context); // before the pages open

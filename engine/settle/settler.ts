@@ -166,7 +166,7 @@ const BARRIER_TRIES = 3;
  *
  * @example Settle after a click
  * ```ts ignore
- * import { Browser, Settler } from "@webserv/webserv";
+ * import { Browser, Settler } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
  * const context = await browser.newContext();
  * const settler = Settler.install(context);

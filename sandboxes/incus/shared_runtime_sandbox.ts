@@ -33,8 +33,8 @@
  *
  * Reset points the env at a fresh copy (a spare when there is one) and kills
  * the old server; the origin and the state socket stay. Needs an image whose
- * init knows `WS_SHARED=1` (WordPress's, MediaWiki's or Redmine's, from
- * `deno task image:apps`).
+ * init knows `WS_SHARED=1` (a real application's whose registry entry has
+ * `sharedRuntime`, from `deno task image:apps`).
  *
  * @module
  */
@@ -292,7 +292,7 @@ export class SharedRuntimeSandbox implements Sandbox {
 
   /**
    * Removes a seed's runtime (its container, its web server and its spare
-   * database servers, about 400 MiB for WordPress), unless an env of it
+   * database servers, a few hundred MiB for a PHP application), unless an env of it
    * lives; the seed's next env starts a runtime again from its seeded base,
    * which stays (a copy-on-write snapshot on disk, as `close()` keeps it).
    *

@@ -1,7 +1,7 @@
 // The transport contract on a puppeteer-core browser-level CDPSession.
 import { assert, assertEquals, assertExists } from "@std/assert";
 import puppeteer from "puppeteer-core";
-import { Browser, BrowserProcess } from "../../mod.ts";
+import { Browser, BrowserProcess } from "../../engine/mod.ts";
 import { PuppeteerTransport } from "../../adapters/puppeteer_transport.ts";
 import { transportContract } from "../engine/cdp/_transport_contract.ts";
 

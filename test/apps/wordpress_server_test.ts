@@ -15,7 +15,8 @@ import { IncusClient } from "../../sandboxes/incus/client.ts";
 import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
 import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import { waitFor } from "../_util/wait.ts";
-import { postComment, requireIncusImage } from "./_apps.ts";
+import { requireIncusImage } from "./_apps.ts";
+import { postComment } from "./_wordpress.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const SEED = 5;

@@ -31,7 +31,8 @@ import { Gateway } from "../../sandboxes/gateway.ts";
 import { execIn, openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { waitFor } from "../_util/wait.ts";
-import { postComment, requireIncusImage } from "./_apps.ts";
+import { requireIncusImage } from "./_apps.ts";
+import { postComment } from "./_wordpress.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const PREFIX = SHARED_PREFIX;

@@ -14,13 +14,20 @@ Deno.test("scaffoldSite() writes the site and its test and registers it, once", 
     assertEquals(files, {
       site: "fixtures/sites/blog-two/mod.ts",
       test: "test/fixtures/sites/blog-two/blog-two_test.ts",
+      readme: "fixtures/sites/blog-two/README.md",
     });
+    const readme = await Deno.readTextFile(new URL(files.readme, base));
+    assertStringIncludes(readme, "# Blog Two (`blog-two`)");
+    assertStringIncludes(readme, "<!-- end of the generated part -->");
     const site = await Deno.readTextFile(new URL(files.site, base));
     assertStringIncludes(site, 'const NAME = "blog-two";');
     assertStringIncludes(site, "Blog Two");
     const registry = await Deno.readTextFile(new URL("fixtures/sites/registry.ts", base));
     assertStringIncludes(registry, 'import blogTwo from "./blog-two/mod.ts";');
     assertStringIncludes(registry, "[blogTwo.name]: blogTwo,");
+    // Among the sites the fixture backend serves, not the real applications.
+    const sites = registry.slice(registry.indexOf("export const SITES"));
+    assertStringIncludes(sites.slice(0, sites.indexOf("});")), "[blogTwo.name]: blogTwo,");
     await assertRejects(() => scaffoldSite(base, "blog-two", "Again"), TypeError, "exists already");
     await assertRejects(() => scaffoldSite(base, "Bad Name", "x"), TypeError, "Invalid site name");
   } finally {

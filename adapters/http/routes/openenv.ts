@@ -22,7 +22,7 @@
  * @module
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { ACTION_SCHEMA } from "../../../mod.ts";
+import { ACTION_SCHEMA } from "../../../engine/mod.ts";
 import { HttpError } from "../http_error.ts";
 import { ErrorBody, ObservationBody } from "../protocol.ts";
 import type { SessionManager } from "../sessions.ts";

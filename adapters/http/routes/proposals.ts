@@ -28,7 +28,7 @@ import {
   pageProposals,
   ProposalError,
   proposeTask,
-} from "../../../fixtures/sites/mod.ts";
+} from "../../../fixtures/sites/kit/mod.ts";
 import type { SiteModule } from "../../../fixtures/sites/mod.ts";
 import { badSeed, type Catalog } from "../catalog.ts";
 import { HttpError } from "../http_error.ts";

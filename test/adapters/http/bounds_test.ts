@@ -7,7 +7,8 @@ import { assert, assertEquals, assertMatch } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { waitFor, within } from "../../_util/wait.ts";
-import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
+import { siteByName } from "../../../fixtures/sites/mod.ts";
+import { seededDatabase } from "../../../fixtures/sites/kit/mod.ts";
 
 /** A gauge's value in the server's `/metrics`, or `undefined` when it is not there. */
 async function gauge(url: string, name: string): Promise<number | undefined> {

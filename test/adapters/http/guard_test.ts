@@ -5,7 +5,8 @@
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { join } from "node:path";
 import { startServer } from "../../../adapters/http/server.ts";
-import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
+import { siteByName } from "../../../fixtures/sites/mod.ts";
+import { seededDatabase } from "../../../fixtures/sites/kit/mod.ts";
 import { rawRequest } from "./_hostile.ts";
 
 Deno.test("on loopback the server answers only to loopback names on its port (DNS rebinding: 403)", async () => {

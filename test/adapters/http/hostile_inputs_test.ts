@@ -6,7 +6,8 @@ import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { defaultCatalog } from "../../../adapters/http/catalog.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
-import { MAX_ANSWER_CHARS, type SiteModule, SITES } from "../../../fixtures/sites/mod.ts";
+import { type SiteModule, SITES } from "../../../fixtures/sites/mod.ts";
+import { MAX_ANSWER_CHARS } from "../../../fixtures/sites/kit/mod.ts";
 import { within } from "../../_util/wait.ts";
 
 async function post(url: string, body: unknown): Promise<Response> {

@@ -4,7 +4,8 @@
 import { assertEquals, assertStringIncludes } from "@std/assert";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
-import { seededDatabase, siteByName } from "../../../fixtures/sites/mod.ts";
+import { siteByName } from "../../../fixtures/sites/mod.ts";
+import { seededDatabase } from "../../../fixtures/sites/kit/mod.ts";
 
 Deno.test("POST /v1/tasks/proposals accepts a sound proposal, lists it, and refuses a bad one with 422", async () => {
   await using server = await startServer({ port: 0 });
