@@ -249,6 +249,12 @@ export interface ActFunctions<E, W = unknown> {
   WATCH_FIELD(): W;
   /** Called on a watcher from `WATCH_FIELD` (`this`): stops it and returns what it saw. */
   READ_WATCH(): FieldWatch;
+  /**
+   * What a drag of the element can change, as one string to compare before
+   * and after it: the element's place, the values of sliders and fields,
+   * the page's text in reading order.
+   */
+  DRAG_MARK(): string;
 }
 
 /** The name of one in-page function. */

@@ -56,6 +56,7 @@ import { typeInto, type TypeTools } from "./_type_into.ts";
 import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
 import { uploadFiles, type UploadTools } from "./_upload.ts";
 import { scroll, type ScrollTools } from "./_scroll.ts";
+import { drag, type DragTools } from "./_drag.ts";
 import { type DialogAnswer, type DialogInfo, Dialogs, type DialogType } from "./_dialogs.ts";
 import { goto, history } from "./_navigate.ts";
 import { translate } from "./_translate.ts";
@@ -118,7 +119,8 @@ export interface ActResult {
   /** For `stop`: the agent's answer. */
   answer?: string;
   /**
-   * For `select`: the option chosen; for `check`/`uncheck`: whether anything
+   * For `drag`: how it dragged (pointer moves, or HTML5 drag and drop) and
+   * what it changed; for `select`: the option chosen; for `check`/`uncheck`: whether anything
    * changed; for `scroll` of a container: where it scrolled to, or that it
    * was at its end.
    */
@@ -136,7 +138,7 @@ export interface ActResult {
 }
 
 /** What the actions in their own modules act with: one object serves them all. */
-type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools;
+type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools & DragTools;
 
 /**
  * Executes actions on the tabs of one context.
@@ -406,6 +408,8 @@ export class Actor {
         await pointer.mouse(point, "hover", "left", []);
         return;
       }
+      case "drag":
+        return await drag(this.#tools, action);
       case "type":
         return await typeInto(
           this.#tools,

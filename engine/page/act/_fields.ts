@@ -333,6 +333,22 @@ export function watchField(this: Element): Watch {
   };
 }
 
+/**
+ * What a drag can change, as one string to compare before and after: where
+ * the element is (a slider's handle, a card moved to another lane), the
+ * values of the document's sliders and fields, and the text of the page in
+ * reading order (a sorted list).
+ */
+export function dragMark(this: Element): string {
+  const doc = this.ownerDocument;
+  const r = this.getBoundingClientRect();
+  const values = Array.from(doc.querySelectorAll("[aria-valuenow], input, select, textarea"))
+    .slice(0, 500)
+    .map((el) => el.getAttribute("aria-valuenow") ?? (el as HTMLInputElement).value ?? "");
+  const text = doc.body ? (doc.body as HTMLElement).innerText ?? doc.body.textContent ?? "" : "";
+  return `${Math.round(r.x)},${Math.round(r.y)}|${values.join("\u0001")}|${text}`;
+}
+
 /** Stops a watch from `watchField` (`this`) and returns what it saw. */
 export function readWatch(this: Watch): FieldWatch {
   return this.stop();

@@ -24,6 +24,7 @@ import {
 import {
   caretToEnd,
   documentElement,
+  dragMark,
   fieldState,
   fileInput,
   findOption,
@@ -77,6 +78,7 @@ export const ACT_FUNCTIONS: Library = {
   FOCUSED_EDITABLE: focusedEditable,
   WATCH_FIELD: watchField,
   READ_WATCH: readWatch,
+  DRAG_MARK: dragMark,
 };
 
 /** The observer's world, where the distiller finds an element by its id. */

@@ -4,6 +4,7 @@
 // drop (SortableJS, a pointer slider, a kanban drop zone) and a Quill
 // editor whose pending formats survive typing.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { Env } from "../../../engine/env.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
@@ -79,4 +80,40 @@ Deno.test("Env.step() chooses a select2 option by click and by select, judged by
   step = await env.step({ action: "select", id: again, option: "Japan" });
   assertEquals(await pageValue(env, `document.getElementById("country").value`), "JP");
   assertStringIncludes(step.observation.text, "Ships to Japan");
+});
+
+Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle by an offset, a card into a lane", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/drag");
+  let observation = await env.observe();
+  // SortableJS (HTML5 drag and drop): the first item dropped on the third.
+  let step = await env.step({
+    action: "drag",
+    id: idOf(observation, "listitem", "Write the brief"),
+    to: idOf(observation, "listitem", "Call the printer"),
+  });
+  assertStringIncludes(step.observation.text, "Order: b c a d");
+  assertStringIncludes(step.result.detail ?? "", "HTML5");
+  // A pointer-driven slider: its handle dragged 150 px right of its start.
+  observation = step.observation;
+  step = await env.step({ action: "drag", id: idOf(observation, "slider", "Volume"), dx: 150 });
+  const volume = Number(/Volume (\d+)/.exec(step.observation.text)?.[1]);
+  assert(volume >= 45 && volume <= 55, step.observation.text);
+  // A draggable card dropped on another lane.
+  observation = step.observation;
+  const card = idOf(observation, "clickable", "Fix the login bug");
+  const lanes = await pageValue(env, `document.getElementById("done").getBoundingClientRect().x`);
+  assert(typeof lanes === "number");
+  step = await env.step({ action: "drag", id: card, dx: 190, dy: 0 });
+  assertStringIncludes(step.observation.text, "Fix the login bug is in Done");
+  // A drag the page shows nothing of is an error, not a success.
+  observation = step.observation;
+  const heading = await env.step({
+    action: "drag",
+    id: idOf(observation, "listitem", "Book the venue"),
+    dx: 400,
+    dy: 0,
+  }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
+  assertStringIncludes(heading, "value-not-set");
 });
