@@ -255,6 +255,11 @@ export interface ActFunctions<E, W = unknown> {
    * the page's text in reading order.
    */
   DRAG_MARK(): string;
+  /**
+   * Where the focus is for typing into the element: `outside` it, inside it
+   * with a collapsed caret `at-end` of its contents, or `inside` elsewhere.
+   */
+  FOCUS_STATE(): "outside" | "at-end" | "inside";
 }
 
 /** The name of one in-page function. */

@@ -287,6 +287,36 @@ export function focusedEditable(this: Element): Element | null {
   return editable && !a.matches(":disabled") && !(a as HTMLInputElement).readOnly ? a : null;
 }
 
+/**
+ * Where the focus is for typing into the element: `outside` it, inside it
+ * with the caret `at-end` of what it holds, or `inside` it elsewhere (a
+ * caret mid-text, a selection).
+ */
+export function focusState(this: Element): "outside" | "at-end" | "inside" {
+  const el = controlOf(this);
+  const active = activeOf(el.ownerDocument);
+  if (!active || (active !== el && !el.contains(active))) return "outside";
+  if (active.localName === "input" || active.localName === "textarea") {
+    const field = active as HTMLInputElement;
+    try {
+      const end = field.value.length;
+      return field.selectionStart === end && field.selectionEnd === end ? "at-end" : "inside";
+    } catch {
+      return "inside";
+    }
+  }
+  const selection = el.ownerDocument.getSelection();
+  if (!selection || selection.rangeCount === 0) return "inside";
+  const range = selection.getRangeAt(0);
+  if (!range.collapsed || !el.contains(range.endContainer)) return "inside";
+  const rest = el.ownerDocument.createRange();
+  rest.selectNodeContents(el);
+  rest.setStart(range.endContainer, range.endOffset);
+  return rest.toString().replace(/[\s\u200B-\u200D\u2060\uFEFF]+/g, "") === ""
+    ? "at-end"
+    : "inside";
+}
+
 /** A field watch: what it saw so far, and how to stop it. */
 export interface Watch {
   /** Stops the watch and returns what it saw. */

@@ -30,6 +30,7 @@ import {
   findOption,
   focus,
   focusedEditable,
+  focusState,
   hasText,
   pageLocale,
   readWatch,
@@ -79,6 +80,7 @@ export const ACT_FUNCTIONS: Library = {
   WATCH_FIELD: watchField,
   READ_WATCH: readWatch,
   DRAG_MARK: dragMark,
+  FOCUS_STATE: focusState,
 };
 
 /** The observer's world, where the distiller finds an element by its id. */

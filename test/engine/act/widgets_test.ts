@@ -117,3 +117,48 @@ Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle b
   }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
   assertStringIncludes(heading, "value-not-set");
 });
+
+Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending Bold (Quill, TipTap) and a list toggled before", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await t.step("Quill", async () => {
+    await using env = await open(browser, server, "/quill");
+    let observation = await env.observe();
+    const editor = idOf(observation, "textbox", "");
+    observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
+    // Bold toggled with nothing selected: Quill keeps it at the caret for what is typed next.
+    await env.step({ action: "click", id: idOf(observation, "button", "bold") });
+    await env.step({ action: "type", id: editor, text: "strong", mode: "append" });
+    assertEquals(
+      await pageValue(env, `document.querySelector(".ql-editor").innerHTML`),
+      "<p>Plain <strong>strong</strong></p>",
+    );
+    // A new line, a bulleted list toggled from the toolbar, and typing on: the text is its item.
+    observation = (await env.step({ action: "press", keys: "Enter" })).observation;
+    await env.step({ action: "click", id: idOf(observation, "button", "list: bullet") });
+    await env.step({ action: "type", id: editor, text: "first item", mode: "append" });
+    const html = String(await pageValue(env, `document.querySelector(".ql-editor").innerHTML`));
+    assert(/<li data-list="bullet">.*first item<\/(strong|li)>/.test(html), html);
+  });
+  await t.step("TipTap", async () => {
+    await using env = await open(browser, server, "/tiptap");
+    let observation = await env.observe();
+    const editor = idOf(observation, "textbox", "Note");
+    observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
+    // ProseMirror keeps a toggled Bold as stored marks, which any selection change drops.
+    await env.step({ action: "click", id: idOf(observation, "button", "Bold") });
+    await env.step({ action: "type", id: editor, text: "strong", mode: "append" });
+    assertEquals(
+      await pageValue(env, "window.__editor.getHTML()"),
+      "<p>Plain <strong>strong</strong></p>",
+    );
+    await env.step({ action: "press", keys: "Enter" });
+    await env.step({ action: "click", id: idOf(observation, "button", "Bullet list") });
+    await env.step({ action: "type", id: editor, text: "item", mode: "append" });
+    // (The starter kit keeps an empty paragraph after a list, where a click can land.)
+    assertEquals(
+      String(await pageValue(env, "window.__editor.getHTML()")).replace(/<p><\/p>$/, ""),
+      "<p>Plain <strong>strong</strong></p><ul><li><p>item</p></li></ul>",
+    );
+  });
+});
