@@ -128,6 +128,11 @@ export interface DistillResult {
   nodes?: WireNode[];
   /** The next free id after this observation. */
   nextId: number;
+  /**
+   * Messages an announcer (an alert, a live region, a toast) showed since
+   * the last observation and no longer shows: they came and went.
+   */
+  flashed?: string[];
   /** Milliseconds spent in the page. */
   ms: number;
   /** Milliseconds per pass, by pass name. */

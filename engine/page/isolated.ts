@@ -10,6 +10,7 @@
 import { createDistiller, type Distiller } from "./distiller.ts";
 import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY } from "./layout.ts";
 import { DOM_PROBE } from "./stand_in.ts";
+import { watchFlashes } from "./_flashes.ts";
 import type { DistillRequest, DistillResult, SiblingRequest } from "../observe/wire.ts";
 
 /** What the driver finds at `globalThis.__webserv` in the isolated world. */
@@ -105,6 +106,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   };
   let distiller: Distiller | undefined;
   let distilled: Document | undefined;
+  const flashes = watchFlashes(win);
   const api: IsolatedApi = {
     version,
     observe(req, ...owners) {
@@ -117,6 +119,8 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
         distilled = doc;
       }
       const result = distiller.observe(req, owners);
+      const flashed = flashes.drain(doc);
+      if (flashed.length) result.flashed = flashed;
       if (req.folds) result.folded = req.folds.map((fold) => foldIn(owners[fold.slot], fold.req));
       if (req.siblings) result.siblings = siblingsOf(req.siblings);
       return result;

@@ -47,18 +47,34 @@ Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip;
   const names = observation.elements.map((el) => `${el.role} ${el.name}`);
   assertEquals(
     names,
-    [0, 1, 2].flatMap(() => [
-      "clickable share",
-      "clickable heart",
-      "clickable Reply",
-      "clickable More options",
-    ]),
+    [
+      "button Copy link",
+      ...[0, 1, 2].flatMap(() => [
+        "clickable share",
+        "clickable heart",
+        "clickable Reply",
+        "clickable More options",
+      ]),
+    ],
     observation.text,
   );
   const share = observation.elements.filter((el) => el.name === "share")[1]!.id;
   const step = await env.step({ action: "click", id: share });
   assertStringIncludes(step.observation.text, "share on post 2");
   assertEquals(await pageValue(env, "window.__acts"), ["share 1"]);
+});
+
+Deno.test("Env.step() shows a flash that came and went during the step", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/icon-feed");
+  const observation = await env.observe();
+  const step = await env.step({ action: "click", id: idOf(observation, "button", "Copy link") });
+  assertEquals(step.observation.flashed, ["Copied!"]);
+  assertStringIncludes(step.observation.text, 'flashed: "Copied!"');
+  // Said once: the next observation has nothing new.
+  const next = await env.observe();
+  assertEquals(next.flashed, undefined);
 });
 
 Deno.test("Env.step() chooses a select2 option by click and by select, judged by the value the page took", async () => {
