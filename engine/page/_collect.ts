@@ -45,10 +45,11 @@ import {
 } from "./_tree.ts";
 import type { FrameVeto } from "../observe/wire.ts";
 import { collectRuns, countActionable } from "./_runs.ts";
+import { noteSuspect, shadowOf } from "./shadow_roots.ts";
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
 function childNodes(el: Element): ArrayLike<Node> {
-  const shadow = (el as HTMLElement).shadowRoot;
+  const shadow = shadowOf(el);
   if (shadow) return shadow.childNodes;
   if (el.localName === "slot" && typeof (el as HTMLSlotElement).assignedNodes === "function") {
     const assigned = (el as HTMLSlotElement).assignedNodes({ flatten: true });
@@ -64,8 +65,10 @@ function childNodes(el: Element): ArrayLike<Node> {
  * live `NodeList`.
  */
 function plainParent(el: Element): Node | undefined {
-  const shadow = (el as HTMLElement).shadowRoot;
+  const shadow = shadowOf(el);
   if (shadow) return shadow;
+  // A custom element with no root to see may hold a closed one: the driver looks.
+  if (el.localName.includes("-")) noteSuspect(el);
   return el.localName === "slot" ? undefined : el;
 }
 

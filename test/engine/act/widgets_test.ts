@@ -178,3 +178,18 @@ Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending 
     );
   });
 });
+
+Deno.test("Env.step() observes and fills a form inside a closed shadow root as in an open one", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/closed-shadow");
+  let observation = await env.observe();
+  assertStringIncludes(observation.text, "One email a week, no more.");
+  const email = idOf(observation, "textbox", "Email");
+  await env.step({ action: "type", id: email, text: "ada@example.com" });
+  await env.step({ action: "check", id: idOf(observation, "checkbox", "I agree to the terms") });
+  observation = (await env.step({ action: "click", id: idOf(observation, "button", "Subscribe") }))
+    .observation;
+  assertStringIncludes(observation.text, "Subscribed ada@example.com");
+  assertEquals(await pageValue(env, "window.__subscribed"), "ada@example.com");
+});
