@@ -215,7 +215,10 @@ export interface ActFunctions<E, W = unknown> {
   FIND_OPTION(wanted: string, by: "label" | "value"): E | string[];
   /** Scrolls the element into view, centred; `false` when it is detached. */
   SCROLL_INTO_VIEW(): boolean;
-  /** The element as a file input: itself, or the control of a label. */
+  /**
+   * The element as a file input: itself, the control of a label, or the
+   * one file input inside it (a drop zone holding its hidden input).
+   */
   FILE_INPUT(): E | null;
   /** The viewport size of the element's document. */
   VIEWPORT(): ViewportSize;

@@ -119,7 +119,8 @@ export interface ActResult {
   /** For `stop`: the agent's answer. */
   answer?: string;
   /**
-   * For `drag`: how it dragged (pointer moves, or HTML5 drag and drop) and
+   * For `upload` to something other than a file input: how the files were
+   * given (the file chooser a click opened, or dropped on it); for `drag`: how it dragged (pointer moves, or HTML5 drag and drop) and
    * what it changed; for `select`: the option chosen; for `check`/`uncheck`: whether anything
    * changed; for `scroll` of a container: where it scrolled to, or that it
    * was at its end.
@@ -464,8 +465,7 @@ export class Actor {
         return;
       }
       case "upload":
-        await uploadFiles(this.#tools, action.id, action.files);
-        return;
+        return await uploadFiles(this.#tools, action.id, action.files);
       case "dialog":
         await this.#dialogs.answer(action.accept, action.text);
         return;

@@ -36,6 +36,7 @@ import {
   S_NATIVE,
   S_ONATTR,
   S_POINTER,
+  S_PROXY,
   S_ROLE,
   S_SCROLL,
   S_TABINDEX,
@@ -231,7 +232,21 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (position === "absolute" || position === "fixed" || position === "sticky") {
     pass.occluders.push(el);
   }
-  if (tag === "label") pass.labels.set(el, node);
+  if (tag === "label") {
+    pass.labels.set(el, node);
+    const control = (el as HTMLLabelElement).control;
+    if (
+      control && control.localName === "input" &&
+      (control as HTMLInputElement).type === "file" && !layout.visible(control)
+    ) {
+      // The styled "Choose a file" label of a file input the page hides (`display: none`
+      // leaves it no box to stand in for): the label is the control a person clicks.
+      node.proxy = control;
+      node.role = "button";
+      node.sig |= S_PROXY;
+      if (!sig) pass.candidates.push(node);
+    }
+  }
   if (
     (tag === "input" &&
         /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) ||

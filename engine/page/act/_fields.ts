@@ -224,12 +224,17 @@ export function scrollIntoView(this: Element): boolean {
   return true;
 }
 
-/** The element as a file input: itself, or the control of a label. */
+/**
+ * The element as a file input: itself, the control of a label, or the one
+ * file input inside it (a drop zone holding its hidden input).
+ */
 export function fileInput(this: Element): Element | null {
   const el = controlOf(this);
-  return el.localName === "input" && ((el as HTMLInputElement).type || "").toLowerCase() === "file"
-    ? el
-    : null;
+  const isFile = (node: Element) =>
+    node.localName === "input" && ((node as HTMLInputElement).type || "").toLowerCase() === "file";
+  if (isFile(el)) return el;
+  const inner = this.querySelectorAll('input[type="file" i]');
+  return inner.length === 1 ? inner[0]! : null;
 }
 
 /** The viewport size of the element's document. */

@@ -193,3 +193,37 @@ Deno.test("Env.step() observes and fills a form inside a closed shadow root as i
   assertStringIncludes(observation.text, "Subscribed ada@example.com");
   assertEquals(await pageValue(env, "window.__subscribed"), "ada@example.com");
 });
+
+Deno.test("Env.step() uploads wherever a person picks or drops a file: a hidden input's label, Dropzone, a drop-only zone", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  const dir = await Deno.makeTempDir({ prefix: "webserv-uploads-" });
+  try {
+    for (const name of ["me.png", "report.pdf", "receipt.txt"]) {
+      await Deno.writeTextFile(`${dir}/${name}`, name);
+    }
+    await using env = await Env.create(browser, {
+      startUrl: server.url("/uploads"),
+      uploadDir: dir,
+    });
+    let observation = await env.observe();
+    // The label of a display:none input is the control: one id, named by the label.
+    const avatar = idOf(observation, "button", "Choose an avatar");
+    observation = (await env.step({ action: "upload", id: avatar, files: ["me.png"] })).observation;
+    assertStringIncludes(observation.text, "Avatar: me.png");
+    // Dropzone: its input lives elsewhere; the click on the zone opens the chooser.
+    const zone = observation.elements.find((el) => el.name.includes("Drop files here"));
+    assert(zone, observation.text);
+    let step = await env.step({ action: "upload", id: zone.id, files: ["report.pdf"] });
+    assertStringIncludes(step.result.detail ?? "", "file chooser");
+    assertStringIncludes(step.observation.text, "Documents: report.pdf");
+    // A zone that only takes drops: the files are dropped on it.
+    observation = step.observation;
+    const dropOnly = idOf(observation, "clickable", "Drop a receipt here");
+    step = await env.step({ action: "upload", id: dropOnly, files: ["receipt.txt"] });
+    assertStringIncludes(step.result.detail ?? "", "dropped");
+    assertStringIncludes(step.observation.text, "Receipt: receipt.txt");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
