@@ -263,6 +263,12 @@ export interface ActFunctions<E, W = unknown> {
    * with a collapsed caret `at-end` of its contents, or `inside` elsewhere.
    */
   FOCUS_STATE(): "outside" | "at-end" | "inside";
+  /**
+   * Whether the element says it takes files (text, label, title, class or
+   * id: a drop zone, an "Attach" button): where `upload` may click it for a
+   * file chooser or drop files on it.
+   */
+  TAKES_FILES(): boolean;
 }
 
 /** The name of one in-page function. */

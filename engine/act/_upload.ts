@@ -61,10 +61,11 @@ export async function uploadFiles(
   const real = await uploadPaths(tools.uploadDir, files);
   const paths = tools.shareFiles ? await tools.shareFiles(real) : real;
   if (!input) {
-    // A link, a field or a submit button is no place to pick or drop files: clicking
-    // it to look for a file chooser would follow it.
+    // Only a control that says it takes files is clicked or dropped on: clicking a link,
+    // a submit button or any other control to look for a file chooser would act on it.
     if (
-      facts.role === "link" || facts.editable || facts.tag === "select" || facts.type === "submit"
+      facts.role === "link" || facts.editable || facts.tag === "select" ||
+      facts.type === "submit" || !await calls.call(ref, "TAKES_FILES")
     ) {
       throw new ActionError("not-editable", `Element ${id} is not a file input or a drop zone`, {
         id,

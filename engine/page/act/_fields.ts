@@ -237,6 +237,26 @@ export function fileInput(this: Element): Element | null {
   return inner.length === 1 ? inner[0]! : null;
 }
 
+/** Words of a control that takes files: a drop zone, an "Attach" or "Choose a photo" button. */
+const UPLOAD_WORDS =
+  /upload|file|drop|attach|browse|choose|photo|image|picture|avatar|import|document|media/i;
+
+/**
+ * Whether the element says it takes files (its text, label, title, class or
+ * id), so that clicking it to open a file chooser, or dropping files on it,
+ * is what a person wanting to give it files does.
+ */
+export function takesFiles(this: Element): boolean {
+  const words = [
+    (this as HTMLElement).innerText ?? this.textContent ?? "",
+    this.getAttribute("aria-label") ?? "",
+    this.getAttribute("title") ?? "",
+    this.getAttribute("class") ?? "",
+    this.id,
+  ].join(" ");
+  return UPLOAD_WORDS.test(words.slice(0, 2000));
+}
+
 /** The viewport size of the element's document. */
 export function viewport(this: Element): ViewportSize {
   return viewportOf(this.ownerDocument);

@@ -39,6 +39,7 @@ import {
   selectContents,
   selectNative,
   setValue,
+  takesFiles,
   viewport,
   type Watch,
   watchField,
@@ -81,6 +82,7 @@ export const ACT_FUNCTIONS: Library = {
   READ_WATCH: readWatch,
   DRAG_MARK: dragMark,
   FOCUS_STATE: focusState,
+  TAKES_FILES: takesFiles,
 };
 
 /** The observer's world, where the distiller finds an element by its id. */
