@@ -96,6 +96,14 @@ Deno.test("Env.step() chooses a select2 option by click and by select, judged by
   step = await env.step({ action: "select", id: again, option: "Japan" });
   assertEquals(await pageValue(env, `document.getElementById("country").value`), "JP");
   assertStringIncludes(step.observation.text, "Ships to Japan");
+  // A picker that lists options only as one types: its search field is typed into.
+  step = await env.step({
+    action: "select",
+    id: idOf(step.observation, "combobox", "Search a city"),
+    option: "Lisbon",
+  });
+  assertEquals(await pageValue(env, `document.getElementById("city").value`), "Lisbon");
+  assertStringIncludes(step.observation.text, "City: Lisbon");
 });
 
 Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle by an offset, a card into a lane", async () => {
