@@ -10,8 +10,11 @@
  * @module
  */
 
-/** Roles whose content is announced as it changes (WAI-ARIA live region roles). */
-const LIVE_ROLES = /^(alert|status|log|alertdialog|marquee|timer)$/;
+/**
+ * Roles whose content is announced as it changes (WAI-ARIA live region
+ * roles); not `timer` or `marquee`, whose changes are their nature.
+ */
+const LIVE_ROLES = /^(alert|status|log|alertdialog)$/;
 
 /** Class words of the toasts and flashes that libraries draw without a live role. */
 const TOAST_CLASS =
