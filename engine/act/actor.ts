@@ -7,8 +7,8 @@
  * errors to action errors, `_calls.ts` finds elements and runs the in-page
  * functions on them, `_pointer.ts` aims and presses, `_keyboard.ts` sends
  * keys and text, and `_type_into.ts`, `_choose.ts` (`select`, `check`),
- * `_scroll.ts`, `_upload.ts` and `_navigate.ts` (`goto`, `back`, `forward`)
- * do those actions.
+ * `_drag.ts`, `_scroll.ts`, `_upload.ts` and `_navigate.ts` (`goto`,
+ * `back`, `forward`) do those actions.
  *
  * Invariants:
  * - input is validated by `parseAction` before anything touches the page;
@@ -26,7 +26,12 @@
  * - `type` (`_type_into.ts`) fills a field as `_typing.ts` describes (keys,
  *   inserted runs, or the value setter for dates and ranges), follows the
  *   focus when the field or a stand-in for it is replaced as it takes focus,
- *   and succeeds only when the field reads back holding the text;
+ *   and succeeds only when the field reads back holding the text; a field
+ *   the focus is already inside is typed into where its caret is, with no
+ *   click first (an editor's pending formats live at the caret);
+ * - `drag` presses, moves in paced steps and releases; an HTML5 drag the
+ *   move starts goes on as drag events (`Input.setInterceptDrags`); it
+ *   succeeds only when the page shows a change;
  * - every failure of the agent's is an {@linkcode ActionError} with a code
  *   (`invalid-action` for input that is not an action); anything else that
  *   escapes is our bug, which the env reports as `EnvError("internal")`; the

@@ -49,11 +49,13 @@ Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip;
     names,
     [
       "button Copy link",
-      ...[0, 1, 2].flatMap(() => [
+      ...["Trail run at dawn", "New sourdough recipe", "Conference notes"].flatMap((title, i) => [
         "clickable share",
         "clickable heart",
         "clickable Reply",
         "clickable More options",
+        // A glyph nothing names: the row it sits in tells it apart.
+        `clickable icon in “${title} Posted by member ${i + 1}.”`,
       ]),
     ],
     observation.text,
