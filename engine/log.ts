@@ -13,6 +13,7 @@
  * @module
  */
 import { envVar } from "./_runtime.ts";
+import { TargetClosedError } from "./cdp/errors.ts";
 
 type Level = "quiet" | "warn" | "debug";
 
@@ -39,7 +40,8 @@ function kindOf(what: string): string {
 }
 
 /**
- * Counts and writes one failure as a warning.
+ * Counts and writes one failure as a warning; a closed target (a tab, frame
+ * or document gone) is counted and written only at the `debug` level.
  *
  * @param what what was attempted, such as `"detaching a session"`
  * @param error what it failed with
@@ -49,6 +51,12 @@ export function logFailure(what: string, error: unknown, kind: string = kindOf(w
   counts.set(kind, (counts.get(kind) ?? 0) + 1);
   const current = logLevel();
   if (current === "quiet") return;
+  // A target that closed (a tab, a frame, a document replaced) is part of a normal run:
+  // releasing a handle in it or detaching from it has nothing left to do. Counted, and
+  // written only when debugging; a closed connection is still a warning.
+  if (
+    error instanceof TargetClosedError && error.name === "TargetClosedError" && current !== "debug"
+  ) return;
   const line = {
     level: "warn",
     kind,

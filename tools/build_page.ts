@@ -68,6 +68,8 @@ export async function buildPageBundle(): Promise<string> {
     const isolated = await declaration("engine/page/isolated.ts", "installIsolated");
     const observe = await declaration("engine/page/calls.ts", "observeCall");
     const element = await declaration("engine/page/calls.ts", "elementCall");
+    const suspects = await declaration("engine/page/calls.ts", "suspectsCall");
+    const adopt = await declaration("engine/page/calls.ts", "adoptCall");
     const install = await declaration("engine/page/act/library.ts", "installAct");
     const stub = await declaration("engine/page/act/stub.ts", "run");
     const full = await declaration("engine/page/act/library.ts", "runHere");
@@ -104,6 +106,16 @@ export async function buildPageBundle(): Promise<string> {
         "The element of a frame's own id in the distiller's world: `(id)`.",
         "ELEMENT_CALL",
         element,
+      ),
+      ...entry(
+        "Custom elements met without a visible shadow root, handed over once: `()`.",
+        "SUSPECTS_CALL",
+        suspects,
+      ),
+      ...entry(
+        "Keeps a closed shadow root beside its host, `this`: `(root)`.",
+        "ADOPT_CALL",
+        adopt,
       ),
       ...entry(
         "Installs the actions' library (`engine/page/act/library.ts`) in its world, once: `()`.",

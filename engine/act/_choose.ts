@@ -1,7 +1,7 @@
 /**
  * The `select` and `check`/`uncheck` actions: a native `<select>` is set in
  * the page, any other option is clicked (its combobox or menu button opened
- * first); a checkbox, radio or switch is clicked, then read back.
+ * first, its search field typed into when the option is not listed yet); a checkbox, radio or switch is clicked, then read back.
  *
  * @module
  */
@@ -9,8 +9,9 @@ import { bestEffort } from "../log.ts";
 import { CdpTimeoutError } from "../cdp/errors.ts";
 import { ActionError } from "./errors.ts";
 import type { ElementFacts } from "./_in_page.ts";
-import type { ElementCalls } from "./_calls.ts";
+import type { ElementCalls, Ref } from "./_calls.ts";
 import type { Pointer } from "./_pointer.ts";
+import type { Keyboard } from "./_keyboard.ts";
 
 /** What `select` and `check` act with. */
 export interface ChooseTools {
@@ -18,6 +19,8 @@ export interface ChooseTools {
   calls: ElementCalls;
   /** Clicks the control or its option. */
   pointer: Pointer;
+  /** Types into a picker's search field to filter its options. */
+  keyboard: Keyboard;
   /**
    * Lets the active tab settle for at most `capMs` (a menu opening, a
    * change handler running).
@@ -61,7 +64,8 @@ export async function selectOption(
     await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
     await settle(BRIEF_SETTLE_MS);
   }
-  const found = await calls.callForElement(ref, "FIND_OPTION", option, by);
+  let found = await calls.callForElement(ref, "FIND_OPTION", option, by);
+  if (!found && by === "label") found = await filterFor(tools, ref, option);
   if (!found) {
     const labels = await calls.call(ref, "FIND_OPTION", option, by);
     throw optionNotFound(id, option, by, Array.isArray(labels) ? labels : []);
@@ -75,6 +79,32 @@ export async function selectOption(
     );
   }
   return option;
+}
+
+/**
+ * A picker that lists its options only as a person types (a search box in
+ * its dropdown, a combobox that filters or loads as it is typed into: AJAX
+ * select2, Choices.js): types the option's label where the focus went when
+ * the picker opened, lets the list load, and looks again.
+ */
+async function filterFor(
+  tools: ChooseTools,
+  ref: Ref,
+  option: string,
+): Promise<Awaited<ReturnType<ElementCalls["callForElement"]>>> {
+  const { calls, keyboard, settle } = tools;
+  const field = await calls.callForElement(ref, "FOCUSED_EDITABLE");
+  if (!field) return undefined;
+  try {
+    await keyboard.typeText(option);
+  } finally {
+    bestEffort(
+      "releasing a handle",
+      field.session.send("Runtime.releaseObject", { objectId: field.objectId }),
+    );
+  }
+  await settle(BRIEF_SETTLE_MS);
+  return await calls.callForElement(ref, "FIND_OPTION", option, "label");
 }
 
 /** The error of an option the element does not have, listing the ones it has. */

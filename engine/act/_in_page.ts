@@ -100,6 +100,11 @@ export interface ClickRecord {
   prevented: boolean;
   /** The page changed the DOM while it handled the press (its press listeners, the focus it moved). */
   changed: boolean;
+  /**
+   * The page changed the DOM while it handled the release, which reached the
+   * target: it took the press there (a picker choosing on `mouseup`).
+   */
+  released: boolean;
 }
 
 /** What scrolling a container did; see {@linkcode ActFunctions.SCROLL_BY}. */
@@ -210,7 +215,10 @@ export interface ActFunctions<E, W = unknown> {
   FIND_OPTION(wanted: string, by: "label" | "value"): E | string[];
   /** Scrolls the element into view, centred; `false` when it is detached. */
   SCROLL_INTO_VIEW(): boolean;
-  /** The element as a file input: itself, or the control of a label. */
+  /**
+   * The element as a file input: itself, the control of a label, or the
+   * one file input inside it (a drop zone holding its hidden input).
+   */
   FILE_INPUT(): E | null;
   /** The viewport size of the element's document. */
   VIEWPORT(): ViewportSize;
@@ -244,6 +252,23 @@ export interface ActFunctions<E, W = unknown> {
   WATCH_FIELD(): W;
   /** Called on a watcher from `WATCH_FIELD` (`this`): stops it and returns what it saw. */
   READ_WATCH(): FieldWatch;
+  /**
+   * What a drag of the element can change, as one string to compare before
+   * and after it: the element's place, the values of sliders and fields,
+   * the page's text in reading order.
+   */
+  DRAG_MARK(): string;
+  /**
+   * Where the focus is for typing into the element: `outside` it, inside it
+   * with a collapsed caret `at-end` of its contents, or `inside` elsewhere.
+   */
+  FOCUS_STATE(): "outside" | "at-end" | "inside";
+  /**
+   * Whether the element says it takes files (text, label, title, class or
+   * id: a drop zone, an "Attach" button): where `upload` may click it for a
+   * file chooser or drop files on it.
+   */
+  TAKES_FILES(): boolean;
 }
 
 /** The name of one in-page function. */

@@ -27,7 +27,9 @@ import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
  * the left button) all reached the target; `handled` when the press reached
  * it and the page took it there, with no click to follow (a listener
  * prevented the press's default, or the page changed the DOM while handling
- * the press: a menu opening on `mousedown`, a field replaced on focus);
+ * the press: a menu opening on `mousedown`, a field replaced on focus; or
+ * the release reached it too and the page changed the DOM while handling
+ * it: a picker choosing on `mouseup` and removing its list);
  * `gone` when the press reached the target (read between the press and the
  * release) or the document went away during the press itself, and the
  * target's document then went away before the release could be read (a
@@ -332,6 +334,9 @@ export class Pointer {
       // Right and middle buttons fire no click where the page shows a menu.
       if (got.down && got.up && (got.click || button !== "left")) return "whole";
       if (got.down && got.handled) return "handled";
+      // Taken on the release (select2 chooses on mouseup and removes the option): no click
+      // follows, and pressing again would find the option gone. The page's change is the receipt.
+      if (got.down && got.up && got.released) return "handled";
       const what = `the press ${got.down ? "reached" : "missed"} it, the release ${
         got.up ? "reached" : "missed"
       } it and the click ${got.click ? "reached" : "missed"} it`;

@@ -75,8 +75,11 @@ export async function typeInto(
     throw new ActionError("not-editable", `Element ${id} (${facts.name}) ${why}`, { id });
   }
   const notSet = (message: string) => new ActionError("value-not-set", message, { id });
-  // Focus the way a person does, with a click; focus() only if that did not.
-  await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
+  // Focus the way a person does, with a click; focus() only if that did not. Where the
+  // focus is inside the field already, a person types on: a click would move the caret
+  // and drop what the editor keeps at it (a pending Bold, a list just toggled).
+  const focus = facts.editable ? await calls.call(ref, "FOCUS_STATE") : "outside";
+  if (focus === "outside") await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
   let target = ref;
   let field = await calls.call(ref, "FIELD_STATE");
   if (standIn) {
@@ -159,7 +162,7 @@ export async function typeInto(
             );
           }
         }
-      } else {
+      } else if (target !== ref || focus !== "at-end") {
         await calls.call(target, "CARET_TO_END");
       }
       watcher = await watch(calls, target);

@@ -28,6 +28,7 @@ export type Action =
   | { action: "click"; id: number; button?: "left" | "right" | "middle"; modifiers?: Modifier[] }
   | { action: "dblclick"; id: number }
   | { action: "hover"; id: number }
+  | { action: "drag"; id: number; to?: number; dx?: number; dy?: number }
   | { action: "type"; id: number; text: string; mode?: "replace" | "append"; enter?: boolean }
   | { action: "press"; keys: string; id?: number }
   | { action: "select"; id: number; option: string; by?: "label" | "value" }
@@ -81,6 +82,15 @@ const DECLARED = {
   }),
   dblclick: variant("dblclick", "Double-click an element", { id }),
   hover: variant("hover", "Move the mouse over an element", { id }),
+  drag: variant("drag", "Drag an element onto another element, or by an offset in pixels", {
+    id,
+    to: id.describe("Element to drop it on").optional(),
+    dx: z.number().describe("Pixels to the right (negative: left)").optional(),
+    dy: z.number().describe("Pixels down (negative: up)").optional(),
+  }).refine(
+    (action) => (action.to !== undefined) !== (action.dx !== undefined || action.dy !== undefined),
+    'give "to" (the element to drop on) or "dx"/"dy" (an offset), not both',
+  ),
   type: variant("type", "Type text into a field", {
     id,
     text: z.string().describe(`At most ${TYPE_MAX_LENGTH} characters`),

@@ -7,8 +7,8 @@
  * errors to action errors, `_calls.ts` finds elements and runs the in-page
  * functions on them, `_pointer.ts` aims and presses, `_keyboard.ts` sends
  * keys and text, and `_type_into.ts`, `_choose.ts` (`select`, `check`),
- * `_scroll.ts`, `_upload.ts` and `_navigate.ts` (`goto`, `back`, `forward`)
- * do those actions.
+ * `_drag.ts`, `_scroll.ts`, `_upload.ts` and `_navigate.ts` (`goto`,
+ * `back`, `forward`) do those actions.
  *
  * Invariants:
  * - input is validated by `parseAction` before anything touches the page;
@@ -26,7 +26,12 @@
  * - `type` (`_type_into.ts`) fills a field as `_typing.ts` describes (keys,
  *   inserted runs, or the value setter for dates and ranges), follows the
  *   focus when the field or a stand-in for it is replaced as it takes focus,
- *   and succeeds only when the field reads back holding the text;
+ *   and succeeds only when the field reads back holding the text; a field
+ *   the focus is already inside is typed into where its caret is, with no
+ *   click first (an editor's pending formats live at the caret);
+ * - `drag` presses, moves in paced steps and releases; an HTML5 drag the
+ *   move starts goes on as drag events (`Input.setInterceptDrags`); it
+ *   succeeds only when the page shows a change;
  * - every failure of the agent's is an {@linkcode ActionError} with a code
  *   (`invalid-action` for input that is not an action); anything else that
  *   escapes is our bug, which the env reports as `EnvError("internal")`; the
@@ -56,6 +61,7 @@ import { typeInto, type TypeTools } from "./_type_into.ts";
 import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
 import { uploadFiles, type UploadTools } from "./_upload.ts";
 import { scroll, type ScrollTools } from "./_scroll.ts";
+import { drag, type DragTools } from "./_drag.ts";
 import { type DialogAnswer, type DialogInfo, Dialogs, type DialogType } from "./_dialogs.ts";
 import { goto, history } from "./_navigate.ts";
 import { translate } from "./_translate.ts";
@@ -118,7 +124,9 @@ export interface ActResult {
   /** For `stop`: the agent's answer. */
   answer?: string;
   /**
-   * For `select`: the option chosen; for `check`/`uncheck`: whether anything
+   * For `upload` to something other than a file input: how the files were
+   * given (the file chooser a click opened, or dropped on it); for `drag`: how it dragged (pointer moves, or HTML5 drag and drop) and
+   * what it changed; for `select`: the option chosen; for `check`/`uncheck`: whether anything
    * changed; for `scroll` of a container: where it scrolled to, or that it
    * was at its end.
    */
@@ -136,7 +144,7 @@ export interface ActResult {
 }
 
 /** What the actions in their own modules act with: one object serves them all. */
-type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools;
+type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools & DragTools;
 
 /**
  * Executes actions on the tabs of one context.
@@ -406,6 +414,8 @@ export class Actor {
         await pointer.mouse(point, "hover", "left", []);
         return;
       }
+      case "drag":
+        return await drag(this.#tools, action);
       case "type":
         return await typeInto(
           this.#tools,
@@ -460,8 +470,7 @@ export class Actor {
         return;
       }
       case "upload":
-        await uploadFiles(this.#tools, action.id, action.files);
-        return;
+        return await uploadFiles(this.#tools, action.id, action.files);
       case "dialog":
         await this.#dialogs.answer(action.accept, action.text);
         return;

@@ -26,7 +26,8 @@
  * - `not-allowed`: the URL or tab is out of bounds;
  * - `value-not-set`: typing ended and the field does not hold the text (the
  *   message says what it holds and, for dates and numbers, the format), or
- *   `check`/`uncheck` clicked and the control's checked state did not change;
+ *   `check`/`uncheck` clicked and the control's checked state did not change,
+ *   or a `drag` ended and the page shows no change;
  * - `too-long`: the text to type is longer than the cap (5,000 characters);
  * - `target-moved`: the target moved away, vanished or got covered between
  *   aiming and pressing (hover effects), and could not be aimed at again.

@@ -6,11 +6,11 @@
  * @module
  */
 import type { CdpSession } from "../cdp/connection.ts";
-import { ProtocolError } from "../cdp/errors.ts";
+import { ConnectionClosedError, ProtocolError } from "../cdp/errors.ts";
 import { bestEffort } from "../log.ts";
 import type { DistillRequest, DistillResult } from "./wire.ts";
 // The observe call answers one JSON string: it crosses faster than the same value as a protocol object tree.
-import { OBSERVE_CALL } from "./_page_bundle.ts";
+import { ADOPT_CALL, OBSERVE_CALL, SUSPECTS_CALL } from "./_page_bundle.ts";
 
 /** The name of the isolated world the distiller runs in. */
 export const WORLD_NAME = "__webserv_observer";
@@ -217,6 +217,7 @@ export class FrameWorlds {
     req: DistillRequest,
     required: boolean,
   ): Promise<DistillResult | undefined> {
+    let retried = false;
     for (let attempt = 0;; attempt++) {
       try {
         const contextId = await this.world(frame);
@@ -243,7 +244,15 @@ export class FrameWorlds {
         if (typeof result.value !== "string") {
           throw new ProtocolError(`Distiller gave no answer in frame "${frame.frameId}"`);
         }
-        return JSON.parse(result.value) as DistillResult;
+        const distilled = JSON.parse(result.value) as DistillResult;
+        // Custom elements that may hold closed shadow roots: hand any found to the world
+        // and distill again, once (each host is looked at once in its life).
+        if (distilled.suspects && await this.#adoptClosedRoots(frame, contextId) && !retried) {
+          retried = true;
+          attempt--;
+          continue;
+        }
+        return distilled;
       } catch (error) {
         // The kept frame tree may be what is stale: read it afresh next time.
         frame.state.tree = undefined;
@@ -262,6 +271,75 @@ export class FrameWorlds {
         await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)));
       }
     }
+  }
+
+  /**
+   * Looks for closed shadow roots in the custom elements the walk met
+   * without a visible one: `DOM.describeNode` lists a node's shadow roots,
+   * closed ones too, and `DOM.resolveNode` makes a closed root an object
+   * of the isolated world, which keeps it beside its host (`ADOPT_CALL`).
+   * See https://chromedevtools.github.io/devtools-protocol/tot/DOM/#method-describeNode.
+   *
+   * @returns whether any closed root was found
+   */
+  async #adoptClosedRoots(frame: FrameInfo, contextId: number): Promise<boolean> {
+    const session = frame.state.session;
+    const group = OBJECT_GROUP + "-closed-roots";
+    let found = false;
+    try {
+      const { result } = await session.send("Runtime.callFunctionOn", {
+        functionDeclaration: SUSPECTS_CALL,
+        executionContextId: contextId,
+        objectGroup: group,
+      });
+      if (!result.objectId) return false;
+      const { result: items } = await session.send("Runtime.getProperties", {
+        objectId: result.objectId,
+        ownProperties: true,
+      });
+      const hosts = items.filter((item) => /^\d+$/.test(item.name) && item.value?.objectId)
+        .map((item) => item.value!.objectId!);
+      await Promise.all(hosts.map(async (objectId) => {
+        try {
+          found = await this.#adoptOne(session, objectId, contextId, group) || found;
+        } catch (error) {
+          // A host that left the document meanwhile has nothing to hand over.
+          if (!(error instanceof ProtocolError) || error instanceof ConnectionClosedError) {
+            throw error;
+          }
+        }
+      }));
+    } finally {
+      bestEffort(
+        "releasing closed-root handles",
+        session.send("Runtime.releaseObjectGroup", { objectGroup: group }),
+      );
+    }
+    return found;
+  }
+
+  /** Hands the closed root of one host, if it has one, to the isolated world. */
+  async #adoptOne(
+    session: CdpSession,
+    objectId: string,
+    contextId: number,
+    group: string,
+  ): Promise<boolean> {
+    const { node } = await session.send("DOM.describeNode", { objectId, depth: 1 });
+    const closed = node.shadowRoots?.find((root) => root.shadowRootType === "closed");
+    if (!closed) return false;
+    const { object } = await session.send("DOM.resolveNode", {
+      backendNodeId: closed.backendNodeId,
+      executionContextId: contextId,
+      objectGroup: group,
+    });
+    if (!object.objectId) return false;
+    await session.send("Runtime.callFunctionOn", {
+      functionDeclaration: ADOPT_CALL,
+      objectId,
+      arguments: [{ objectId: object.objectId }],
+    });
+    return true;
   }
 
   /** Forgets (and releases) the kept frame owners of a session. */

@@ -81,6 +81,25 @@ function clipLine(text: string): string {
   return `${text.slice(0, cut)} … (${text.length - cut} more characters)`;
 }
 
+/**
+ * Text too long for one line as several, each cut after a sentence (or, in
+ * a sentence longer than a line, between words): a story set as one block
+ * of text and `<br>`s is the page's prose, kept whole, never clipped.
+ */
+function proseLines(text: string): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  while (rest.length > MAX_TEXT_LINE) {
+    const head = rest.slice(0, MAX_TEXT_LINE);
+    const end = Math.max(head.lastIndexOf(". "), head.lastIndexOf("! "), head.lastIndexOf("? "));
+    const cut = end > MAX_TEXT_LINE / 2 ? end + 1 : Math.max(head.lastIndexOf(" "), 1);
+    lines.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest) lines.push(rest);
+  return lines;
+}
+
 /** One node on one line, children joined in. */
 function inline(node: WireNode): string {
   const showNew = markNew;
@@ -178,6 +197,10 @@ const TRANSPARENT = new Set(["", "list", "listitem", "group", "cell"]);
 function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
   const pad = "  ".repeat(depth);
   for (const node of nodes) {
+    if (node.k === "t") {
+      for (const line of proseLines(node.t)) out.push(pad + line);
+      continue;
+    }
     if (node.k !== "e") {
       out.push(pad + inline(node));
       continue;

@@ -124,6 +124,12 @@ export interface Observation {
    * elements), when asked for; boxes in it are relative to their own frame.
    */
   tree?: TreeNode[];
+  /**
+   * Messages an alert, a live region or a toast showed since the last
+   * observation and no longer shows (a "Copied!" flash that ended before the
+   * step settled); also a `flashed:` line under the header of `text`.
+   */
+  flashed?: string[];
   /** Every element with an id, in document order. */
   elements: ObservedElement[];
   /** Changes since the previous observation of the page. */

@@ -338,8 +338,12 @@ export class Observer {
     const header = `# ${top.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
       Math.max(0, scroll.height - scroll.vh)
     }`;
+    // What appeared and went since the last observation (a "Copied!" flash, a toast).
+    const flashed = top.flashed?.length
+      ? [`flashed: ${top.flashed.map((text) => JSON.stringify(text)).join(" · ")}`]
+      : [];
     const observation: Observation = {
-      text: [header, ...body].join("\n"),
+      text: [header, ...flashed, ...body].join("\n"),
       elements: assembled.elements,
       diff,
       url: top.url,
@@ -352,6 +356,7 @@ export class Observer {
       },
     };
     if (run.req.tree) observation.tree = assembled.nodes;
+    if (top.flashed?.length) observation.flashed = top.flashed;
     return observation;
   }
 

@@ -128,6 +128,17 @@ export interface DistillResult {
   nodes?: WireNode[];
   /** The next free id after this observation. */
   nextId: number;
+  /**
+   * Messages an announcer (an alert, a live region, a toast) showed since
+   * the last observation and no longer shows: they came and went.
+   */
+  flashed?: string[];
+  /**
+   * How many custom elements the walk met without a visible shadow root
+   * (`SUSPECTS_CALL` hands them over): the driver looks for closed roots in
+   * them and distills again.
+   */
+  suspects?: number;
   /** Milliseconds spent in the page. */
   ms: number;
   /** Milliseconds per pass, by pass name. */

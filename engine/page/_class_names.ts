@@ -52,10 +52,58 @@ const ICON_WORDS = new Set([
   "chevron",
   "arrow",
   "caret",
+  "like",
+  "heart",
+  "star",
+  "favorite",
+  "favourite",
+  "bookmark",
+  "reply",
+  "comment",
+  "retweet",
+  "repost",
+  "send",
+  "flag",
+  "report",
+  "trash",
+  "archive",
+  "pin",
+  "mute",
+  "bold",
+  "italic",
+  "underline",
+  "ellipsis",
+  "kebab",
+  "dots",
+  "info",
+  "help",
+  "print",
+  "save",
+  "attach",
+  "filter",
+  "sort",
+  "bell",
+  "notifications",
 ]);
 
 /** Words that name nothing a person sees (what the element is built as). */
-const FILLER = new Set(["icon", "btn", "button", "link", "wrapper", "container", "trigger"]);
+const FILLER = new Set([
+  "icon",
+  "btn",
+  "button",
+  "link",
+  "wrapper",
+  "container",
+  "trigger",
+  "action",
+  "o",
+  "outline",
+  "outlined",
+  "solid",
+  "fill",
+  "filled",
+  "alt",
+]);
 
 /** Spelled-out forms of the abbreviations libraries use. */
 const SPELLED: Record<string, string> = { prev: "previous" };
@@ -87,6 +135,52 @@ function hintOf(el: Element): string {
     if (start < 0) continue;
     const kept = words.slice(start).filter((word) => /^[a-z]+$/.test(word) && !FILLER.has(word));
     if (kept.length) return kept.map((word) => SPELLED[word] ?? word).join(" ");
+  }
+  return "";
+}
+
+/** Attributes tooltip libraries read the words they show on hover from. */
+const TOOLTIP_ATTRIBUTES = ["data-tooltip", "data-tip", "data-original-title", "data-title"];
+
+/**
+ * What a person sees of an icon-only control that has no accessible name:
+ * the tooltip it shows on hover (a tooltip library's attribute, or the
+ * element `aria-describedby` points at), else what its icon is, as its
+ * class (or its icon's: `<i class="fa fa-share">`) or the sprite symbol its
+ * svg uses (`<use href="#icon-reply">`) says.
+ *
+ * @param el the control
+ * @returns the name, or `""` when nothing says what the icon is
+ */
+export function iconName(el: Element): string {
+  for (const attribute of TOOLTIP_ATTRIBUTES) {
+    const text = (el.getAttribute(attribute) ?? "").replace(/\s+/g, " ").trim();
+    if (text) return text;
+  }
+  const described = el.getAttribute("aria-describedby");
+  if (described) {
+    const root = el.getRootNode() as Document | ShadowRoot;
+    const words = described.split(/\s+/).map((id) =>
+      (id && root.getElementById?.(id)?.textContent || "").replace(/\s+/g, " ").trim()
+    ).filter(Boolean).join(" ");
+    if (words) return words;
+  }
+  const hint = classHint(el);
+  if (hint) return hint;
+  const icon = el.querySelector("i[class], svg[class], span[class]");
+  if (icon) {
+    const own = hintOf(icon);
+    if (own) return own;
+  }
+  const use = el.querySelector("use");
+  const href = use?.getAttribute("href") ?? use?.getAttribute("xlink:href") ?? "";
+  if (href.startsWith("#")) {
+    const words = href.slice(1).replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().split(/[\s_-]+/);
+    const start = words.findIndex((word) => ICON_WORDS.has(word));
+    if (start >= 0) {
+      return words.slice(start).filter((word) => /^[a-z]+$/.test(word) && !FILLER.has(word))
+        .map((word) => SPELLED[word] ?? word).join(" ");
+    }
   }
   return "";
 }

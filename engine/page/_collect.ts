@@ -36,6 +36,7 @@ import {
   S_NATIVE,
   S_ONATTR,
   S_POINTER,
+  S_PROXY,
   S_ROLE,
   S_SCROLL,
   S_TABINDEX,
@@ -45,10 +46,11 @@ import {
 } from "./_tree.ts";
 import type { FrameVeto } from "../observe/wire.ts";
 import { collectRuns, countActionable } from "./_runs.ts";
+import { noteSuspect, shadowOf } from "./shadow_roots.ts";
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
 function childNodes(el: Element): ArrayLike<Node> {
-  const shadow = (el as HTMLElement).shadowRoot;
+  const shadow = shadowOf(el);
   if (shadow) return shadow.childNodes;
   if (el.localName === "slot" && typeof (el as HTMLSlotElement).assignedNodes === "function") {
     const assigned = (el as HTMLSlotElement).assignedNodes({ flatten: true });
@@ -64,8 +66,10 @@ function childNodes(el: Element): ArrayLike<Node> {
  * live `NodeList`.
  */
 function plainParent(el: Element): Node | undefined {
-  const shadow = (el as HTMLElement).shadowRoot;
+  const shadow = shadowOf(el);
   if (shadow) return shadow;
+  // A custom element with no root to see may hold a closed one: the driver looks.
+  if (el.localName.includes("-")) noteSuspect(el);
   return el.localName === "slot" ? undefined : el;
 }
 
@@ -132,6 +136,10 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
           break;
         case "role":
           roleAttribute = el.getAttribute(name);
+          break;
+        case "draggable":
+          // Something a person drags (a kanban card): a target as much as an `on*` handler.
+          if (el.getAttribute(name) === "true" && tag !== "img" && tag !== "a") sig |= S_ONATTR;
           break;
         case "tabindex": {
           const tabindex = Number(el.getAttribute(name));
@@ -224,7 +232,21 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   if (position === "absolute" || position === "fixed" || position === "sticky") {
     pass.occluders.push(el);
   }
-  if (tag === "label") pass.labels.set(el, node);
+  if (tag === "label") {
+    pass.labels.set(el, node);
+    const control = (el as HTMLLabelElement).control;
+    if (
+      control && control.localName === "input" &&
+      (control as HTMLInputElement).type === "file" && !layout.visible(control)
+    ) {
+      // The styled "Choose a file" label of a file input the page hides (`display: none`
+      // leaves it no box to stand in for): the label is the control a person clicks.
+      node.proxy = control;
+      node.role = "button";
+      node.sig |= S_PROXY;
+      if (!sig) pass.candidates.push(node);
+    }
+  }
   if (
     (tag === "input" &&
         /^(checkbox|radio|file)$/.test((el.getAttribute("type") ?? "").toLowerCase()) ||

@@ -9,6 +9,7 @@
  */
 
 import { fold } from "./roles.ts";
+import { iconName } from "./_class_names.ts";
 import {
   contentText,
   type DNode,
@@ -57,7 +58,7 @@ export function unwrapContainers(pass: Pass): void {
   for (const node of pass.candidates) {
     if (node.keep !== 2 || node.sig & STRONG) continue;
     if (!node.inner) {
-      if (holdsProse(pass, node) || isBareDecoration(node)) {
+      if (holdsProse(pass, node) || isBareDecoration(node) && !isIconControl(pass, node)) {
         node.sig &= ~WEAK;
         if (!(node.sig & S_SCROLL)) node.keep = 0;
       }
@@ -284,6 +285,45 @@ function isBareDecoration(node: DNode): boolean {
   const parts: string[] = [];
   contentText(node, parts);
   return fold(parts.join("")) === "";
+}
+
+/** The sides, in CSS pixels, of a box a person takes for one icon to click. */
+const ICON_MIN = 10, ICON_MAX = 64;
+
+/**
+ * Whether a bare candidate (see {@linkcode isBareDecoration}) is an icon a
+ * person clicks: a share, like, reply or "more" icon in a feed or a mail
+ * row, with a click listener of its own and nothing else (no text, no
+ * name, often not even a pointer cursor). Told from a widget's bare parts
+ * (a resize handle, a scrollbar thumb, a drag grip, a disabled arrow) by
+ * what it shows: an icon (an svg, an image, an icon font's glyph drawn by
+ * `::before`, or what its tooltip or class names), in a box of an icon's
+ * size, not marked disabled. The listener is its own (`S_LISTENER` is set
+ * only where the listener is registered), so a row's delegated handler
+ * never makes its decorations targets.
+ */
+function isIconControl(pass: Pass, node: DNode): boolean {
+  if (!(node.sig & S_LISTENER) || node.keysOnly) return false;
+  const el = node.el;
+  const r = node.rect;
+  if (!r || r.w < ICON_MIN || r.h < ICON_MIN || r.w > ICON_MAX || r.h > ICON_MAX) return false;
+  if (/(^|[\s_-])disabled(\b|$)/i.test(el.getAttribute("class") ?? "")) return false;
+  if (pass.layout.style(el).cursor === "not-allowed") return false;
+  if (el.querySelector("svg, img, i, [class*=icon]")) return true;
+  return drawsGlyph(el) || iconName(el) !== "";
+}
+
+/** Whether the element or a child draws a glyph with `::before`/`::after` (an icon font). */
+function drawsGlyph(el: Element): boolean {
+  const view = el.ownerDocument.defaultView;
+  if (!view || typeof view.getComputedStyle !== "function") return false;
+  for (const part of [el, ...Array.from(el.children).slice(0, 3)]) {
+    for (const pseudo of ["::before", "::after"]) {
+      const content = view.getComputedStyle(part, pseudo).content;
+      if (content && content !== "none" && content !== "normal" && content !== '""') return true;
+    }
+  }
+  return false;
 }
 
 /** Characters of text past which an element holds prose rather than a name. */

@@ -6,7 +6,7 @@
  */
 
 import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } from "./roles.ts";
-import { classHint } from "./_class_names.ts";
+import { iconName } from "./_class_names.ts";
 import {
   contentText,
   type DNode,
@@ -64,8 +64,9 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
-  // An icon-only control nothing names: the words its class gives it (`…__prev` → "previous").
-  if (!name && ICON_ROLES.has(role) && !node.proxy) name = classHint(target);
+  // An icon-only control nothing names: its tooltip, or the words its class or its icon's
+  // gives it (`…__prev` → "previous", `<i class="fa fa-share">` → "share").
+  if (!name && ICON_ROLES.has(role) && !node.proxy) name = iconName(target) || rowHint(target);
   if (keepText) {
     // The name is the start of the text; the text itself is the content.
   } else if (name && fromContent && !node.named) {
@@ -112,6 +113,22 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (node.sig & S_HOVER) cues.push("hover");
   if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
+}
+
+/**
+ * The last resort for an icon nothing names (a glyph of an icon font, a bare
+ * svg): the row it sits in, as a person tells the icons of a list apart
+ * ("icon in “Trail run at dawn”"). Only for an element that shows an icon.
+ */
+function rowHint(el: Element): string {
+  if (!el.querySelector("svg, img, i")) return "";
+  let up = el.parentElement;
+  for (let hop = 0; up && hop < 6; hop++, up = up.parentElement) {
+    // As it reads: words of blocks apart (`textContent` runs a heading into its paragraph).
+    const text = fold((up as HTMLElement).innerText ?? up.textContent ?? "");
+    if (text) return `icon in “${clip(text, 40)}”`;
+  }
+  return "";
 }
 
 /** A label's name for the control it stands in for: its text, without decoration hidden from assistive tech. */

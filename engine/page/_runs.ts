@@ -13,6 +13,12 @@ import { collectKid } from "./_collect.ts";
 /** Tags of prose: a run of them is the page's text, never summarised. */
 const PROSE_TAGS = new Set(["p", "blockquote", "pre", "dd", "dt", "h2", "h3", "h4", "figure"]);
 
+/**
+ * Line breaks: a run of them is the text they break (a story set as one
+ * block of text and `<br>`s), whose words lie between them.
+ */
+const BREAKS = new Set(["br", "wbr"]);
+
 /** Chrome inside the main content: navigation, asides, headers and footers. */
 const CHROME = "nav,aside,footer,header,[role=navigation],[role=complementary],[role=contentinfo]";
 
@@ -29,7 +35,7 @@ const MAIN = "main,article,[role=main]";
  */
 function isContent(elements: Element[], from: number, to: number): boolean {
   const first = elements[from]!;
-  if (PROSE_TAGS.has(first.localName)) return true;
+  if (PROSE_TAGS.has(first.localName) || BREAKS.has(first.localName)) return true;
   const main = first.closest(MAIN);
   if (main) {
     const chrome = first.closest(CHROME);

@@ -12,6 +12,7 @@ import { drawnPlaceholders, fieldLabels, unwrapContainers } from "./_containers.
 import { fold, isDisabled } from "./roles.ts";
 import { siblingStandIn } from "./stand_in.ts";
 import { revealerOf } from "./_hover_reveal.ts";
+import { shadowOf } from "./shadow_roots.ts";
 import {
   type DNode,
   F_ARIA_DISABLED,
@@ -402,7 +403,7 @@ function coverHits(
     if (hit === el || el.contains(hit) || hit.contains(el) || hit === input) return undefined;
     // A web component's own host: the point is on its slotted text (a label's words), which
     // a hit test in the shadow tree answers with the host. The component is the element.
-    if (hit.shadowRoot && composedContains(hit, el)) return undefined;
+    if (shadowOf(hit) && composedContains(hit, el)) return undefined;
     const label = hit.closest("label");
     if (label && (label.control === el || label.contains(el))) return undefined;
     hits.push(hit);

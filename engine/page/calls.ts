@@ -1,11 +1,13 @@
 /**
  * The observer's calls into the distiller it installed in its isolated
  * world (`isolated.ts`): bundled by `deno task build` into `OBSERVE_CALL`
- * and `ELEMENT_CALL`, function declarations for `Runtime.callFunctionOn`.
+ * `ELEMENT_CALL`, `SUSPECTS_CALL` and `ADOPT_CALL`, function declarations
+ * for `Runtime.callFunctionOn`.
  *
  * @module
  */
 import type { DistillRequest } from "../observe/wire.ts";
+import { adoptRoot, takeSuspects } from "./shadow_roots.ts";
 
 /** The distiller as `installIsolated` leaves it on the world's global. */
 interface Distiller {
@@ -37,4 +39,23 @@ export function observeCall(req: DistillRequest, ...owners: (Element | null)[]):
  */
 export function elementCall(id: number): Element | null {
   return distiller().element(id);
+}
+
+/**
+ * The custom elements the last walks met without a visible shadow root,
+ * handed over once each: the driver looks for closed roots in them.
+ *
+ * @returns the hosts
+ */
+export function suspectsCall(): Element[] {
+  return takeSuspects();
+}
+
+/**
+ * Keeps a closed shadow root the driver found, beside its host (`this`).
+ *
+ * @param root the closed root
+ */
+export function adoptCall(this: Element, root: ShadowRoot): void {
+  adoptRoot(this, root);
 }

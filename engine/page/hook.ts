@@ -45,6 +45,8 @@ const CLICK_TYPES = [
   "keydown",
   "keyup",
   "keypress",
+  // A drop zone takes files or dragged items: a target of `upload` and `drag`.
+  "drop",
 ];
 const HOVER_TYPES = ["mouseenter", "mouseover", "pointerenter", "pointerover"];
 /** Key listeners: an element hears keys only while it or something inside it has focus. */
@@ -60,6 +62,7 @@ const REACT_HANDLERS = [
   "onPointerUp",
   "onTouchStart",
   "onContextMenu",
+  "onDrop",
 ];
 /** Svelte 5 delegated-handler expandos, one per event type. */
 const SVELTE_HANDLERS = ["__click", "__mousedown", "__pointerdown", "__dblclick"];

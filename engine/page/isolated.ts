@@ -10,6 +10,8 @@
 import { createDistiller, type Distiller } from "./distiller.ts";
 import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY } from "./layout.ts";
 import { DOM_PROBE } from "./stand_in.ts";
+import { watchFlashes } from "./_flashes.ts";
+import { shadowOf, suspectCount } from "./shadow_roots.ts";
 import type { DistillRequest, DistillResult, SiblingRequest } from "../observe/wire.ts";
 
 /** What the driver finds at `globalThis.__webserv` in the isolated world. */
@@ -96,7 +98,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
     },
     focused() {
       let el = currentDocument().activeElement;
-      while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+      for (let root = el && shadowOf(el); root?.activeElement; root = shadowOf(el!)) {
+        el = root.activeElement;
+      }
       return el;
     },
     now() {
@@ -105,6 +109,7 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   };
   let distiller: Distiller | undefined;
   let distilled: Document | undefined;
+  const flashes = watchFlashes(win);
   const api: IsolatedApi = {
     version,
     observe(req, ...owners) {
@@ -117,6 +122,10 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
         distilled = doc;
       }
       const result = distiller.observe(req, owners);
+      const suspects = suspectCount();
+      if (suspects) result.suspects = suspects;
+      const flashed = flashes.drain(doc);
+      if (flashed.length) result.flashed = flashed;
       if (req.folds) result.folded = req.folds.map((fold) => foldIn(owners[fold.slot], fold.req));
       if (req.siblings) result.siblings = siblingsOf(req.siblings);
       return result;

@@ -22,9 +22,78 @@ export function barrier(): Promise<boolean> {
 }
 
 /**
+ * Properties whose animation changes only how something looks, never what
+ * an agent can see or act on: colours, shadows, outlines. A todo item's
+ * 0.4 s colour fade as it is marked done is no reason to wait.
+ */
+const COSMETIC = new Set([
+  "color",
+  "backgroundColor",
+  "borderColor",
+  "borderTopColor",
+  "borderRightColor",
+  "borderBottomColor",
+  "borderLeftColor",
+  "borderBlockColor",
+  "borderInlineColor",
+  "outlineColor",
+  "outlineOffset",
+  "textDecorationColor",
+  "textEmphasisColor",
+  "columnRuleColor",
+  "caretColor",
+  "accentColor",
+  "fill",
+  "stroke",
+  "boxShadow",
+  "textShadow",
+]);
+
+/** Keys of a keyframe that are not properties. */
+const NOT_PROPERTIES = new Set(["offset", "computedOffset", "easing", "composite"]);
+
+/**
+ * Whether an animation changes what an agent can see or act on: a box
+ * (size, place, transform), visibility, content, pointer events, or opacity
+ * to or from 0 (a fade in or out). Colour and shadow transitions do not;
+ * opacity between two visible values (a hover dimming) does not either. An
+ * animation whose keyframes cannot be read counts.
+ */
+function changesWhatIsSeen(animation: Animation): boolean {
+  const effect = animation.effect as KeyframeEffect | null;
+  if (!effect || typeof effect.getKeyframes !== "function") return true;
+  let frames: ComputedKeyframe[];
+  try {
+    frames = effect.getKeyframes();
+  } catch {
+    return true;
+  }
+  const properties = new Set<string>();
+  const transition = (animation as Animation & { transitionProperty?: string }).transitionProperty;
+  if (transition) {
+    properties.add(transition.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+  }
+  for (const frame of frames) {
+    for (const key of Object.keys(frame)) if (!NOT_PROPERTIES.has(key)) properties.add(key);
+  }
+  if (properties.size === 0) return true;
+  for (const property of properties) {
+    if (COSMETIC.has(property)) continue;
+    if (property === "opacity") {
+      // Only a fade to or from nothing changes what is seen.
+      if (frames.some((frame) => Number(frame.opacity) === 0)) return true;
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+/**
  * Waits, at most `budgetMs` in all, for the CSS transitions, CSS animations
  * and Web Animations running in the document (a dropdown fading and sliding
- * in) to end, then for two animation frames. Endless animations (a spinner)
+ * in) that change what an agent can see or act on to end (not colour or
+ * shadow transitions), then for two animation frames. Endless animations (a spinner)
  * and those ending later than `budgetMs` from now are not waited for. New
  * ones started meanwhile (the staggered items of a menu) are, within the
  * same budget.
@@ -42,6 +111,7 @@ export function animations(budgetMs: number): Promise<number> {
       let longest = 0;
       for (const animation of document.getAnimations()) {
         if (animation.playState !== "running" || !animation.effect) continue;
+        if (!changesWhatIsSeen(animation)) continue;
         const timing = animation.effect.getComputedTiming();
         const rate = Math.abs(animation.playbackRate) || 1;
         const now = Number(animation.currentTime ?? 0);

@@ -9,6 +9,10 @@ import { bestEffort, failureCounts, logFailure } from ${
 };
 logFailure('removing the container "env-7"', new Error("busy"));
 bestEffort('removing the container "env-8"', Promise.reject(new TypeError("gone")));
+const { TargetClosedError } = await import(${
+  JSON.stringify(import.meta.resolve("../../engine/cdp/errors.ts"))
+});
+bestEffort("releasing a handle", Promise.reject(new TargetClosedError("Runtime.releaseObject: Target detached")));
 await new Promise((resolve) => setTimeout(resolve, 10));
 console.log(JSON.stringify(failureCounts()));
 `;
@@ -36,13 +40,14 @@ Deno.test("logFailure() writes one structured line per failure to stderr by defa
   assertEquals(first.error, "Error: busy");
   assertStringIncludes(first.stack, "Error: busy");
   assertEquals(JSON.parse(lines[1]!.slice("[webserv] ".length)).error, "TypeError: gone");
-  assertEquals(JSON.parse(stdout), { "removing the container *": 2 });
+  // A closed target is counted, not written: a tab or frame that went is no warning.
+  assertEquals(JSON.parse(stdout), { "removing the container *": 2, "releasing a handle": 1 });
 });
 
 Deno.test("WEBSERV_LOG=quiet stops the lines and keeps the counts", async () => {
   const { stdout, stderr } = await run({ WEBSERV_LOG: "quiet" });
   assert(!stderr.includes("[webserv]"), stderr);
-  assertEquals(JSON.parse(stdout), { "removing the container *": 2 });
+  assertEquals(JSON.parse(stdout), { "removing the container *": 2, "releasing a handle": 1 });
 });
 
 Deno.test("logFailure() takes an explicit kind", () => {

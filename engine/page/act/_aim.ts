@@ -300,6 +300,8 @@ interface ArmedPress {
   click: boolean;
   /** The page changed the DOM while handling the press. */
   changed: boolean;
+  /** The page changed the DOM while handling the release. */
+  released: boolean;
   /** The press events seen (`pointerdown`, `mousedown`), for `defaultPrevented`. */
   press: Event[];
   /** Removes the listeners and the observer. */
@@ -335,6 +337,7 @@ function arm(target: Element): void {
     up: false,
     click: false,
     changed: false,
+    released: false,
     press: [],
     stop: () => {
       for (const [node, type, listener, capture] of added) {
@@ -355,9 +358,13 @@ function arm(target: Element): void {
   // changes (a layout shift that puts another element under the pointer, a
   // timer) are not. A listener that stops the event leaves it open until the
   // release.
-  let pressing = false;
+  // The release has a window of its own, opened and closed the same way: a
+  // picker that chooses on `mouseup` and removes its list (select2) leaves
+  // no click to read, but its change is the page's answer to the release.
+  let pressing = false, releasing = false;
   const changes = new MutationObserver(() => {
     if (pressing) record.changed = true;
+    if (releasing) record.released = true;
   });
   const mark = (kind: Kind) => (e: Event) => {
     if (kind === "down") {
@@ -374,6 +381,13 @@ function arm(target: Element): void {
     }
     if (kind === "up") closes();
     if (e.currentTarget === win ? hits(e) : true) record[kind] = true;
+    if (kind === "up" && e.currentTarget === win && record.up && record.press.length > 0) {
+      releasing = true;
+    }
+  };
+  const released = () => {
+    if (releasing && changes.takeRecords().length > 0) record.released = true;
+    releasing = false;
   };
   const opens = () => {
     if (record.press.length > 0 && !record.up) pressing = true;
@@ -396,6 +410,7 @@ function arm(target: Element): void {
   listen(win, "focus", opens, true);
   listen(win, "focusin", opens, true);
   for (const type of ["pointerdown", "mousedown", "focusin"]) listen(win, type, closes, false);
+  for (const type of ["pointerup", "mouseup"]) listen(win, type, released, false);
   g.__webservClick = record;
 }
 
@@ -433,6 +448,7 @@ export function clickRecord(): ClickRecord | null {
     handled: record.changed || prevented,
     prevented,
     changed: record.changed,
+    released: record.released,
   };
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 import { DOM_PROBE, siblingStandIn } from "../stand_in.ts";
+import { shadowOf } from "../shadow_roots.ts";
 
 /** The element's window; every element the actions touch is in a document with one. */
 export function viewOf(e: Element): Window & typeof globalThis {
@@ -72,11 +73,11 @@ export function within(node: Node | null, root: Node): boolean {
   return false;
 }
 
-/** The topmost element at a point, through open shadow roots. */
+/** The topmost element at a point, through shadow roots (closed ones the driver handed over). */
 export function deepHit(doc: Document, x: number, y: number): Element | null {
   let hit = doc.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(x, y);
+  for (let root = hit && shadowOf(hit); hit && root; root = shadowOf(hit)) {
+    const inner = root.elementFromPoint(x, y);
     if (!inner || inner === hit) break;
     hit = inner;
   }
@@ -203,7 +204,7 @@ export function accepts(hit: Element | null, target: Element, el: Element): bool
   if (!hit) return false;
   if (within(hit, el) || within(hit, target)) return true;
   // A web component's own host: slotted text (its label's words) hit-tests as the host.
-  if (hit.shadowRoot && (within(el, hit) || within(target, hit))) return true;
+  if (shadowOf(hit) && (within(el, hit) || within(target, hit))) return true;
   const label = hit.closest ? hit.closest("label") : null;
   if (label && (label.control === target || label === el)) return true;
   if (target.localName === "label") {
@@ -237,6 +238,8 @@ export function controlOf(e: Element): Element {
 /** The focused element of the element's document, through open shadow roots. */
 export function activeOf(doc: Document): Element | null {
   let a = doc.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  for (let root = a && shadowOf(a); a && root?.activeElement; root = shadowOf(a)) {
+    a = root.activeElement;
+  }
   return a;
 }

@@ -224,12 +224,37 @@ export function scrollIntoView(this: Element): boolean {
   return true;
 }
 
-/** The element as a file input: itself, or the control of a label. */
+/**
+ * The element as a file input: itself, the control of a label, or the one
+ * file input inside it (a drop zone holding its hidden input).
+ */
 export function fileInput(this: Element): Element | null {
   const el = controlOf(this);
-  return el.localName === "input" && ((el as HTMLInputElement).type || "").toLowerCase() === "file"
-    ? el
-    : null;
+  const isFile = (node: Element) =>
+    node.localName === "input" && ((node as HTMLInputElement).type || "").toLowerCase() === "file";
+  if (isFile(el)) return el;
+  const inner = this.querySelectorAll('input[type="file" i]');
+  return inner.length === 1 ? inner[0]! : null;
+}
+
+/** Words of a control that takes files: a drop zone, an "Attach" or "Choose a photo" button. */
+const UPLOAD_WORDS =
+  /upload|file|drop|attach|browse|choose|photo|image|picture|avatar|import|document|media/i;
+
+/**
+ * Whether the element says it takes files (its text, label, title, class or
+ * id), so that clicking it to open a file chooser, or dropping files on it,
+ * is what a person wanting to give it files does.
+ */
+export function takesFiles(this: Element): boolean {
+  const words = [
+    (this as HTMLElement).innerText ?? this.textContent ?? "",
+    this.getAttribute("aria-label") ?? "",
+    this.getAttribute("title") ?? "",
+    this.getAttribute("class") ?? "",
+    this.id,
+  ].join(" ");
+  return UPLOAD_WORDS.test(words.slice(0, 2000));
 }
 
 /** The viewport size of the element's document. */
@@ -287,6 +312,36 @@ export function focusedEditable(this: Element): Element | null {
   return editable && !a.matches(":disabled") && !(a as HTMLInputElement).readOnly ? a : null;
 }
 
+/**
+ * Where the focus is for typing into the element: `outside` it, inside it
+ * with the caret `at-end` of what it holds, or `inside` it elsewhere (a
+ * caret mid-text, a selection).
+ */
+export function focusState(this: Element): "outside" | "at-end" | "inside" {
+  const el = controlOf(this);
+  const active = activeOf(el.ownerDocument);
+  if (!active || (active !== el && !el.contains(active))) return "outside";
+  if (active.localName === "input" || active.localName === "textarea") {
+    const field = active as HTMLInputElement;
+    try {
+      const end = field.value.length;
+      return field.selectionStart === end && field.selectionEnd === end ? "at-end" : "inside";
+    } catch {
+      return "inside";
+    }
+  }
+  const selection = el.ownerDocument.getSelection();
+  if (!selection || selection.rangeCount === 0) return "inside";
+  const range = selection.getRangeAt(0);
+  if (!range.collapsed || !el.contains(range.endContainer)) return "inside";
+  const rest = el.ownerDocument.createRange();
+  rest.selectNodeContents(el);
+  rest.setStart(range.endContainer, range.endOffset);
+  return rest.toString().replace(/[\s\u200B-\u200D\u2060\uFEFF]+/g, "") === ""
+    ? "at-end"
+    : "inside";
+}
+
 /** A field watch: what it saw so far, and how to stop it. */
 export interface Watch {
   /** Stops the watch and returns what it saw. */
@@ -331,6 +386,22 @@ export function watchField(this: Element): Watch {
       return { added: added.slice(0, 50), changed };
     },
   };
+}
+
+/**
+ * What a drag can change, as one string to compare before and after: where
+ * the element is (a slider's handle, a card moved to another lane), the
+ * values of the document's sliders and fields, and the text of the page in
+ * reading order (a sorted list).
+ */
+export function dragMark(this: Element): string {
+  const doc = this.ownerDocument;
+  const r = this.getBoundingClientRect();
+  const values = Array.from(doc.querySelectorAll("[aria-valuenow], input, select, textarea"))
+    .slice(0, 500)
+    .map((el) => el.getAttribute("aria-valuenow") ?? (el as HTMLInputElement).value ?? "");
+  const text = doc.body ? (doc.body as HTMLElement).innerText ?? doc.body.textContent ?? "" : "";
+  return `${Math.round(r.x)},${Math.round(r.y)}|${values.join("\u0001")}|${text}`;
 }
 
 /** Stops a watch from `watchField` (`this`) and returns what it saw. */

@@ -24,11 +24,13 @@ import {
 import {
   caretToEnd,
   documentElement,
+  dragMark,
   fieldState,
   fileInput,
   findOption,
   focus,
   focusedEditable,
+  focusState,
   hasText,
   pageLocale,
   readWatch,
@@ -37,6 +39,7 @@ import {
   selectContents,
   selectNative,
   setValue,
+  takesFiles,
   viewport,
   type Watch,
   watchField,
@@ -77,6 +80,9 @@ export const ACT_FUNCTIONS: Library = {
   FOCUSED_EDITABLE: focusedEditable,
   WATCH_FIELD: watchField,
   READ_WATCH: readWatch,
+  DRAG_MARK: dragMark,
+  FOCUS_STATE: focusState,
+  TAKES_FILES: takesFiles,
 };
 
 /** The observer's world, where the distiller finds an element by its id. */

@@ -33,6 +33,12 @@ Deno.test("parseAction() throws an ActionError naming the field when the input i
     '"text" must be a string',
   );
   assertThrows(() => parseAction({ action: "scroll" }), ActionError, 'give "direction"');
+  assertThrows(() => parseAction({ action: "drag", id: 1 }), ActionError, 'give "to"');
+  assertThrows(
+    () => parseAction({ action: "drag", id: 1, to: 2, dx: 5 }),
+    ActionError,
+    "not both",
+  );
   assertThrows(() => parseAction({ action: "upload", id: 1, files: [] }), ActionError, '"files"');
   assertThrows(
     () => parseAction({ action: "click", id: 1, modifiers: ["Hyper"] }),

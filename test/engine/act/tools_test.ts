@@ -159,6 +159,8 @@ const SAMPLES: Action[] = [
   { action: "click", id: 4 },
   { action: "dblclick", id: 5 },
   { action: "hover", id: 6 },
+  { action: "drag", id: 6, to: 7 },
+  { action: "drag", id: 6, dx: 40, dy: -10 },
   { action: "type", id: 7, text: "hello", mode: "append", enter: true },
   { action: "press", keys: "Control+A", id: 8 },
   { action: "select", id: 9, option: "Red", by: "value" },

@@ -1,0 +1,239 @@
+// Widgets real sites build with small npm libraries, driven through the
+// observation and the actions: icon-only controls with click listeners, a
+// select2 picker that chooses on mouseup and removes its list, drag and
+// drop (SortableJS, a pointer slider, a kanban drop zone) and a Quill
+// editor whose pending formats survive typing.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Env } from "../../../engine/env.ts";
+import type { EnvObservation } from "../../../engine/env_types.ts";
+import { type AppServer, serveApps } from "../../../fixtures/apps/mod.ts";
+
+function idOf(observation: EnvObservation, role: string, name: string): number {
+  const element = observation.elements.find((el) => el.role === role && el.name === name);
+  assert(element, `no ${role} "${name}" in:\n${observation.text}`);
+  return element.id;
+}
+
+async function pageValue(env: Env, expression: string): Promise<unknown> {
+  const page = env.page;
+  assert(page, "a tab is open");
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  return result.value;
+}
+
+async function open(browser: Browser, server: AppServer, path: string): Promise<Env> {
+  const env = await Env.create(browser, { startUrl: server.url(path) });
+  const ready = await pageValue(
+    env,
+    `new Promise((resolve) => { const start = Date.now();
+      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+      poll(); })`,
+  );
+  assertEquals(ready, true, "the page got ready");
+  return env;
+}
+
+Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip; a bare grip gets no id", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/icon-feed");
+  const observation = await env.observe();
+  const names = observation.elements.map((el) => `${el.role} ${el.name}`);
+  assertEquals(
+    names,
+    [
+      "button Copy link",
+      ...["Trail run at dawn", "New sourdough recipe", "Conference notes"].flatMap((title, i) => [
+        "clickable share",
+        "clickable heart",
+        "clickable Reply",
+        "clickable More options",
+        // A glyph nothing names: the row it sits in tells it apart.
+        `clickable icon in “${title} Posted by member ${i + 1}.”`,
+      ]),
+    ],
+    observation.text,
+  );
+  const share = observation.elements.filter((el) => el.name === "share")[1]!.id;
+  const step = await env.step({ action: "click", id: share });
+  assertStringIncludes(step.observation.text, "share on post 2");
+  assertEquals(await pageValue(env, "window.__acts"), ["share 1"]);
+});
+
+Deno.test("Env.step() shows a flash that came and went during the step", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/icon-feed");
+  const observation = await env.observe();
+  const step = await env.step({ action: "click", id: idOf(observation, "button", "Copy link") });
+  assertEquals(step.observation.flashed, ["Copied!"]);
+  assertStringIncludes(step.observation.text, 'flashed: "Copied!"');
+  // Said once: the next observation has nothing new.
+  const next = await env.observe();
+  assertEquals(next.flashed, undefined);
+});
+
+Deno.test("Env.step() chooses a select2 option by click and by select, judged by the value the page took", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/select2");
+  let observation = await env.observe();
+  const picker = idOf(observation, "combobox", "Choose a country");
+  // Opened by a click, the option clicked: select2 chooses on mouseup and removes its list.
+  let step = await env.step({ action: "click", id: picker });
+  observation = step.observation;
+  const norway = idOf(observation, "option", "Norway");
+  step = await env.step({ action: "click", id: norway });
+  assertEquals(await pageValue(env, `document.getElementById("country").value`), "NO");
+  assertStringIncludes(step.observation.text, "Ships to Norway");
+  // `select` on the picker's combobox: opens it, clicks the option, reads the choice back.
+  observation = step.observation;
+  const again = idOf(observation, "combobox", "Norway");
+  step = await env.step({ action: "select", id: again, option: "Japan" });
+  assertEquals(await pageValue(env, `document.getElementById("country").value`), "JP");
+  assertStringIncludes(step.observation.text, "Ships to Japan");
+  // A picker that lists options only as one types: its search field is typed into.
+  step = await env.step({
+    action: "select",
+    id: idOf(step.observation, "combobox", "Search a city"),
+    option: "Lisbon",
+  });
+  assertEquals(await pageValue(env, `document.getElementById("city").value`), "Lisbon");
+  assertStringIncludes(step.observation.text, "City: Lisbon");
+});
+
+Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle by an offset, a card into a lane", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/drag");
+  let observation = await env.observe();
+  // SortableJS (HTML5 drag and drop): the first item dropped on the third.
+  let step = await env.step({
+    action: "drag",
+    id: idOf(observation, "listitem", "Write the brief"),
+    to: idOf(observation, "listitem", "Call the printer"),
+  });
+  assertStringIncludes(step.observation.text, "Order: b c a d");
+  assertStringIncludes(step.result.detail ?? "", "HTML5");
+  // A pointer-driven slider: its handle dragged 150 px right of its start.
+  observation = step.observation;
+  step = await env.step({ action: "drag", id: idOf(observation, "slider", "Volume"), dx: 150 });
+  const volume = Number(/Volume (\d+)/.exec(step.observation.text)?.[1]);
+  assert(volume >= 45 && volume <= 55, step.observation.text);
+  // A draggable card dropped on another lane.
+  observation = step.observation;
+  const card = idOf(observation, "clickable", "Fix the login bug");
+  const lanes = await pageValue(env, `document.getElementById("done").getBoundingClientRect().x`);
+  assert(typeof lanes === "number");
+  step = await env.step({ action: "drag", id: card, dx: 190, dy: 0 });
+  assertStringIncludes(step.observation.text, "Fix the login bug is in Done");
+  // A drag the page shows nothing of is an error, not a success.
+  observation = step.observation;
+  const heading = await env.step({
+    action: "drag",
+    id: idOf(observation, "listitem", "Book the venue"),
+    dx: 400,
+    dy: 0,
+  }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
+  assertStringIncludes(heading, "value-not-set");
+});
+
+Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending Bold (Quill, TipTap) and a list toggled before", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await t.step("Quill", async () => {
+    await using env = await open(browser, server, "/quill");
+    let observation = await env.observe();
+    const editor = idOf(observation, "textbox", "");
+    observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
+    // Bold toggled with nothing selected: Quill keeps it at the caret for what is typed next.
+    await env.step({ action: "click", id: idOf(observation, "button", "bold") });
+    await env.step({ action: "type", id: editor, text: "strong", mode: "append" });
+    assertEquals(
+      await pageValue(env, `document.querySelector(".ql-editor").innerHTML`),
+      "<p>Plain <strong>strong</strong></p>",
+    );
+    // A new line, a bulleted list toggled from the toolbar, and typing on: the text is its item.
+    observation = (await env.step({ action: "press", keys: "Enter" })).observation;
+    await env.step({ action: "click", id: idOf(observation, "button", "list: bullet") });
+    await env.step({ action: "type", id: editor, text: "first item", mode: "append" });
+    const html = String(await pageValue(env, `document.querySelector(".ql-editor").innerHTML`));
+    assert(/<li data-list="bullet">.*first item<\/(strong|li)>/.test(html), html);
+  });
+  await t.step("TipTap", async () => {
+    await using env = await open(browser, server, "/tiptap");
+    let observation = await env.observe();
+    const editor = idOf(observation, "textbox", "Note");
+    observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
+    // ProseMirror keeps a toggled Bold as stored marks, which any selection change drops.
+    await env.step({ action: "click", id: idOf(observation, "button", "Bold") });
+    await env.step({ action: "type", id: editor, text: "strong", mode: "append" });
+    assertEquals(
+      await pageValue(env, "window.__editor.getHTML()"),
+      "<p>Plain <strong>strong</strong></p>",
+    );
+    await env.step({ action: "press", keys: "Enter" });
+    await env.step({ action: "click", id: idOf(observation, "button", "Bullet list") });
+    await env.step({ action: "type", id: editor, text: "item", mode: "append" });
+    // (The starter kit keeps an empty paragraph after a list, where a click can land.)
+    assertEquals(
+      String(await pageValue(env, "window.__editor.getHTML()")).replace(/<p><\/p>$/, ""),
+      "<p>Plain <strong>strong</strong></p><ul><li><p>item</p></li></ul>",
+    );
+  });
+});
+
+Deno.test("Env.step() observes and fills a form inside a closed shadow root as in an open one", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/closed-shadow");
+  let observation = await env.observe();
+  assertStringIncludes(observation.text, "One email a week, no more.");
+  const email = idOf(observation, "textbox", "Email");
+  await env.step({ action: "type", id: email, text: "ada@example.com" });
+  await env.step({ action: "check", id: idOf(observation, "checkbox", "I agree to the terms") });
+  observation = (await env.step({ action: "click", id: idOf(observation, "button", "Subscribe") }))
+    .observation;
+  assertStringIncludes(observation.text, "Subscribed ada@example.com");
+  assertEquals(await pageValue(env, "window.__subscribed"), "ada@example.com");
+});
+
+Deno.test("Env.step() uploads wherever a person picks or drops a file: a hidden input's label, Dropzone, a drop-only zone", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  const dir = await Deno.makeTempDir({ prefix: "webserv-uploads-" });
+  try {
+    for (const name of ["me.png", "report.pdf", "receipt.txt"]) {
+      await Deno.writeTextFile(`${dir}/${name}`, name);
+    }
+    await using env = await Env.create(browser, {
+      startUrl: server.url("/uploads"),
+      uploadDir: dir,
+    });
+    let observation = await env.observe();
+    // The label of a display:none input is the control: one id, named by the label.
+    const avatar = idOf(observation, "button", "Choose an avatar");
+    observation = (await env.step({ action: "upload", id: avatar, files: ["me.png"] })).observation;
+    assertStringIncludes(observation.text, "Avatar: me.png");
+    // Dropzone: its input lives elsewhere; the click on the zone opens the chooser.
+    const zone = observation.elements.find((el) => el.name.includes("Drop files here"));
+    assert(zone, observation.text);
+    let step = await env.step({ action: "upload", id: zone.id, files: ["report.pdf"] });
+    assertStringIncludes(step.result.detail ?? "", "file chooser");
+    assertStringIncludes(step.observation.text, "Documents: report.pdf");
+    // A zone that only takes drops: the files are dropped on it.
+    observation = step.observation;
+    const dropOnly = idOf(observation, "clickable", "Drop a receipt here");
+    step = await env.step({ action: "upload", id: dropOnly, files: ["receipt.txt"] });
+    assertStringIncludes(step.result.detail ?? "", "dropped");
+    assertStringIncludes(step.observation.text, "Receipt: receipt.txt");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
