@@ -32,8 +32,22 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
   echo "$want" >"$stamp"
 fi
+# The client package, built as a wheel and installed the way users install
+# it, so the Python suites import what pip installs (no source path). Rebuilt
+# when its sources change.
+package=adapters/python
+pkg_stamp="$VENV/.webserv-package.sha256"
+pkg_want="$(find "$package/pyproject.toml" "$package/README.md" "$package"/*.py "$package/webserv" -type f \
+  -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$pkg_stamp" 2>/dev/null || true)" != "$pkg_want" ]; then
+  wheels="$(mktemp -d)"
+  "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$wheels" "./$package"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$wheels"/webserv-*.whl
+  rm -rf "$wheels" "$package/build" "$package"/*.egg-info
+  echo "$pkg_want" >"$pkg_stamp"
+fi
 "$VENV/bin/python" -m pip check
 "$VENV/bin/python" -c 'import importlib.metadata as m
 for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray",
-             "ors-sdk"):
+             "ors-sdk", "webserv"):
     print(name, m.version(name))'

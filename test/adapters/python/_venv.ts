@@ -7,6 +7,7 @@ const HOME = Deno.env.get("HOME") ?? "/root";
 /** The venv's directory. */
 export const VENV = Deno.env.get("WEBSERV_VENV") ?? `${HOME}/.cache/webserv-venv`;
 const HERE = new URL(".", import.meta.url).pathname;
+const REPO = new URL("../../../", import.meta.url).pathname;
 
 /**
  * The venv's Python.
@@ -41,7 +42,9 @@ export async function pytest(
   const output = await new Deno.Command(venvPython(), {
     args: ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", ...args, ...files],
     cwd: HERE,
-    env: { ...env, PYTHONPATH: new URL("../../../adapters/python/", import.meta.url).pathname },
+    // The installed package (.ci/python.sh builds and installs the wheel),
+    // not a source path; WEBSERV_REPO is where the Ray pool runs the server.
+    env: { ...env, WEBSERV_REPO: REPO },
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -1,4 +1,4 @@
-// webserv_ray.WebServPool with Ray from PyPI (pinned in requirements-test.txt)
+// webserv.ray.WebServPool with Ray from PyPI (pinned in requirements-test.txt)
 // on a real two-node cluster (_ray_cluster.ts): test_ray.py, then the README's
 // Ray snippet as written. Fails loudly when the venv lacks ray.
 import { assert, assertEquals } from "@std/assert";
@@ -6,7 +6,6 @@ import { pytest, venvPython } from "./_venv.ts";
 import { startRayCluster } from "./_ray_cluster.ts";
 
 const README = new URL("../../../README.md", import.meta.url);
-const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
 
 async function assertRayInstalled(python: string): Promise<void> {
   const out = await new Deno.Command(python, {
@@ -54,8 +53,7 @@ Deno.test("WebServPool on a two-node Ray cluster: placement, GRPO groups, a kill
   // The README's lines, as written, on the same cluster.
   const out = await new Deno.Command(python, {
     args: ["-c", await readmeRayBlock()],
-    cwd: PYTHON_DIR,
-    env: { ...env, PYTHONPATH: PYTHON_DIR },
+    env,
     stdout: "piped",
     stderr: "piped",
   }).output();

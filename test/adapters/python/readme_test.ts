@@ -6,7 +6,6 @@ import { startServer } from "../../../adapters/http/server.ts";
 import { venvPython } from "./_venv.ts";
 
 const README = new URL("../../../README.md", import.meta.url);
-const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
 
 function trainerBlocks(text: string): string[] {
   const start = text.indexOf("### Trainers");
@@ -24,8 +23,7 @@ Deno.test("the README's trainer snippets run as written", async () => {
   for (const [index, code] of blocks.entries()) {
     const output = await new Deno.Command(python, {
       args: ["-c", code],
-      cwd: PYTHON_DIR,
-      env: { WEBSERV_URL: server.url, PYTHONPATH: PYTHON_DIR },
+      env: { WEBSERV_URL: server.url },
       stdout: "piped",
       stderr: "piped",
     }).output();

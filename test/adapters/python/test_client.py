@@ -1,4 +1,4 @@
-"""webserv_client.py's deadline, Retry-After retries and network errors.
+"""webserv.client's deadline, Retry-After retries and network errors.
 
 The refusals come from the real server (WEBSERV_URL, cap 1); the waits that
 need a server which refuses on cue, or never answers, come from small
@@ -13,7 +13,7 @@ import threading
 import time
 
 import pytest
-from webserv_client import WebServClient, WebServError, WebServNetworkError
+from webserv import WebServClient, WebServError, WebServNetworkError
 
 URL = os.environ["WEBSERV_URL"]
 

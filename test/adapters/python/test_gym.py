@@ -1,4 +1,4 @@
-"""webserv_gym.WebServGymEnv with gymnasium (pinned in requirements-test.txt):
+"""webserv.gym.WebServGymEnv with gymnasium (pinned in requirements-test.txt):
 check_env, the wrappers, a vector env, determinism, and our failures raised."""
 
 import json
@@ -12,8 +12,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers import RecordEpisodeStatistics, TimeLimit
 
-import webserv_gym
-from webserv_gym import WebServEnvError, WebServGymEnv
+import webserv.gym
+from webserv.gym import WebServEnvError, WebServGymEnv
 
 URL = os.environ["WEBSERV_URL"]
 TASK = "demo/add-note/2"

@@ -1,4 +1,4 @@
-"""webserv_ray.WebServPool on a real two-node Ray cluster that ray_test.ts
+"""webserv.ray.WebServPool on a real two-node Ray cluster that ray_test.ts
 starts (a head in the root network namespace, a worker in a namespace of its
 own): one server per node, placement by free capacity, GRPO groups whole on
 one server, and a killed server's sessions lost as env_error while new
@@ -12,7 +12,7 @@ import urllib.parse
 import pytest
 import ray
 
-from webserv_ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
+from webserv.ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
 
 NODES = sorted(os.environ["WEBSERV_RAY_NODES"].split(","))
 TASK = "demo/add-note/1"

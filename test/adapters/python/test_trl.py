@@ -1,4 +1,4 @@
-"""webserv_trl.WebServToolEnv in TRL's environment_factory shape.
+"""webserv.trl.WebServToolEnv in TRL's environment_factory shape.
 
 TRL itself needs torch (GRPOTrainer imports it), which is not installed here
 (see requirements-test.txt), so this runs what TRL runs on the class without
@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 from transformers.utils import get_json_schema
 
-from webserv_trl import WebServToolEnv
+from webserv.trl import WebServToolEnv
 
 URL = os.environ["WEBSERV_URL"]
 
