@@ -239,6 +239,25 @@ def place(urls: Sequence[str], token: Optional[str] = None, need: int = 1) -> We
     return best[1]
 
 
+def choose(urls: Sequence[str], token: Optional[str] = None) -> WebServClient:
+    """The client an env opens its session on: the one server given, else the
+    server with the most free sessions; when every server is full, the first
+    reachable one, where the session waits for capacity (``capacity_wait``)."""
+    if len(urls) == 1:
+        return WebServClient(urls[0], token)
+    try:
+        return place(urls, token)
+    except WebServError:
+        for url in urls:
+            client = WebServClient(url, token)
+            try:
+                client.health()
+                return client
+            except (OSError, WebServError):
+                continue
+        raise
+
+
 def _clean(spec: Dict[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in spec.items() if value is not None}
 

@@ -13,7 +13,7 @@ sessions than the server has free waits (see ``WebServClient.capacity_wait``).
 import logging
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .client import WebServClient, WebServError, _clean, place
+from .client import WebServClient, WebServError, _clean, choose, place
 from .keepalive import keepalive as _keepalive
 from .types import Session, StepResult, Verdict
 
@@ -219,7 +219,7 @@ class WebServEnv:
 
     def _handle(self) -> SessionHandle:
         if self.handle is None:
-            self.client = self.client or place(self.urls, self.token)
+            self.client = self.client or choose(self.urls, self.token)
             if self.capacity_wait is not None:
                 self.client.capacity_wait = self.capacity_wait
             self.handle = SessionHandle(self.client, self.spec, self.keep_alive)

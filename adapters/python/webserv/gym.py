@@ -35,7 +35,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
-from .client import WebServClient, WebServError, place
+from .client import WebServClient, WebServError, choose
 from .env import SessionHandle
 
 __all__ = ["WebServEnvError", "WebServGymEnv", "PageText", "stable_text"]
@@ -161,7 +161,7 @@ class WebServGymEnv(gymnasium.Env):
         if seed is not None:
             change["seed"] = seed
         if self.handle is None:
-            self.client = self.client or place(self.urls, self.token)
+            self.client = self.client or choose(self.urls, self.token)
             self.client.timeout = self.timeout
             self.handle = SessionHandle(self.client, self.spec_args, self.keep_alive)
         created = self.handle.open_or_reset(**change)
