@@ -28,6 +28,7 @@ hosts and timings included, is ``env.unwrapped.last_result``.
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Dict, Optional, Tuple, Union
 
 import gymnasium
@@ -38,7 +39,7 @@ from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 from .client import WebServClient, WebServError, choose
 from .env import SessionHandle
 
-__all__ = ["WebServEnvError", "WebServGymEnv", "PageText", "stable_text"]
+__all__ = ["PageText", "SharedPageTexts", "WebServEnvError", "WebServGymEnv", "stable_text"]
 
 MAX_TEXT = 1 << 20
 RESET_OPTIONS = ("task", "max_steps", "observation", "viewport")
@@ -83,14 +84,40 @@ def _write_page_text(space: PageText, index: int, value: str, shared_memory: Any
     destination[len(codes):] = 0
 
 
-@read_from_shared_memory.register(PageText)
-def _read_page_text(space: PageText, shared_memory: Any, n: int = 1) -> Tuple[str, ...]:
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
-    texts = []
-    for row in data:
+class SharedPageTexts(Sequence):
+    """The texts in an AsyncVectorEnv's shared memory, read when indexed.
+
+    gymnasium reads the shared observations once, when the vector env is made,
+    and expects a view that follows later writes (a numpy array does); a
+    tuple of strings would stay as it was. This reads the memory on each
+    access, and a copy (``copy=True``, the default) is a tuple of the texts."""
+
+    def __init__(self, space: PageText, shared_memory: Any, n: int):
+        self._rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self._rows[index]
         length = int(np.argmin(row)) if row[-1] == 0 else len(row)
-        texts.append((row[:length] - 1).astype(np.int32).tobytes().decode("utf-32-le"))
-    return tuple(texts)
+        return (row[:length] - 1).astype(np.int32).tobytes().decode("utf-32-le")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (tuple, list, SharedPageTexts)) and tuple(self) == tuple(other)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> Tuple[str, ...]:
+        return tuple(self)
+
+
+@read_from_shared_memory.register(PageText)
+def _read_page_text(space: PageText, shared_memory: Any, n: int = 1) -> SharedPageTexts:
+    return SharedPageTexts(space, shared_memory, n)
 
 
 def _origin(url: str) -> Optional[str]:

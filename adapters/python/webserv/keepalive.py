@@ -15,6 +15,7 @@ next reset and opens a new one.
 import heapq
 import itertools
 import logging
+import os
 import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
@@ -28,6 +29,13 @@ class KeepAlive:
     """Touches registered sessions at a third of their idle timeout."""
 
     def __init__(self) -> None:
+        self._reinit()
+        # A forked child (gymnasium's AsyncVectorEnv workers) starts with no
+        # thread and may inherit the lock held: it starts afresh, holding nothing.
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._reinit)
+
+    def _reinit(self) -> None:
         self._lock = threading.Condition()
         self._heap: List[Tuple[float, int, str]] = []
         self._entries: Dict[str, Tuple[Any, str, float, int]] = {}
