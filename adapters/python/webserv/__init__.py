@@ -8,7 +8,7 @@ The core is standard library only::
         text, reward, done, info = env.step({"action": "click", "id": 2})
 
 Extras: ``webserv.gym`` (gymnasium), ``webserv.trl`` (TRL's environment_factory),
-``webserv.ray`` (a Ray pool of servers), ``webserv.aio`` (asyncio).
+``webserv.ray`` (a Ray pool of servers), ``webserv.aio`` (asyncio: ``AsyncWebServEnv``).
 """
 
 from .client import WebServCapacityError, WebServClient, WebServError, WebServNetworkError, place

@@ -14,7 +14,7 @@ Deno.test("webserv sessions survive pauses past the idle timeout, revive when re
     maxSessions: MAX_SESSIONS,
     idleTimeoutMs: IDLE_S * 1000,
   });
-  await pytest(["test_sessions.py"], {
+  await pytest(["test_sessions.py", "test_aio.py"], {
     WEBSERV_URL: server.url,
     WEBSERV_IDLE_S: String(IDLE_S),
     WEBSERV_MAX_SESSIONS: String(MAX_SESSIONS),
