@@ -4,6 +4,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { pytest, venvPython } from "./_venv.ts";
 import { startRayCluster } from "./_ray_cluster.ts";
+import { packageReadmeBlocks } from "./package_readme_test.ts";
 
 const README = new URL("../../../README.md", import.meta.url);
 
@@ -58,4 +59,25 @@ Deno.test("WebServPool on a two-node Ray cluster: placement, GRPO groups, a kill
     stderr: "piped",
   }).output();
   assert(out.success, `The README's Ray block failed:\n${new TextDecoder().decode(out.stderr)}`);
+});
+
+Deno.test("the Python package README's Ray block runs on one machine (a local ray.init())", async () => {
+  const python = venvPython();
+  await assertRayInstalled(python);
+  const [block, ...more] = await packageReadmeBlocks(true);
+  assertEquals(more.length, 0, "one Ray block in adapters/python/README.md");
+  const env = { ...Deno.env.toObject(), RAY_USAGE_STATS_ENABLED: "0" };
+  delete env.RAY_ADDRESS; // ray.init() starts its own cluster, as on a laptop
+  const out = await new Deno.Command(python, {
+    args: ["-c", block!],
+    cwd: new URL("../../../", import.meta.url).pathname, // the checkout the pool serves from
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(
+    out.success,
+    `The package README's Ray block failed:\n${new TextDecoder().decode(out.stderr)}`,
+  );
 });
