@@ -66,7 +66,7 @@ Deno.test("the Python package README's Ray block runs on one machine (a local ra
   await assertRayInstalled(python);
   const [block, ...more] = await packageReadmeBlocks(true);
   assertEquals(more.length, 0, "one Ray block in adapters/python/README.md");
-  const env = { ...Deno.env.toObject(), RAY_USAGE_STATS_ENABLED: "0" };
+  const env: Record<string, string> = { ...Deno.env.toObject(), RAY_USAGE_STATS_ENABLED: "0" };
   delete env.RAY_ADDRESS; // ray.init() starts its own cluster, as on a laptop
   const out = await new Deno.Command(python, {
     args: ["-c", block!],
