@@ -83,8 +83,8 @@ export function mountWebSocket(
     "WebSocket messages queued or running, every connection together.",
     () => queued,
   );
-  const handler = upgradeWebSocket(() => {
-    const connection = new Connection(sessions);
+  const handler = upgradeWebSocket((c) => {
+    const connection = new Connection(sessions, c.req.query("session_id"));
     let chain: Promise<void> = Promise.resolve();
     let waiting = 0;
     return {
@@ -133,8 +133,24 @@ class Connection {
   /** Whether the client went. */
   gone = false;
 
-  constructor(sessions: SessionManager) {
+  /** Why the session named by `?session_id=` cannot be driven, if it cannot. */
+  #unbound: string | undefined;
+  /** Whether the session is another's (opened by `openenv/session/create`): left open at the end. */
+  #borrowed = false;
+
+  constructor(sessions: SessionManager, bound?: string) {
     this.#sessions = sessions;
+    // OpenEnv's MCP clients open a session over HTTP /mcp and drive the same
+    // one here (`/ws?session_id=`): held while connected, closed by its opener.
+    if (bound === undefined) return;
+    try {
+      this.#release = sessions.attach(bound);
+      this.#session = bound;
+      this.#borrowed = true;
+    } catch (failure) {
+      if (!(failure instanceof HttpError)) throw failure;
+      this.#unbound = `Session "${bound}" cannot be driven: ${failure.message}`;
+    }
   }
 
   async handle(ws: WSContext, raw: string): Promise<void> {
@@ -154,6 +170,7 @@ class Connection {
     const payload = typeof data === "object" && data !== null && !Array.isArray(data)
       ? data as Record<string, unknown>
       : {};
+    if (this.#unbound !== undefined) return send(error("SESSION_ERROR", this.#unbound));
     try {
       switch (type) {
         case "reset":
@@ -199,13 +216,15 @@ class Connection {
     await this.end();
   }
 
-  /** Releases and closes the session. */
+  /** Releases the session, and closes it unless it is another's. */
   async end(): Promise<void> {
     const id = this.#session;
+    const borrowed = this.#borrowed;
     this.#release?.();
     this.#session = undefined;
     this.#release = undefined;
-    if (id !== undefined) await this.#sessions.close(id).catch(() => false);
+    this.#borrowed = false;
+    if (id !== undefined && !borrowed) await this.#sessions.close(id).catch(() => false);
   }
 
   async #reset(payload: Record<string, unknown>): Promise<Outgoing> {

@@ -20,7 +20,6 @@ from .types import Session, StepResult, Task, Verdict
 
 __all__ = ["WebServCapacityError", "WebServError", "WebServNetworkError", "WebServClient", "place"]
 
-log = logging.getLogger("webserv")
 
 
 class WebServError(Exception):
@@ -181,7 +180,9 @@ class WebServClient:
                 pause = min(random.uniform(delay / 2, delay), self.capacity_wait - waited)
                 delay = min(delay * 2, cap)
                 self.capacity_waits += 1
-                log.debug("webserv: %s is full, waiting %.2f s for a session", self.url, pause)
+                # The logger is looked up here, not held by the module: Ray
+                # pickles this module by value, and a logger holds a lock.
+                logging.getLogger("webserv").debug("webserv: %s is full, waiting %.2f s for a session", self.url, pause)
                 time.sleep(pause)
 
     def step(self, session: str, action: Dict[str, Any], request_id: Optional[str] = None) -> StepResult:
@@ -237,6 +238,17 @@ def place(urls: Sequence[str], token: Optional[str] = None, need: int = 1) -> We
     if best is None:
         raise WebServError(429, "capacity", f"No server has {need} free session(s): {list(urls)}")
     return best[1]
+
+
+def __getattr__(name: str) -> Any:
+    # OpenEnv's AutoEnv imports `<module>.client` and takes `WebservEnv` from
+    # it (its naming convention). Made on first use, so the module itself
+    # stays standard library only: it needs openenv-core (the openenv extra).
+    if name == "WebservEnv":
+        from ._openenv_client import WebservEnv
+
+        return WebservEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def choose(urls: Sequence[str], token: Optional[str] = None) -> WebServClient:

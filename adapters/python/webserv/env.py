@@ -207,7 +207,7 @@ class WebServEnv:
     def __reduce__(self) -> Any:
         # Plain data: the server's URL, the token, the session id and the spec.
         handle = self.handle
-        return (WebServEnv.attach, (self.client.url if self.client else self.urls[0], self.session_id, self.token,
+        return (_attached, (self.client.url if self.client else self.urls[0], self.session_id, self.token,
                                     handle.task_id if handle else None, self.spec))
 
     @classmethod
@@ -266,3 +266,11 @@ class WebServEnv:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _attached(
+    url: str, session_id: str, token: Optional[str], task_id: Optional[str], spec: Dict[str, Any],
+) -> WebServEnv:
+    # A module-level function, which pickles by reference (a classmethod
+    # would be pickled by value, with everything its module holds).
+    return WebServEnv.attach(url, session_id, token, task_id, spec)

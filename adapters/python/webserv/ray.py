@@ -40,7 +40,7 @@ from collections import deque
 from typing import Any, Dict, List, Optional, Sequence
 
 from .client import WebServClient, WebServError, WebServNetworkError
-from .env import WebServEnv
+from .env import WebServEnv, _attached
 
 __all__ = ["PoolCapacityError", "PoolSession", "ServerProcess", "SessionLostError", "WebServPool"]
 
@@ -293,7 +293,7 @@ class PoolSession(WebServEnv):
         # The pool (its actors, its watcher thread) stays in the driver: a copy
         # sent to a Ray worker is the session itself, reached by URL and id.
         handle = self.handle
-        return (WebServEnv.attach, (self.server.url, self.session_id, self.token,
+        return (_attached, (self.server.url, self.session_id, self.token,
                                     handle.task_id if handle else None, self.spec))
 
 
