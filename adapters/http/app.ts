@@ -456,7 +456,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       "content-type": "text/plain; version=0.0.4; charset=utf-8",
     }));
 
-  mountOpenEnv(app, sessions);
+  mountOpenEnv(app, sessions, catalog);
   mountOrs(app, sessions, catalog);
 
   app.get("/openapi.json", (c: Context) => c.json(strict.document()));

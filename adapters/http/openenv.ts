@@ -36,6 +36,7 @@ import {
   openingSpec,
   parseReset,
   pydanticIssues,
+  type SplitTasks,
   stepPayload,
 } from "./_openenv.ts";
 import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
@@ -87,8 +88,13 @@ const REFUSED = {
  *
  * @param app the app
  * @param sessions the sessions
+ * @param tasks the tasks a reset's `split` and `index` name (OpenEnv's Task API)
  */
-export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
+export function mountOpenEnv(
+  app: OpenAPIHono,
+  sessions: SessionManager,
+  tasks?: SplitTasks,
+): void {
   const firstTask = () => sessions.catalogTasks(1)[0]?.id;
 
   app.openapi(
@@ -111,7 +117,7 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
     async (c) => {
       const body = await c.req.json().catch(() => ({}));
       const data = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
-      const parsed = parseReset(data as Record<string, unknown>, ["body"]);
+      const parsed = parseReset(data as Record<string, unknown>, ["body"], tasks);
       // The typed routes only type their 2xx; the 422 is declared above.
       if (!parsed.ok) return c.json({ detail: parsed.issues }, 422) as never;
       const created = await sessions.create(

@@ -433,6 +433,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
   });
   mountWebSocket(app, sessions, {
     metrics,
+    tasks: catalog,
     ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
   });
   mountDashboard(app, sessions, trajectories);

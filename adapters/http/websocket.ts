@@ -9,7 +9,8 @@
  * with OpenEnv's error codes.
  *
  * One connection drives one session at a time, its messages in order. Every
- * reset honours its options (`seed`, `task` or `task_id`, `site`/`template`,
+ * reset honours its options (`seed`, `task` or `task_id`, `split` and `index`
+ * (OpenEnv's Task API: the split's task at that index), `site`/`template`,
  * `url`, `max_steps`, `observation`, `observation_options`, `viewport`, …;
  * unknown keys are refused
  * as OpenEnv refuses them); with no task named the connection's last one
@@ -42,6 +43,7 @@ import {
   observationPayload,
   openingSpec,
   parseReset,
+  type SplitTasks,
   stepPayload,
 } from "./_openenv.ts";
 import { handleRpc, RpcCode, rpcError, rpcSession } from "./_rpc.ts";
@@ -62,6 +64,8 @@ export interface WebSocketOptions {
    * @default {64}
    */
   maxQueued?: number;
+  /** The tasks a reset's `split` and `index` name (OpenEnv's Task API); without it they are refused. */
+  tasks?: SplitTasks;
 }
 
 /**
@@ -84,7 +88,7 @@ export function mountWebSocket(
     () => queued,
   );
   const handler = upgradeWebSocket((c) => {
-    const connection = new Connection(sessions, c.req.query("session_id"));
+    const connection = new Connection(sessions, c.req.query("session_id"), options.tasks);
     let chain: Promise<void> = Promise.resolve();
     let waiting = 0;
     return {
@@ -138,8 +142,11 @@ class Connection {
   /** Whether the session is another's (opened by `openenv/session/create`): left open at the end. */
   #borrowed = false;
 
-  constructor(sessions: SessionManager, bound?: string) {
+  #tasks: SplitTasks | undefined;
+
+  constructor(sessions: SessionManager, bound?: string, tasks?: SplitTasks) {
     this.#sessions = sessions;
+    this.#tasks = tasks;
     // OpenEnv's MCP clients open a session over HTTP /mcp and drive the same
     // one here (`/ws?session_id=`): held while connected, closed by its opener.
     if (bound === undefined) return;
@@ -228,7 +235,7 @@ class Connection {
   }
 
   async #reset(payload: Record<string, unknown>): Promise<Outgoing> {
-    const parsed = parseReset(payload, ["data"]);
+    const parsed = parseReset(payload, ["data"], this.#tasks);
     if (!parsed.ok) {
       return error("VALIDATION_ERROR", "Invalid message", { errors: parsed.issues });
     }

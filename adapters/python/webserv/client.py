@@ -150,6 +150,21 @@ class WebServClient:
         params = urllib.parse.urlencode(_clean(query))
         return [Task.from_json(t) for t in self.request("GET", "/v1/tasks" + ("?" + params if params else ""))["tasks"]]
 
+    def num_tasks(self, split: str) -> int:
+        """How many tasks a split (``train`` or ``test``) holds (OpenEnv's and ORS's Task API)."""
+        return int(self.request("POST", "/webserv/num_tasks", {"split": split})["num_tasks"])
+
+    def task_at(self, split: str, index: int) -> str:
+        """The id of a split's task at ``index`` (what ``reset(split=, index=)`` runs)."""
+        return str(self.request("POST", "/webserv/task", {"split": split, "index": index})["task"]["task"])
+
+    def sample_tasks(self, split: str, k: int, seed: Optional[int] = None) -> List[str]:
+        """``k`` distinct task ids drawn uniformly from a split, reproducibly for a ``seed``."""
+        count = self.num_tasks(split)
+        if not 0 <= k <= count:
+            raise ValueError(f"Cannot draw {k} distinct tasks from split {split!r}: it has {count}")
+        return [self.task_at(split, index) for index in random.Random(seed).sample(range(count), k)]
+
     def tools(self, format: str = "openai") -> List[Dict[str, Any]]:
         """The actions as LLM tool schemas (``openai`` or ``anthropic``)."""
         return self.request("GET", f"/v1/tools?format={format}")["tools"]

@@ -5,20 +5,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { venvPython } from "./_venv.ts";
-
-const README = new URL("../../../adapters/python/README.md", import.meta.url);
-
-/**
- * The README's python blocks.
- *
- * @param ray whether to return the Ray blocks (else the others)
- * @returns their code
- */
-export async function packageReadmeBlocks(ray: boolean): Promise<string[]> {
-  const text = await Deno.readTextFile(README);
-  return [...text.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
-    .filter((code) => code.includes("webserv.ray") === ray);
-}
+import { packageReadmeBlocks } from "./_package_readme.ts";
 
 Deno.test("the Python package's README runs as written against the installed package", async () => {
   const python = venvPython();

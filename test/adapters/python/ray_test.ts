@@ -4,7 +4,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { pytest, venvPython } from "./_venv.ts";
 import { startRayCluster } from "./_ray_cluster.ts";
-import { packageReadmeBlocks } from "./package_readme_test.ts";
+import { packageReadmeBlocks } from "./_package_readme.ts";
 
 const README = new URL("../../../README.md", import.meta.url);
 
@@ -66,7 +66,13 @@ Deno.test("the Python package README's Ray block runs on one machine (a local ra
   await assertRayInstalled(python);
   const [block, ...more] = await packageReadmeBlocks(true);
   assertEquals(more.length, 0, "one Ray block in adapters/python/README.md");
-  const env: Record<string, string> = { ...Deno.env.toObject(), RAY_USAGE_STATS_ENABLED: "0" };
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    RAY_USAGE_STATS_ENABLED: "0",
+    // Without this a local ray.init() writes ~/.ray/auth_token, which every
+    // later cluster on this machine (auth disabled) then refuses.
+    RAY_AUTH_MODE: "disabled",
+  };
   delete env.RAY_ADDRESS; // ray.init() starts its own cluster, as on a laptop
   const out = await new Deno.Command(python, {
     args: ["-c", block!],

@@ -87,3 +87,19 @@ def test_network_failures_are_one_typed_error():
         assert late.value.timed_out is True and late.value.code == "timeout"
     finally:
         silent.close()
+
+
+def test_tasks_are_sampled_from_a_split_reproducibly_and_open_as_sessions():
+    client = WebServClient(URL)
+    count = client.num_tasks("test")
+    drawn = client.sample_tasks("test", 5, seed=1)
+    assert len(set(drawn)) == 5 and drawn == client.sample_tasks("test", 5, seed=1)
+    assert drawn[0] == client.task_at("test", __import__("random").Random(1).sample(range(count), 5)[0])
+    with pytest.raises(ValueError, match="Cannot draw"):
+        client.sample_tasks("test", count + 1)
+    with pytest.raises(WebServError) as refused:
+        client.task_at("test", count)
+    assert refused.value.status == 400
+    session = client.create_session(task=drawn[0])
+    assert session.task is not None and session.task.id == drawn[0]
+    client.close(session.id)

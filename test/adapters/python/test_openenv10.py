@@ -60,3 +60,28 @@ def test_autoenv_finds_the_installed_package_without_skip_install():
         result = env.reset(task="demo/add-note/1")
         assert "New note" in json.dumps(result.observation)
     assert get("/health")["live"] == 0
+
+
+def post(path, body):
+    request = urllib.request.Request(URL + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+def test_the_task_api_lists_splits_and_reset_takes_a_split_and_an_index():
+    from openenv.core import GenericEnvClient
+
+    assert {s["name"] for s in get("/webserv/splits")} >= {"train", "test"}
+    count = post("/webserv/num_tasks", {"split": "test"})["num_tasks"]
+    assert count > 3
+    third = post("/webserv/task", {"split": "test", "index": 3})["task"]
+    with GenericEnvClient(base_url=URL).sync() as env:
+        result = env.reset(split="test", index=3)
+        assert result.observation["metadata"]["task_id"] == third["task"]
+        try:
+            env.reset(split="test", index=count)
+            raise AssertionError("an index past the split was accepted")
+        except Exception as refused:  # OpenEnv's client raises the server's error message
+            assert "VALIDATION_ERROR" in str(refused)  # the issue itself is in the message's errors
+    assert get("/health")["live"] == 0
