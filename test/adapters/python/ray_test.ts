@@ -72,6 +72,8 @@ Deno.test("the Python package README's Ray block runs on one machine (a local ra
     // Without this a local ray.init() writes ~/.ray/auth_token, which every
     // later cluster on this machine (auth disabled) then refuses.
     RAY_AUTH_MODE: "disabled",
+    // The servers' trajectories, out of the checkout.
+    WEBSERV_RUN_DIR: await Deno.makeTempDir({ prefix: "webserv-ray-readme-" }),
   };
   delete env.RAY_ADDRESS; // ray.init() starts its own cluster, as on a laptop
   const out = await new Deno.Command(python, {
