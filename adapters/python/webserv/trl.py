@@ -53,12 +53,24 @@ class WebServToolEnv:
         timeout: float = 120.0,
         keep_alive: bool = True,
         capacity_wait: float = 300.0,
+        observation: Optional[str] = None,
+        observation_options: Optional[Dict[str, int]] = None,
+        max_chars: Optional[int] = None,
     ):
         self._url = url or os.environ.get("WEBSERV_URL", "http://127.0.0.1:8800")
         self._client = WebServClient(self._url, token, timeout, capacity_wait=capacity_wait)
         self._handle = SessionHandle(self._client, keep_alive=keep_alive)
         self._task = task
         self._max_steps = max_steps
+        # What the model reads after each tool call: the server's mode
+        # ("text", or "diff": only what changed) and options (summarise_after,
+        # keep_items, max_text), and a budget in characters for the whole
+        # result, cut with a note saying so (a context window is finite).
+        self._observation = {k: v for k, v in (("observation", observation),
+                                               ("observation_options", observation_options)) if v is not None}
+        if max_chars is not None and max_chars < 100:
+            raise ValueError(f"max_chars must be at least 100, got {max_chars}")
+        self._max_chars = max_chars
         self._reward: Optional[float] = None
         self._failed = False
         self._done = False
@@ -76,10 +88,17 @@ class WebServToolEnv:
             options["seed"] = seed
         if self._max_steps is not None:
             options["max_steps"] = self._max_steps
+        options.update(self._observation)
         created = self._handle.open_or_reset(**options)
         self._reward, self._failed, self._done = None, False, False
         instruction = created.task.instruction if created.task and created.task.instruction else "Browse the page."
-        return f"Task: {instruction}\n\n{created.observation.text}"
+        return self._fit(f"Task: {instruction}\n\n{created.observation.text}")
+
+    def _fit(self, text: str) -> str:
+        if self._max_chars is None or len(text) <= self._max_chars:
+            return text
+        note = f"\n… ({len(text) - self._max_chars} more characters not shown)"
+        return text[: self._max_chars - len(note)] + note
 
     def get_reward(self) -> Optional[float]:
         """The verifier's reward for the episode; ``None`` when our side failed."""
@@ -125,7 +144,7 @@ class WebServToolEnv:
         text = result["observation"]["text"]
         if status == "action_error":
             text = f"Error ({error.get('code')}): {error.get('message')}\n\n{text}"
-        return text + ("\n\nThe episode is over." if self._done else "")
+        return self._fit(text + ("\n\nThe episode is over." if self._done else ""))
 
     def click(self, id: int) -> str:
         """Click an element.

@@ -83,3 +83,22 @@ def test_our_failures_never_yield_a_reward():
         environment.click(id=2)
     assert environment.get_reward() is None
     environment._close()
+
+
+def test_the_model_can_be_shown_less_a_diff_or_a_budget_of_characters():
+    full = WebServToolEnv(URL)
+    prompt = full.reset(task="demo/add-note/1")
+    whole = full.type(id=1, text="milk")
+    full._close()
+    diff = WebServToolEnv(URL, observation="diff")
+    diff.reset(task="demo/add-note/1")
+    changed = diff.type(id=1, text="milk")
+    assert len(changed) < len(whole) and "milk" in changed
+    diff._close()
+    small = WebServToolEnv(URL, max_chars=120)
+    shown = small.reset(task="demo/add-note/1")
+    assert len(shown) == 120 and shown.startswith(prompt[:40]) and "more characters not shown" in shown
+    assert len(small.type(id=1, text="milk")) <= 120
+    small._close()
+    with pytest.raises(ValueError, match="max_chars"):
+        WebServToolEnv(URL, max_chars=10)
