@@ -14,10 +14,11 @@ Extras: ``webserv.gym`` (gymnasium), ``webserv.trl`` (TRL's environment_factory)
 from .client import WebServCapacityError, WebServClient, WebServError, WebServNetworkError, place
 from .env import SessionHandle, WebServEnv
 from .keepalive import keepalive
+from .trajectory import ChatTrajectory
 from .types import Lease, Observation, Session, StepResult, Task, Verdict
 
 __all__ = [
-    "Lease", "Observation", "Session", "SessionHandle", "StepResult", "Task", "Verdict",
+    "ChatTrajectory", "Lease", "Observation", "Session", "SessionHandle", "StepResult", "Task", "Verdict",
     "WebServCapacityError", "WebServClient", "WebServEnv", "WebServError", "WebServNetworkError",
     "keepalive", "place",
 ]

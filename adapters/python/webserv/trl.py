@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .client import WebServClient, WebServError
 from .env import SessionHandle
+from .trajectory import ChatTrajectory
 
 __all__ = ["EnvironmentFactory", "WebServToolEnv", "environment_factory"]
 
@@ -74,6 +75,7 @@ class WebServToolEnv:
         self._reward: Optional[float] = None
         self._failed = False
         self._done = False
+        self._trajectory: Optional[ChatTrajectory] = None
 
     @property
     def _session(self) -> Optional[str]:
@@ -92,7 +94,9 @@ class WebServToolEnv:
         created = self._handle.open_or_reset(**options)
         self._reward, self._failed, self._done = None, False, False
         instruction = created.task.instruction if created.task and created.task.instruction else "Browse the page."
-        return self._fit(f"Task: {instruction}\n\n{created.observation.text}")
+        prompt = self._fit(f"Task: {instruction}\n\n{created.observation.text}")
+        self._trajectory = ChatTrajectory(prompt)
+        return prompt
 
     def _fit(self, text: str) -> str:
         if self._max_chars is None or len(text) <= self._max_chars:
@@ -114,6 +118,12 @@ class WebServToolEnv:
         return self._reward
 
     # Not public: every public method is a tool TRL offers the model.
+    def _chat(self) -> Optional[ChatTrajectory]:
+        """The episode so far as chat messages with tool calls, its reward once known."""
+        if self._trajectory is not None and self._reward is not None:
+            self._trajectory.reward = self._reward
+        return self._trajectory
+
     def _close(self) -> None:
         """Closes the session (failures to reach the server are logged, not raised)."""
         try:
@@ -144,7 +154,10 @@ class WebServToolEnv:
         text = result["observation"]["text"]
         if status == "action_error":
             text = f"Error ({error.get('code')}): {error.get('message')}\n\n{text}"
-        return self._fit(text + ("\n\nThe episode is over." if self._done else ""))
+        shown = self._fit(text + ("\n\nThe episode is over." if self._done else ""))
+        if self._trajectory is not None:
+            self._trajectory.add(action, shown)
+        return shown
 
     def click(self, id: int) -> str:
         """Click an element.

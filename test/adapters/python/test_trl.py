@@ -102,3 +102,27 @@ def test_the_model_can_be_shown_less_a_diff_or_a_budget_of_characters():
     small._close()
     with pytest.raises(ValueError, match="max_chars"):
         WebServToolEnv(URL, max_chars=10)
+
+
+def test_an_episode_exports_as_chat_messages_with_tool_calls():
+    environment = WebServToolEnv(URL)
+    row = {"task": "demo/add-note/1"}
+    assert rollout(environment, row, solve) == 1.0
+    chat = environment._chat().to_json()
+    environment._close()
+    messages = chat["messages"]
+    assert chat["reward"] == 1.0
+    assert [m["role"] for m in messages] == ["user"] + ["assistant", "tool"] * 3
+    calls = [m["tool_calls"][0] for m in messages if m["role"] == "assistant"]
+    assert [c["function"]["name"] for c in calls] == ["type", "click", "stop"]
+    assert json.loads(calls[2]["function"]["arguments"]) == {"answer": "added"}
+    results = [m for m in messages if m["role"] == "tool"]
+    assert [r["tool_call_id"] for r in results] == [c["id"] for c in calls]
+    assert results[-1]["content"].endswith("The episode is over.")
+    # Every call names a tool TRL offers, with arguments its schema accepts.
+    schemas = {name: get_json_schema(method)["function"]["parameters"]
+               for name, method in tools_of(environment).items()}
+    for call in calls:
+        parameters = schemas[call["function"]["name"]]
+        arguments = json.loads(call["function"]["arguments"])
+        assert set(parameters.get("required", [])) <= set(arguments) <= set(parameters["properties"])
