@@ -32,8 +32,42 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS"
   echo "$want" >"$stamp"
 fi
+# OpenEnv's current client (openenv 0.10) is the `openenv` module too, as
+# openenv-core 0.3.0 is: it gets a venv of its own, pinned in its own file.
+OPENENV_VENV="${WEBSERV_OPENENV_VENV:-$HOME/.cache/webserv-venv-openenv}"
+OPENENV_REQUIREMENTS=adapters/python/requirements-openenv.txt
+[ -x "$OPENENV_VENV/bin/python" ] || "$PYTHON" -m venv "$OPENENV_VENV"
+openenv_stamp="$OPENENV_VENV/.requirements.sha256"
+openenv_want="$(sha256sum "$OPENENV_REQUIREMENTS" | cut -d' ' -f1)"
+if [ "$(cat "$openenv_stamp" 2>/dev/null || true)" != "$openenv_want" ]; then
+  "$OPENENV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$OPENENV_REQUIREMENTS"
+  echo "$openenv_want" >"$openenv_stamp"
+fi
+
+# The client package, built as a wheel and installed the way users install
+# it, so the Python suites import what pip installs (no source path). Rebuilt
+# when its sources change.
+package=adapters/python
+pkg_want="$(find "$package/pyproject.toml" "$package/README.md" "$package"/*.py "$package/webserv" -type f \
+  -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+wheels=""
+for venv in "$VENV" "$OPENENV_VENV"; do
+  if [ "$(cat "$venv/.webserv-package.sha256" 2>/dev/null || true)" != "$pkg_want" ]; then
+    if [ -z "$wheels" ]; then
+      wheels="$(mktemp -d)"
+      "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$wheels" "./$package"
+      rm -rf "$package/build" "$package"/*.egg-info
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+      "$wheels"/openenv_webserv-*.whl
+    echo "$pkg_want" >"$venv/.webserv-package.sha256"
+  fi
+done
+[ -z "$wheels" ] || rm -rf "$wheels"
+"$OPENENV_VENV/bin/python" -m pip check
 "$VENV/bin/python" -m pip check
 "$VENV/bin/python" -c 'import importlib.metadata as m
 for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray",
-             "ors-sdk"):
+             "ors-sdk", "openenv-webserv"):
     print(name, m.version(name))'
+"$OPENENV_VENV/bin/python" -c 'import importlib.metadata as m; print("openenv", m.version("openenv"))'

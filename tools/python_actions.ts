@@ -1,5 +1,5 @@
 /**
- * Writes the Python client's action types (`adapters/python/webserv_actions.py`)
+ * Writes the Python client's action types (`adapters/python/webserv/actions.py`)
  * from the one declaration of the action space (`ACTION_SCHEMA`, derived from
  * `engine/act/action.ts`): one `TypedDict` per action, Python 3.9+.
  * `test/adapters/python/actions_test.ts` fails when the file is stale.
@@ -12,7 +12,7 @@ import { ACTION_NAMES, ACTION_SCHEMA } from "../engine/act/action.ts";
 
 /** Where the generated module lives. */
 export const PYTHON_ACTIONS_PATH: URL = new URL(
-  "../adapters/python/webserv_actions.py",
+  "../adapters/python/webserv/actions.py",
   import.meta.url,
 );
 
@@ -46,7 +46,7 @@ function className(name: string): string {
 /**
  * The Python module's text.
  *
- * @returns the source of `webserv_actions.py`
+ * @returns the source of `webserv/actions.py`
  */
 export function pythonActions(): string {
   const variants = ACTION_SCHEMA.oneOf as Schema[];

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { Catalog } from "./catalog.ts";
 import type { z } from "@hono/zod-openapi";
 import { type ObservationBody, SessionSpec, type StepResponse } from "./protocol.ts";
 import { respec } from "./_build.ts";
@@ -45,19 +46,79 @@ export type ParsedReset =
   | { ok: false; issues: ValidationIssue[] };
 
 const SPEC_KEYS = Object.keys(SessionSpec.shape);
-/** Keys a reset may carry: OpenEnv's (`seed`, `episode_id`), `task_id`, and the session spec's. */
-export const RESET_KEYS: readonly string[] = ["episode_id", "task_id", ...SPEC_KEYS];
+/**
+ * Keys a reset may carry: OpenEnv's (`seed`, `episode_id`), `task_id`, the
+ * Task API's `split` and `index`, and the session spec's.
+ */
+export const RESET_KEYS: readonly string[] = [
+  "episode_id",
+  "task_id",
+  "split",
+  "index",
+  ...SPEC_KEYS,
+];
+
+/** The tasks a split holds, as the catalog counts and lists them. */
+export type SplitTasks = Pick<Catalog, "count" | "ids">;
+
+/**
+ * The task at an index of a split (OpenEnv's Task API, ORS's `split` and
+ * `index`): `train` or `test`, counted as `GET /v1/tasks` lists them.
+ *
+ * @param tasks the catalog
+ * @param split the split's name
+ * @param index the index in it
+ * @returns the task id, or why there is none
+ */
+export function taskAtIndex(
+  tasks: SplitTasks,
+  split: unknown,
+  index: unknown,
+): { id: string } | { error: string } {
+  if (split !== "train" && split !== "test") {
+    return { error: `No split ${JSON.stringify(split)}: the splits are "train", "test"` };
+  }
+  const count = tasks.count({ split });
+  if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= count) {
+    return {
+      error: `No task ${JSON.stringify(index)} in split "${split}": it has ${count} (0-${
+        count - 1
+      })`,
+    };
+  }
+  return { id: tasks.ids({ split, offset: index, limit: 1 })[0]! };
+}
 
 /**
  * Checks reset options: every key known, every value valid.
  *
  * @param data the reset's `data` (WebSocket) or body (HTTP)
  * @param loc where `data` sits, for the errors' `loc`
+ * @param tasks the catalog a `split` and `index` are resolved in
  * @returns the options, or the issues in pydantic's shape
  */
-export function parseReset(data: Record<string, unknown>, loc: string[]): ParsedReset {
+export function parseReset(
+  data: Record<string, unknown>,
+  loc: string[],
+  tasks?: SplitTasks,
+): ParsedReset {
   const issues: ValidationIssue[] = [];
-  const { episode_id: episodeId, task_id: taskId, ...rest } = data;
+  const { episode_id: episodeId, task_id: taskId, split, index, ...rest } = data;
+  if (split !== undefined || index !== undefined) {
+    const found = tasks === undefined || split === undefined || index === undefined
+      ? { error: '"split" and "index" name a task together: give both' }
+      : taskAtIndex(tasks, split, index);
+    if ("error" in found) {
+      issues.push({ type: "value_error", loc: [...loc, "index"], msg: found.error, input: index });
+    } else if (taskId !== undefined || rest.task !== undefined) {
+      issues.push({
+        type: "value_error",
+        loc: [...loc, "split"],
+        msg: 'Give a task by "task" or by "split" and "index", not both',
+        input: split,
+      });
+    } else rest.task = found.id;
+  }
   for (const key of Object.keys(data)) {
     if (!RESET_KEYS.includes(key)) {
       issues.push({

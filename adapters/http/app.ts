@@ -99,13 +99,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
   groupRoutes(app, { sessions });
   taskRoutes(app, { catalog });
   healthRoutes(app, { sessions, metrics, browserConnected });
-  mountOpenEnv(app, sessions);
+  mountOpenEnv(app, sessions, catalog);
   mountMcp(app, sessions);
   mountOrs(app, sessions, catalog);
   openapiRoutes(app, strict.document);
   strict.prepare();
   mountWebSocket(app, sessions, {
     metrics,
+    tasks: catalog,
     ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
   });
   mountDashboard(app, sessions, options.trajectories);

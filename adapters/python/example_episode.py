@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from webserv_client import WebServClient, WebServEnv  # noqa: E402
+from webserv import WebServClient, WebServEnv  # noqa: E402
 
 
 def element_id(observation: dict, role: str, name: str) -> int:

@@ -13,8 +13,12 @@
  *   `GET /metadata` the name, description and version.
  * - `POST /mcp` is MCP's JSON-RPC (`initialize`, `tools/list`, `tools/call`,
  *   notifications) answered as JSON, bound to a session by `?session=<id>`
- *   (a handle `POST /v1/sessions` minted); without one, tools list but do
- *   not run.
+ *   (a handle `POST /v1/sessions` minted) or by `session_id` in the params;
+ *   without one, tools list but do not run. OpenEnv's session lifecycle
+ *   (openenv 0.10 `MCPToolClient`, production mode): `openenv/session/create`
+ *   opens a session on the first listed task and answers its `session_id`,
+ *   which `/ws?session_id=` then drives (reset, step) and
+ *   `openenv/session/close` closes.
  *
  * Bad reset options are refused as OpenEnv (FastAPI) refuses them: 422 with
  * `{detail: [{type, loc, msg, input}]}`.
@@ -32,6 +36,7 @@ import {
   openingSpec,
   parseReset,
   pydanticIssues,
+  type SplitTasks,
   stepPayload,
 } from "../_openenv.ts";
 import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
@@ -83,8 +88,13 @@ const REFUSED = {
  *
  * @param app the app
  * @param sessions the sessions
+ * @param tasks the tasks a reset's `split` and `index` name (OpenEnv's Task API)
  */
-export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
+export function mountOpenEnv(
+  app: OpenAPIHono,
+  sessions: SessionManager,
+  tasks?: SplitTasks,
+): void {
   const firstTask = () => sessions.catalogTasks(1)[0]?.id;
 
   app.openapi(
@@ -107,7 +117,7 @@ export function mountOpenEnv(app: OpenAPIHono, sessions: SessionManager): void {
     async (c) => {
       const body = await c.req.json().catch(() => ({}));
       const data = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
-      const parsed = parseReset(data as Record<string, unknown>, ["body"]);
+      const parsed = parseReset(data as Record<string, unknown>, ["body"], tasks);
       // The typed routes only type their 2xx; the 422 is declared above.
       if (!parsed.ok) return c.json({ detail: parsed.issues }, 422) as never;
       const created = await sessions.create(
@@ -337,8 +347,41 @@ export function mountMcp(app: OpenAPIHono, sessions: SessionManager): void {
       };
     }
     if (message.method === "ping") return { jsonrpc: "2.0", id: idOf(request), result: {} };
-    return await handleRpc(request, bound === undefined ? undefined : rpcSession(sessions, bound));
+    const params =
+      (typeof message.params === "object" && message.params !== null
+        ? message.params
+        : {}) as Record<string, unknown>;
+    const named = typeof params.session_id === "string" ? params.session_id : undefined;
+    if (message.method === "openenv/session/create") {
+      if (bound !== undefined) return rpcResult(request, { session_id: bound });
+      const created = await sessions.create(
+        openingSpec({}, {}, sessions.catalogTasks(1)[0]?.id),
+      );
+      return rpcResult(request, { session_id: created.id });
+    }
+    if (message.method === "openenv/session/close") {
+      if (named === undefined) {
+        return rpcError(
+          idOf(request),
+          RpcCode.INVALID_PARAMS,
+          "openenv/session/close needs a session_id",
+        );
+      }
+      sessions.state(named); // 404 or 410 for one unknown or gone
+      return rpcResult(request, { session_id: named, closed: await sessions.close(named) });
+    }
+    // OpenEnv's MCP clients name the session in the params (openenv 0.10
+    // `mcp_client.py`); agent apps bind it with ?session=.
+    const target = bound ?? named;
+    return await handleRpc(
+      request,
+      target === undefined ? undefined : rpcSession(sessions, target),
+    );
   }
+}
+
+function rpcResult(request: unknown, result: Record<string, unknown>): Record<string, unknown> {
+  return { jsonrpc: "2.0", id: idOf(request), result };
 }
 
 function idOf(request: unknown): string | number | null {

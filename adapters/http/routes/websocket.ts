@@ -9,7 +9,8 @@
  * with OpenEnv's error codes.
  *
  * One connection drives one session at a time, its messages in order. Every
- * reset honours its options (`seed`, `task` or `task_id`, `site`/`template`,
+ * reset honours its options (`seed`, `task` or `task_id`, `split` and `index`
+ * (OpenEnv's Task API: the split's task at that index), `site`/`template`,
  * `url`, `max_steps`, `observation`, `observation_options`, `viewport`, …;
  * unknown keys are refused
  * as OpenEnv refuses them); with no task named the connection's last one
@@ -42,6 +43,7 @@ import {
   observationPayload,
   openingSpec,
   parseReset,
+  type SplitTasks,
   stepPayload,
 } from "../_openenv.ts";
 import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
@@ -62,6 +64,8 @@ export interface WebSocketOptions {
    * @default {64}
    */
   maxQueued?: number;
+  /** The tasks a reset's `split` and `index` name (OpenEnv's Task API); without it they are refused. */
+  tasks?: SplitTasks;
 }
 
 /**
@@ -83,8 +87,8 @@ export function mountWebSocket(
     "WebSocket messages queued or running, every connection together.",
     () => queued,
   );
-  const handler = upgradeWebSocket(() => {
-    const connection = new Connection(sessions);
+  const handler = upgradeWebSocket((c) => {
+    const connection = new Connection(sessions, c.req.query("session_id"), options.tasks);
     let chain: Promise<void> = Promise.resolve();
     let waiting = 0;
     return {
@@ -133,8 +137,27 @@ class Connection {
   /** Whether the client went. */
   gone = false;
 
-  constructor(sessions: SessionManager) {
+  /** Why the session named by `?session_id=` cannot be driven, if it cannot. */
+  #unbound: string | undefined;
+  /** Whether the session is another's (opened by `openenv/session/create`): left open at the end. */
+  #borrowed = false;
+
+  #tasks: SplitTasks | undefined;
+
+  constructor(sessions: SessionManager, bound?: string, tasks?: SplitTasks) {
     this.#sessions = sessions;
+    this.#tasks = tasks;
+    // OpenEnv's MCP clients open a session over HTTP /mcp and drive the same
+    // one here (`/ws?session_id=`): held while connected, closed by its opener.
+    if (bound === undefined) return;
+    try {
+      this.#release = sessions.attach(bound);
+      this.#session = bound;
+      this.#borrowed = true;
+    } catch (failure) {
+      if (!(failure instanceof HttpError)) throw failure;
+      this.#unbound = `Session "${bound}" cannot be driven: ${failure.message}`;
+    }
   }
 
   async handle(ws: WSContext, raw: string): Promise<void> {
@@ -154,6 +177,7 @@ class Connection {
     const payload = typeof data === "object" && data !== null && !Array.isArray(data)
       ? data as Record<string, unknown>
       : {};
+    if (this.#unbound !== undefined) return send(error("SESSION_ERROR", this.#unbound));
     try {
       switch (type) {
         case "reset":
@@ -199,17 +223,19 @@ class Connection {
     await this.end();
   }
 
-  /** Releases and closes the session. */
+  /** Releases the session, and closes it unless it is another's. */
   async end(): Promise<void> {
     const id = this.#session;
+    const borrowed = this.#borrowed;
     this.#release?.();
     this.#session = undefined;
     this.#release = undefined;
-    if (id !== undefined) await this.#sessions.close(id).catch(() => false);
+    this.#borrowed = false;
+    if (id !== undefined && !borrowed) await this.#sessions.close(id).catch(() => false);
   }
 
   async #reset(payload: Record<string, unknown>): Promise<Outgoing> {
-    const parsed = parseReset(payload, ["data"]);
+    const parsed = parseReset(payload, ["data"], this.#tasks);
     if (!parsed.ok) {
       return error("VALIDATION_ERROR", "Invalid message", { errors: parsed.issues });
     }

@@ -6,21 +6,26 @@ import { assertEquals } from "@std/assert";
 const HOME = Deno.env.get("HOME") ?? "/root";
 /** The venv's directory. */
 export const VENV = Deno.env.get("WEBSERV_VENV") ?? `${HOME}/.cache/webserv-venv`;
+/** The second venv's directory: OpenEnv's current client (openenv 0.10), which cannot share the first. */
+export const OPENENV_VENV = Deno.env.get("WEBSERV_OPENENV_VENV") ??
+  `${HOME}/.cache/webserv-venv-openenv`;
 const HERE = new URL(".", import.meta.url).pathname;
+const REPO = new URL("../../../", import.meta.url).pathname;
 
 /**
  * The venv's Python.
  *
+ * @param venv the venv
  * @returns its path
  * @throws {Error} when the venv is missing, saying how to make it
  */
-export function venvPython(): string {
-  const python = `${VENV}/bin/python`;
+export function venvPython(venv: string = VENV): string {
+  const python = `${venv}/bin/python`;
   try {
     Deno.statSync(python);
   } catch {
     throw new Error(
-      `No Python test venv at ${VENV}: run "bash .ci/python.sh" (or set WEBSERV_VENV)`,
+      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV)`,
     );
   }
   return python;
@@ -32,16 +37,20 @@ export function venvPython(): string {
  * @param files the test files, relative to this directory
  * @param env what the tests read (WEBSERV_URL, …)
  * @param args pytest's extra arguments
+ * @param venv the venv to run in
  */
 export async function pytest(
   files: string[],
   env: Record<string, string>,
   args: string[] = [],
+  venv: string = VENV,
 ): Promise<string> {
-  const output = await new Deno.Command(venvPython(), {
+  const output = await new Deno.Command(venvPython(venv), {
     args: ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", ...args, ...files],
     cwd: HERE,
-    env: { ...env, PYTHONPATH: new URL("../../../adapters/python/", import.meta.url).pathname },
+    // The installed package (.ci/python.sh builds and installs the wheel),
+    // not a source path; WEBSERV_REPO is where the Ray pool runs the server.
+    env: { ...env, WEBSERV_REPO: REPO },
     stdout: "piped",
     stderr: "piped",
   }).output();

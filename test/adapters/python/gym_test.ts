@@ -1,4 +1,4 @@
-// The gymnasium env (adapters/python/webserv_gym.py) with gymnasium from PyPI,
+// The gymnasium env (adapters/python/webserv/gym.py) with gymnasium from PyPI,
 // in the venv .ci/python.sh makes: test_gym.py against a real server.
 import { startServer } from "../../../adapters/http/server.ts";
 import { pytest } from "./_venv.ts";

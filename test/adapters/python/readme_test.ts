@@ -1,16 +1,15 @@
 // The trainer page runs as written: every python block of docs/python.md,
-// in the venv .ci/python.sh makes, against a real server (the webserv_ray
+// in the venv .ci/python.sh makes, against a real server (the webserv.ray
 // block needs a Ray cluster: ray_test.ts runs it on one).
 import { assert } from "@std/assert";
 import { startServer } from "../../../adapters/http/server.ts";
 import { venvPython } from "./_venv.ts";
 
 const PAGE = new URL("../../../docs/python.md", import.meta.url);
-const PYTHON_DIR = new URL("../../../adapters/python/", import.meta.url).pathname;
 
 function trainerBlocks(text: string): string[] {
   return [...text.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!)
-    .filter((code) => !code.includes("webserv_ray"));
+    .filter((code) => !code.includes("webserv.ray"));
 }
 
 Deno.test("the trainer snippets of docs/python.md run as written", async () => {
@@ -21,8 +20,7 @@ Deno.test("the trainer snippets of docs/python.md run as written", async () => {
   for (const [index, code] of blocks.entries()) {
     const output = await new Deno.Command(python, {
       args: ["-c", code],
-      cwd: PYTHON_DIR,
-      env: { WEBSERV_URL: server.url, PYTHONPATH: PYTHON_DIR },
+      env: { WEBSERV_URL: server.url },
       stdout: "piped",
       stderr: "piped",
     }).output();

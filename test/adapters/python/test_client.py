@@ -1,4 +1,4 @@
-"""webserv_client.py's deadline, Retry-After retries and network errors.
+"""webserv.client's deadline, Retry-After retries and network errors.
 
 The refusals come from the real server (WEBSERV_URL, cap 1); the waits that
 need a server which refuses on cue, or never answers, come from small
@@ -13,7 +13,7 @@ import threading
 import time
 
 import pytest
-from webserv_client import WebServClient, WebServError, WebServNetworkError
+from webserv import WebServClient, WebServError, WebServNetworkError
 
 URL = os.environ["WEBSERV_URL"]
 
@@ -87,3 +87,19 @@ def test_network_failures_are_one_typed_error():
         assert late.value.timed_out is True and late.value.code == "timeout"
     finally:
         silent.close()
+
+
+def test_tasks_are_sampled_from_a_split_reproducibly_and_open_as_sessions():
+    client = WebServClient(URL)
+    count = client.num_tasks("test")
+    drawn = client.sample_tasks("test", 5, seed=1)
+    assert len(set(drawn)) == 5 and drawn == client.sample_tasks("test", 5, seed=1)
+    assert drawn[0] == client.task_at("test", __import__("random").Random(1).sample(range(count), 5)[0])
+    with pytest.raises(ValueError, match="Cannot draw"):
+        client.sample_tasks("test", count + 1)
+    with pytest.raises(WebServError) as refused:
+        client.task_at("test", count)
+    assert refused.value.status == 400
+    session = client.create_session(task=drawn[0])
+    assert session.task is not None and session.task.id == drawn[0]
+    client.close(session.id)

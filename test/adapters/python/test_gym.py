@@ -1,4 +1,4 @@
-"""webserv_gym.WebServGymEnv with gymnasium (pinned in requirements-test.txt):
+"""webserv.gym.WebServGymEnv with gymnasium (pinned in requirements-test.txt):
 check_env, the wrappers, a vector env, determinism, and our failures raised."""
 
 import json
@@ -12,8 +12,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.wrappers import RecordEpisodeStatistics, TimeLimit
 
-import webserv_gym
-from webserv_gym import WebServEnvError, WebServGymEnv
+import webserv.gym
+from webserv.gym import WebServEnvError, WebServGymEnv
 
 URL = os.environ["WEBSERV_URL"]
 TASK = "demo/add-note/2"
@@ -68,6 +68,39 @@ def test_a_vector_env_steps_two_sessions():
     )
     assert list(rewards) == [0.0, 0.0] and not any(terminated)
     envs.close()
+
+
+def test_an_async_vector_env_with_defaults_moves_page_text_through_shared_memory():
+    sync = gym.vector.SyncVectorEnv([lambda: WebServGymEnv(URL, task=TASK) for _ in range(2)])
+    expected, _ = sync.reset(seed=[4, 5])
+    sync.close()
+    envs = gym.vector.AsyncVectorEnv([lambda: WebServGymEnv(URL, task=TASK) for _ in range(2)])
+    try:
+        obs, _ = envs.reset(seed=[4, 5])
+        assert tuple(obs) == tuple(expected)
+        # gymnasium's own Text charset is alphanumeric: ':' and '"' failed there (KeyError).
+        assert ":" in obs[0] and '"' in obs[0]
+        assert all(envs.single_observation_space.contains(o) for o in obs)
+        obs, rewards, terminated, truncated, _ = envs.step(
+            ['{"action": "type", "id": 1, "text": "caf\u00e9 \u2615"}', '{"action": "scroll", "direction": "down"}']
+        )
+        assert "caf\u00e9 \u2615" in obs[0] and list(rewards) == [0.0, 0.0] and not any(terminated)
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_make_vec_works_in_both_modes_with_defaults(mode):
+    envs = gym.make_vec("WebServ-v0", num_envs=2, vectorization_mode=mode, url=URL, task=TASK)
+    try:
+        obs, _ = envs.reset(seed=6)
+        assert len(obs) == 2 and all("New note" in o for o in obs)
+        obs, rewards, terminated, truncated, _ = envs.step(
+            ['{"action": "stop", "answer": "none"}', '{"action": "stop", "answer": "none"}']
+        )
+        assert list(rewards) == [0.0, 0.0] and all(terminated)
+    finally:
+        envs.close()
 
 
 def observe(seed):

@@ -9,7 +9,7 @@ import os
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from webserv_client import WebServClient
+from webserv import WebServClient
 
 URL = os.environ["WEBSERV_URL"]
 BRIDGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "adapters", "http", "mcp_stdio.ts")

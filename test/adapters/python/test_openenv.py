@@ -120,6 +120,16 @@ def test_auto_env_connects_to_a_running_server():
         assert final.done is True and final.reward == 1
 
 
+def test_auto_env_finds_the_installed_package_without_skip_install():
+    # The package installs as "openenv-webserv" with webserv/client.py's
+    # WebservEnv and webserv/openenv.yaml: OpenEnv's discovery convention.
+    client = AutoEnv.from_env("webserv", base_url=URL)
+    assert type(client).__name__ == "WebservEnv"
+    with client.sync() as env:
+        final = solve(env, env.reset(task_id=TASK))
+        assert final.done is True and final.reward == 1
+
+
 def test_openenvs_runtime_validator_passes():
     report = validate_running_environment(URL, timeout_s=60)
     failed = [c for c in report["criteria"] if not c["passed"]]

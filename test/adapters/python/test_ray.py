@@ -1,18 +1,20 @@
-"""webserv_ray.WebServPool on a real two-node Ray cluster that ray_test.ts
+"""webserv.ray.WebServPool on a real two-node Ray cluster that ray_test.ts
 starts (a head in the root network namespace, a worker in a namespace of its
 own): one server per node, placement by free capacity, GRPO groups whole on
 one server, and a killed server's sessions lost as env_error while new
 sessions go to the other node."""
 
 import os
+import pickle
 import signal
 import socket
+import sys
 import urllib.parse
 
 import pytest
 import ray
 
-from webserv_ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
+from webserv.ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
 
 NODES = sorted(os.environ["WEBSERV_RAY_NODES"].split(","))
 TASK = "demo/add-note/1"
@@ -104,6 +106,25 @@ def test_an_episode_on_each_node_reaches_the_verifiers_reward(pool):
         _, reward, done, info = env.step({"action": "stop", "answer": "done"})
         assert (reward, done, info["status"]) == (1, True, "ok")
         env.close()
+    assert all(s["sessions"] == 0 for s in pool.describe())
+
+
+def test_a_pool_session_travels_to_a_ray_task_as_its_url_and_id(pool):
+    env = pool.session(task=TASK)
+    # The test module is not on the workers' path: its functions travel by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+    @ray.remote(num_cpus=0)
+    def act(session):
+        _, _, _, info = session.step(SCROLL)
+        return info["status"], info["step"], session.session_id, type(session).__name__
+
+    assert ray.get(act.remote(env), timeout=120) == ("ok", 1, env.session_id, "WebServEnv")
+    # The driver's session is the same one: it counts the worker's step.
+    assert env.step(SCROLL)[3]["step"] == 2
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.session_id == env.session_id and copy.step(SCROLL)[3]["step"] == 3
+    env.close()
     assert all(s["sessions"] == 0 for s in pool.describe())
 
 

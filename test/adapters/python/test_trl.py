@@ -1,4 +1,4 @@
-"""webserv_trl.WebServToolEnv in TRL's environment_factory shape.
+"""webserv.trl.WebServToolEnv in TRL's environment_factory shape.
 
 TRL itself needs torch (GRPOTrainer imports it), which is not installed here
 (see requirements-test.txt), so this runs what TRL runs on the class without
@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 from transformers.utils import get_json_schema
 
-from webserv_trl import WebServToolEnv
+from webserv.trl import WebServToolEnv
 
 URL = os.environ["WEBSERV_URL"]
 
@@ -83,3 +83,46 @@ def test_our_failures_never_yield_a_reward():
         environment.click(id=2)
     assert environment.get_reward() is None
     environment._close()
+
+
+def test_the_model_can_be_shown_less_a_diff_or_a_budget_of_characters():
+    full = WebServToolEnv(URL)
+    prompt = full.reset(task="demo/add-note/1")
+    whole = full.type(id=1, text="milk")
+    full._close()
+    diff = WebServToolEnv(URL, observation="diff")
+    diff.reset(task="demo/add-note/1")
+    changed = diff.type(id=1, text="milk")
+    assert len(changed) < len(whole) and "milk" in changed
+    diff._close()
+    small = WebServToolEnv(URL, max_chars=120)
+    shown = small.reset(task="demo/add-note/1")
+    assert len(shown) == 120 and shown.startswith(prompt[:40]) and "more characters not shown" in shown
+    assert len(small.type(id=1, text="milk")) <= 120
+    small._close()
+    with pytest.raises(ValueError, match="max_chars"):
+        WebServToolEnv(URL, max_chars=10)
+
+
+def test_an_episode_exports_as_chat_messages_with_tool_calls():
+    environment = WebServToolEnv(URL)
+    row = {"task": "demo/add-note/1"}
+    assert rollout(environment, row, solve) == 1.0
+    chat = environment._chat().to_json()
+    environment._close()
+    messages = chat["messages"]
+    assert chat["reward"] == 1.0
+    assert [m["role"] for m in messages] == ["user"] + ["assistant", "tool"] * 3
+    calls = [m["tool_calls"][0] for m in messages if m["role"] == "assistant"]
+    assert [c["function"]["name"] for c in calls] == ["type", "click", "stop"]
+    assert json.loads(calls[2]["function"]["arguments"]) == {"answer": "added"}
+    results = [m for m in messages if m["role"] == "tool"]
+    assert [r["tool_call_id"] for r in results] == [c["id"] for c in calls]
+    assert results[-1]["content"].endswith("The episode is over.")
+    # Every call names a tool TRL offers, with arguments its schema accepts.
+    schemas = {name: get_json_schema(method)["function"]["parameters"]
+               for name, method in tools_of(environment).items()}
+    for call in calls:
+        parameters = schemas[call["function"]["name"]]
+        arguments = json.loads(call["function"]["arguments"])
+        assert set(parameters.get("required", [])) <= set(arguments) <= set(parameters["properties"])

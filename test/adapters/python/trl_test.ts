@@ -1,4 +1,4 @@
-// webserv_trl.WebServToolEnv in TRL's environment_factory shape, with
+// webserv.trl.WebServToolEnv in TRL's environment_factory shape, with
 // transformers' get_json_schema from PyPI (TRL's own tool-schema builder);
 // TRL's trainer needs torch, not installed (see test_trl.py).
 import { startServer } from "../../../adapters/http/server.ts";

@@ -21,7 +21,7 @@ Deno.test("example_episode.py ends with the final reward 1 when its scripted pol
   assertEquals(code, 0, stderr);
   assertStringIncludes(stdout, "batch: ['ok', 'ok']");
   const lines = stdout.trim().split("\n");
-  assertEquals(lines.at(-1), "1", stdout);
+  assertEquals(lines.at(-1), "1.0", stdout);
   assertEquals(server.sessions.live, 0);
 });
 
@@ -30,7 +30,7 @@ Deno.test("WebServEnv places a new session on the server with free capacity", as
   await using roomy = await startServer({ port: 0, maxSessions: 4 });
   await full.sessions.create({ site: "demo" });
   const script = `
-from webserv_client import WebServEnv, WebServError, place
+from webserv import WebServEnv, WebServError, place
 env = WebServEnv([${JSON.stringify(full.url)}, ${JSON.stringify(roomy.url)}], site="demo")
 obs, info = env.reset()
 print(env.client.url)
@@ -44,5 +44,9 @@ except WebServError as error:
 `;
   const { code, stdout, stderr } = await python(["-c", script]);
   assertEquals(code, 0, stderr);
-  assertEquals(stdout.trim().split("\n"), [roomy.url, "action_error 0 unknown-id", "refused 429"]);
+  assertEquals(stdout.trim().split("\n"), [
+    roomy.url,
+    "action_error 0.0 unknown-id",
+    "refused 429",
+  ]);
 });
