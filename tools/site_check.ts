@@ -255,6 +255,11 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
         runs: sum((t) => t.equivalents.runs),
         held: sum((t) => t.equivalents.held),
       },
+      // Each run guessed on its own first seed's data.
+      wordGuesses: {
+        runs: sum((t) => t.wordGuesses?.runs ?? 0),
+        won: sum((t) => t.wordGuesses?.won ?? 0),
+      },
       ...samples,
       ...solverMedians(samples),
       failures: all.flatMap((t) => t.failures),
