@@ -44,6 +44,7 @@ import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
 import { EnvError } from "./env_error.ts";
 import { bestEffort } from "./log.ts";
+import { readPageSignals } from "./page_signals.ts";
 import type { Observer } from "./observe/observer.ts";
 import type { ObserveOptions } from "./observe/observation.ts";
 import type { SettleResult } from "./settle/settler.ts";
@@ -307,11 +308,15 @@ export class Env implements AsyncDisposable {
           targetId: page.targetId,
         })).targetInfo.url
         : "";
+      // What the page says it is, for a verifier that judges the page shown, not its URL.
+      const signals = page ? await readPageSignals(page) : undefined;
       const answer = episode.actor.answer;
-      return await siteCall(
-        "verify the task",
-        () => task.verify(answer === undefined ? { url } : { answer, url }),
-      );
+      const outcome = {
+        url,
+        ...(answer === undefined ? {} : { answer }),
+        ...(signals ? { page: signals } : {}),
+      };
+      return await siteCall("verify the task", () => task.verify(outcome));
     });
   }
 

@@ -12,6 +12,38 @@ export interface EpisodeOutcome {
   answer?: string;
   /** The active tab's URL when the episode ended. */
   url: string;
+  /**
+   * What the final page says it is, as the application rendered it: a
+   * verifier judges the page shown rather than the text of its URL, which
+   * an application may read otherwise (`?p=192&error=404` is a 404).
+   * Absent when no page could be read.
+   */
+  page?: PageSignals;
+}
+
+/**
+ * What a page says it is, read from the document the application rendered
+ * (`engine/page_signals.ts`).
+ */
+export interface PageSignals {
+  /**
+   * The `<body>` element's `class` attribute: WordPress writes the object it
+   * rendered there (`single postid-192`, `error404`, `tag tag-winter`),
+   * Redmine the controller and action (`controller-issues action-show`).
+   */
+  bodyClass: string;
+  /**
+   * MediaWiki's page configuration (`RLCONF`: `wgPageName`, `wgArticleId`,
+   * `wgAction`, `wgRevisionId`, `wgCurRevisionId`…), its scalar entries;
+   * absent on a page that has none.
+   */
+  config?: Record<string, string | number | boolean | null>;
+  /**
+   * The HTTP status the document was served with (the navigation's
+   * `responseStatus`): a 404 or 500 page shows no page a task names,
+   * whatever its URL says. Absent when the browser does not report it.
+   */
+  status?: number;
 }
 
 /** A verifier's judgement of one episode. */

@@ -27,7 +27,12 @@ import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { Browser } from "../engine/browser/browser.ts";
 import { checkSite, formatReport, solverMedians } from "../fixtures/sites/kit/check.ts";
-import type { SiteReport, TemplateReport } from "../fixtures/sites/kit/check_types.ts";
+import type {
+  MutationReport,
+  SiteReport,
+  TemplateReport,
+} from "../fixtures/sites/kit/check_types.ts";
+import { mutationScore } from "../fixtures/sites/kit/mutations.ts";
 import { siteByName } from "../fixtures/sites/registry.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
@@ -250,6 +255,11 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
         runs: sum((t) => t.equivalents.runs),
         held: sum((t) => t.equivalents.held),
       },
+      // Each run guessed on its own first seed's data.
+      wordGuesses: {
+        runs: sum((t) => t.wordGuesses?.runs ?? 0),
+        won: sum((t) => t.wordGuesses?.won ?? 0),
+      },
       ...samples,
       ...solverMedians(samples),
       failures: all.flatMap((t) => t.failures),
@@ -267,8 +277,36 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
     seeds: parts.flatMap((part) => part.seeds),
     templates,
     isolation,
+    mutations: mergeMutations(parts.map((part) => part.mutations)),
     episodes,
     ok: parts.every((part) => part.ok),
+  };
+}
+
+/**
+ * The mutation checks of runs over disjoint seeds as one: a mutant killed in
+ * any run is killed; a survivor survives every run that it reached.
+ *
+ * @param parts each run's mutation check
+ * @returns the merged check
+ */
+function mergeMutations(parts: readonly MutationReport[]): MutationReport {
+  const ran = parts.filter((part) => part.reached > 0);
+  const survived = (ran[0]?.survived ?? []).filter((id) =>
+    ran.every((part) => part.survived.includes(id))
+  );
+  const reached = Math.max(0, ...parts.map((part) => part.reached));
+  const survivors = (ran[0]?.survivors ?? []).filter((line) =>
+    survived.some((id) => line.startsWith(`mutant ${id} `))
+  );
+  const killed = reached - survived.length;
+  return {
+    reached,
+    killed,
+    survived,
+    baseline: parts.flatMap((part) => part.baseline),
+    survivors,
+    score: mutationScore(killed, reached),
   };
 }
 
@@ -307,7 +345,10 @@ async function previousEntry(
   if (entry.templates.some((template) => !Array.isArray(template.solverSteps))) {
     throw refuse("was written before solver samples were kept");
   }
-  return { ...entry, episodes: [] };
+  // An entry written before the mutation check counts as a run that reached no mutant.
+  const mutations: MutationReport = entry.mutations ??
+    { reached: 0, killed: 0, survived: [], baseline: [], survivors: [], score: 100 };
+  return { ...entry, mutations, episodes: [] };
 }
 
 if (import.meta.main) {

@@ -137,8 +137,13 @@ const site: SiteModule = {
     );
     const draw = drawFor(`${NAME}/seed`, seed);
     const insert = db.prepare("INSERT OR IGNORE INTO entries (title, views) VALUES (?, ?)");
+    // A title holds a drawn number, never the row's id: a URL task's target must be found
+    // on the page, not built from the instruction's words (`kit/word_guess.ts`).
     for (let i = 0; i < 40; i++) {
-      insert.run(`${WORDS[draw(WORDS.length)]} ${KINDS[draw(KINDS.length)]} ${i + 1}`, draw(5000));
+      insert.run(
+        `${WORDS[draw(WORDS.length)]} ${KINDS[draw(KINDS.length)]} ${100 + draw(900)}`,
+        draw(5000),
+      );
     }
   },
   app(db) {
