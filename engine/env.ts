@@ -186,6 +186,11 @@ export class Env implements AsyncDisposable {
     return this.#task;
   }
 
+  /** The steps taken in the current episode, failed ones included (a fork's count its parent's). */
+  get steps(): number {
+    return this.#episode?.steps ?? 0;
+  }
+
   /** The agent's answer once it took `stop`. */
   get answer(): string | undefined {
     return this.#episode?.actor.answer;

@@ -155,6 +155,12 @@ export interface SessionCreated {
 }
 
 /** A group of sessions. */
+/** The forks of a session (`POST /v1/sessions/{id}/fork`). */
+export interface ForkCreated {
+  /** The new sessions, each with its first observation and lease. */
+  sessions: SessionCreated[];
+}
+
 export interface GroupCreated {
   /** The group id. */
   group: string;
