@@ -12,10 +12,16 @@
  *
  * @module
  */
-import type { Protocol } from "devtools-protocol";
+import type { CdpCommandMap } from "./cdp/protocol.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
+
+/** A cookie as `Storage.getCookies` reports it. */
+type Cookie = CdpCommandMap["Storage.getCookies"]["returnType"]["cookies"][number];
+
+/** A cookie as `Storage.setCookies` takes it. */
+type CookieParam = CdpCommandMap["Storage.setCookies"]["paramsType"][0]["cookies"][number];
 
 /** A form field whose value differs from the one its page loaded with. */
 export interface TypedField {
@@ -46,7 +52,7 @@ export interface PageState {
 /** A live episode's browser state, as a fork starts from it. */
 export interface BrowserState extends PageState {
   /** The context's cookies. */
-  cookies: Protocol.Network.Cookie[];
+  cookies: Cookie[];
 }
 
 /** Runs in the page's main world; returns a {@linkcode PageState}. */
@@ -150,10 +156,10 @@ export function moveBrowserState(state: BrowserState, from: string, to: string):
 export async function restoreCookies(
   browser: Browser,
   context: BrowserContext,
-  cookies: readonly Protocol.Network.Cookie[],
+  cookies: readonly Cookie[],
 ): Promise<void> {
   if (cookies.length === 0) return;
-  const params: Protocol.Network.CookieParam[] = cookies.map((cookie) => {
+  const params: CookieParam[] = cookies.map((cookie) => {
     const hostOnly = !cookie.domain.startsWith(".");
     const scheme = cookie.secure ? "https" : "http";
     return {
@@ -191,7 +197,9 @@ export async function prepareStorage(page: Page, state: PageState): Promise<stri
   const source = `(() => {
     if (window !== window.top || location.origin !== ${JSON.stringify(origin)}) return;
     for (const [k, v] of Object.entries(${JSON.stringify(state.local)})) localStorage.setItem(k, v);
-    for (const [k, v] of Object.entries(${JSON.stringify(state.session)})) sessionStorage.setItem(k, v);
+    for (const [k, v] of Object.entries(${
+    JSON.stringify(state.session)
+  })) sessionStorage.setItem(k, v);
   })()`;
   const { identifier } = await page.session.send("Page.addScriptToEvaluateOnNewDocument", {
     source,
@@ -241,7 +249,9 @@ async function evaluate<T>(page: Page, expression: string): Promise<T> {
   });
   if (exceptionDetails) {
     throw new Error(
-      `Cannot read the page's state: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
+      `Cannot read the page's state: ${
+        exceptionDetails.exception?.description ?? exceptionDetails.text
+      }`,
     );
   }
   return result.value as T;

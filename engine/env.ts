@@ -49,11 +49,11 @@ import type { ObserveOptions } from "./observe/observation.ts";
 import type { SettleResult } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
 import type {
+  EnvBranch,
   EnvCallOptions,
   EnvObservation,
   EnvObserveOptions,
   EnvOptions,
-  EnvBranch,
   EnvSettleOptions,
   EnvSite,
   ForkOptions,

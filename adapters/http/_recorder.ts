@@ -117,7 +117,10 @@ export class Recorder {
         if (event["episode"] !== parent.episode || event.type === "end") continue;
         const { v: _v, t: _t, session: _session, ...rest } = event;
         const copied = rest as TrajectoryEvent;
-        await log.append(fork, copied.type === "start" ? { ...copied, forked_from: parent.id } : copied);
+        await log.append(
+          fork,
+          copied.type === "start" ? { ...copied, forked_from: parent.id } : copied,
+        );
       }
     } catch (error) {
       logFailure("copy the trajectory to a fork", error);

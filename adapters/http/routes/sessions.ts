@@ -141,7 +141,10 @@ const fork = createRoute({
     params: SessionId,
     body: { content: { "application/json": { schema: ForkRequest } }, required: true },
   },
-  responses: { 201: json(ForkCreated, "The forks, each with its observation and lease"), ...ERRORS },
+  responses: {
+    201: json(ForkCreated, "The forks, each with its observation and lease"),
+    ...ERRORS,
+  },
 });
 
 /**
