@@ -134,7 +134,9 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
       }
-      await settler.settle(page, { signal });
+      // Typed fields are put back once the page's own scripts ran; what their
+      // input events start is settled below.
+      if (restore.state.fields.length > 0) await settler.settle(page, { signal });
       await restorePage(page, restore.state);
     } else {
       await open(page, startUrl, timeoutMs);
