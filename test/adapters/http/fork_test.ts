@@ -85,7 +85,7 @@ Deno.test("POST /v1/sessions/{id}/fork: forks carry the typed note and earn by w
   }
 });
 
-Deno.test("POST /v1/sessions/{id}/fork refuses n out of 1..16 (400), past the free capacity (429), and an unknown session (404)", async () => {
+Deno.test("POST /v1/sessions/{id}/fork refuses n out of 1..16 (400), past the free capacity (429), an unknown session (404) and an ended episode (409)", async () => {
   await using server = await startServer({ port: 0, maxSessions: 3 });
   // No retries: a 429 is what this test looks at.
   const client = new WebServClient(server.url, { retries: 0 });
@@ -109,4 +109,10 @@ Deno.test("POST /v1/sessions/{id}/fork refuses n out of 1..16 (400), past the fr
   assertEquals((await client.health()).live, 3);
   const again = await assertRejects(() => client.fork(parent.id, 1), WebServError);
   assertEquals(again.status, 429);
+  // An episode that ended has nothing left to branch: reset first.
+  await client.close(sessions[0]!.id);
+  const stopped = await client.step(parent.id, { action: "stop", answer: "" });
+  assertEquals(stopped.done, true);
+  const ended = await assertRejects(() => client.fork(parent.id, 1), WebServError);
+  assertEquals([ended.status, ended.code], [409, "episode-ended"]);
 });
