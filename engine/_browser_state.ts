@@ -57,14 +57,16 @@ export interface BrowserState extends PageState {
 
 /** Runs in the page's main world; returns a {@linkcode PageState}. */
 const CAPTURE = `(() => {
-  const entries = (storage) => {
+  // Reading the property itself throws where storage is refused (data: and opaque origins).
+  const entries = (get) => {
     const out = {};
     try {
+      const storage = get();
       for (let i = 0; i < storage.length; i++) {
         const key = storage.key(i);
         if (key !== null) out[key] = storage.getItem(key) ?? "";
       }
-    } catch { /* storage refused (opaque origin) */ }
+    } catch { /* storage refused: nothing to carry */ }
     return out;
   };
   const pathOf = (el) => {
@@ -93,8 +95,8 @@ const CAPTURE = `(() => {
   }
   return {
     url: location.href,
-    local: entries(localStorage),
-    session: entries(sessionStorage),
+    local: entries(() => localStorage),
+    session: entries(() => sessionStorage),
     scroll: { x: scrollX, y: scrollY },
     fields,
   };

@@ -311,6 +311,7 @@ export class Env implements AsyncDisposable {
    * @returns the forks, each settled on the parent's page
    * @throws {RangeError} when `k` is not an integer from 1 to 16
    * @throws {TypeError} when the env has a site and no `branch` was given
+   * @throws {ActionError} `not-allowed` while a dialog is open (answer it first)
    * @throws {EnvError} when the browser, a site copy or the deadline fails
    *   it; no fork is left open and every branch made is released
    */
@@ -325,6 +326,10 @@ export class Env implements AsyncDisposable {
     }
     return await this.#run("fork the env", rest, async (signal) => {
       const episode = this.#live();
+      // A page behind a dialog runs no script: its state cannot be read.
+      if (episode.actor.dialog) {
+        throw new ActionError("not-allowed", "Cannot fork: a dialog is open; answer it first");
+      }
       const state = await captureBrowserState(
         this.#browser,
         episode.context,

@@ -3,7 +3,7 @@
 // to each fork, and neither leaks back to the parent nor across forks.
 import { assertEquals, assertNotEquals, assertRejects } from "@std/assert";
 import type { DatabaseSync } from "node:sqlite";
-import { Browser, Env } from "../../mod.ts";
+import { ActionError, Browser, Env } from "../../mod.ts";
 import { FixtureSandbox } from "../../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import type { Instance, Site } from "../../sandboxes/types.ts";
@@ -141,4 +141,19 @@ Deno.test("Env.fork() refuses a bad k and a site with no branch, and releases co
   assertEquals(released.length, 2, "both copies made before the failure are released");
   // The parent goes on.
   assertEquals((await env.observe()).url.startsWith(parentSite.origin), true);
+});
+
+Deno.test("Env.fork() refuses while a dialog is open, and forks once it is answered", async () => {
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, {
+    startUrl: "data:text/html,<button onclick=\"confirm('Sure?')\">Ask</button>",
+  });
+  const ask = (await env.observe()).elements.find((e) => e.name === "Ask")!;
+  await env.step({ action: "click", id: ask.id });
+  const refused = await assertRejects(() => env.fork(1), ActionError);
+  assertEquals(refused.code, "not-allowed");
+  await env.step({ action: "dialog", accept: true });
+  const [fork] = await env.fork(1);
+  assertEquals([fork!.steps, env.steps], [2, 2]);
+  await fork!.close();
 });
