@@ -37,6 +37,7 @@
 // Env, its options and results
 export { Env } from "./engine/env.ts";
 export type {
+  EnvBranch,
   EnvCallOptions,
   EnvObservation,
   EnvOptions,

@@ -26,6 +26,10 @@
  * the report's other rows); BENCH_SHARED_IMAGE_APP and BENCH_SHARED_PREFIX
  * name the shared runtime's image and instance prefix.
  *
+ * Fork latency instead (`bench/_sandbox_fork.ts`, results in
+ * `bench/results/sandbox_fork.{md,json}`): BENCH_FORK=1 times `env.fork(k)`
+ * for k = 1, 4, 16 on the fixture backend beside a fresh env and a reset.
+ *
  * @module
  */
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
@@ -39,6 +43,7 @@ import { DockerClient } from "../sandboxes/docker/client.ts";
 import largeSite from "../fixtures/sites/demo/large.ts";
 import smallSite from "../fixtures/sites/demo/mod.ts";
 import { benchApps } from "./_sandbox_apps.ts";
+import { benchFork } from "./_sandbox_fork.ts";
 import {
   command,
   duBytes,
@@ -462,7 +467,10 @@ function markdown(results: Result[], meta: Record<string, unknown>): string {
   return lines.join("\n");
 }
 
-if (import.meta.main && APPS) {
+if (import.meta.main && Deno.env.get("BENCH_FORK")) {
+  await Deno.remove(fixtureDirectory, { recursive: true });
+  console.log(await benchFork());
+} else if (import.meta.main && APPS) {
   await Deno.remove(fixtureDirectory, { recursive: true });
   await benchApps(APPS, {
     launches: Number(Deno.env.get("BENCH_LAUNCHES") ?? 5),

@@ -20,6 +20,10 @@
  * "16"; BENCH_STEPS default 10; BENCH_SPARES default 4) and merges its rows
  * into the same result files, leaving the fixture rows as they are.
  *
+ * `BENCH_SERVER_FORK=1` measures `POST /v1/sessions/{id}/fork` for n = 1, 4,
+ * 16 beside a create and a reset instead (`bench/_server_fork.ts`, results
+ * in `bench/results/server_fork.{md,json}`).
+ *
  * @module
  */
 import process from "node:process";
@@ -30,6 +34,7 @@ import demoSite from "../fixtures/sites/demo/mod.ts";
 import { startServer } from "../adapters/http/server.ts";
 import { WebServClient } from "../adapters/client/mod.ts";
 import type { ClientJob, ClientResult } from "./_server_client.ts";
+import { benchServerFork } from "./_server_fork.ts";
 import {
   type AppRow,
   mergeAppRows,
@@ -263,6 +268,11 @@ async function runChild(mode: Row["mode"], n: number): Promise<Row> {
   const last = new TextDecoder().decode(output.stdout).trim().split("\n").at(-1) ?? "";
   if (!output.success) throw new Error(`the run exited with ${output.code}: ${last}`);
   return JSON.parse(last) as Row;
+}
+
+if (Deno.env.get("BENCH_SERVER_FORK")) {
+  console.log(await benchServerFork());
+  Deno.exit(0);
 }
 
 if (Deno.args[0] === "--one") {

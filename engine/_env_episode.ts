@@ -21,6 +21,12 @@ import type { EnvTask } from "./task.ts";
 import type { EnvOptions } from "./env_types.ts";
 import { siteCall } from "./_env_failures.ts";
 import { startUrlOf } from "./_env_options.ts";
+import {
+  type BrowserState,
+  prepareStorage,
+  restoreCookies,
+  restorePage,
+} from "./_browser_state.ts";
 
 /** One episode of an env: its context and the parts that observe and act on it. */
 export interface Episode {
@@ -63,6 +69,21 @@ export interface EpisodeStart {
    * that an env closed from then on finds it and closes its context.
    */
   adopt(episode: Episode): void;
+  /**
+   * A fork's start: the parent's browser state (on this env's origin), its
+   * step count and start time, instead of `task.begin()` and the start URL.
+   */
+  restore?: EpisodeRestore;
+}
+
+/** Where a fork's first episode starts: the parent's episode at the fork. */
+export interface EpisodeRestore {
+  /** The parent's browser state, moved to the fork's origin. */
+  state: BrowserState;
+  /** The parent's step count. */
+  steps: number;
+  /** When the parent's episode started (`performance.now()`). */
+  startedAt: number;
 }
 
 /**
@@ -75,8 +96,9 @@ export interface EpisodeStart {
  * @throws {EnvError} when the task, the site, the browser or the signal fails it
  */
 export async function startEpisode(browser: Browser, start: EpisodeStart): Promise<void> {
-  const { options, task, timeoutMs, signal } = start;
-  if (task?.begin) await siteCall("begin the task", () => task.begin!());
+  const { options, task, timeoutMs, signal, restore } = start;
+  // A fork's task carries the parent's mark: its episode began there.
+  if (task?.begin && !restore) await siteCall("begin the task", () => task.begin!());
   const site = options.site;
   const startUrl = startUrlOf(options, task);
   const onlyOrigins = options.onlyOrigins ?? (site ? [site.origin] : undefined);
@@ -104,8 +126,21 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       ...(allowUrl ? { allowUrl } : {}),
       ...(options.uploadDir !== undefined ? { uploadDir: options.uploadDir } : {}),
     });
+    if (restore) await restoreCookies(browser, context, restore.state.cookies);
     const page = await context.newPage();
-    await open(page, startUrl, timeoutMs);
+    if (restore) {
+      const script = await prepareStorage(page, restore.state);
+      await open(page, restore.state.url, timeoutMs);
+      if (script !== undefined) {
+        await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
+      }
+      // Typed fields are put back once the page's own scripts ran; what their
+      // input events start is settled below.
+      if (restore.state.fields.length > 0) await settler.settle(page, { signal });
+      await restorePage(page, restore.state);
+    } else {
+      await open(page, startUrl, timeoutMs);
+    }
     await settler.settle(page, { signal });
     signal.throwIfAborted();
     start.adopt({
@@ -115,8 +150,8 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       observer,
       actor,
       last: undefined,
-      steps: 0,
-      startedAt: performance.now(),
+      steps: restore?.steps ?? 0,
+      startedAt: restore?.startedAt ?? performance.now(),
     });
   } catch (error) {
     await closeContext(context);

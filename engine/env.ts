@@ -43,19 +43,21 @@ import { checkViewport, networkPolicy } from "./browser/_context_options.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
 import { EnvError } from "./env_error.ts";
-import { bestEffort } from "./log.ts";
+import { bestEffort, logFailure } from "./log.ts";
 import { readPageSignals } from "./page_signals.ts";
 import type { Observer } from "./observe/observer.ts";
 import type { ObserveOptions } from "./observe/observation.ts";
 import type { SettleResult } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
 import type {
+  EnvBranch,
   EnvCallOptions,
   EnvObservation,
   EnvObserveOptions,
   EnvOptions,
   EnvSettleOptions,
   EnvSite,
+  ForkOptions,
   ResetOptions,
   StepResult,
 } from "./env_types.ts";
@@ -63,6 +65,7 @@ import {
   activePage,
   closeContext,
   type Episode,
+  type EpisodeRestore,
   liveEpisode,
   noEpisode,
   startEpisode,
@@ -72,6 +75,10 @@ import { envFailure, siteCall, SiteFailure } from "./_env_failures.ts";
 import { call, positive, startUrlOf } from "./_env_options.ts";
 import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
+import { captureBrowserState, moveBrowserState } from "./_browser_state.ts";
+
+/** The most forks one call makes. */
+export const MAX_FORKS = 16;
 
 /** The default deadline of every operation. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -180,6 +187,11 @@ export class Env implements AsyncDisposable {
     return this.#task;
   }
 
+  /** The steps taken in the current episode, failed ones included (a fork's count its parent's). */
+  get steps(): number {
+    return this.#episode?.steps ?? 0;
+  }
+
   /** The agent's answer once it took `stop`. */
   get answer(): string | undefined {
     return this.#episode?.actor.answer;
@@ -284,6 +296,95 @@ export class Env implements AsyncDisposable {
         throw mapped;
       }
     }, false);
+  }
+
+  /**
+   * Copies the live episode `k` ways: each fork is a new env on a copy of
+   * the site (made by `options.branch`) and of the browser state (the
+   * active tab's URL and scroll position, the cookies, the origin's local
+   * and session storage, typed-but-unsubmitted form fields), on the same
+   * task, with the parent's step count and episode clock. The parent waits
+   * while it is copied, and goes on unchanged. A fork's `reset()` starts the
+   * task over, like any env's; closing it leaves its site to the caller.
+   *
+   * @param k how many forks, 1 to {@linkcode MAX_FORKS}
+   * @param options the site's copier, the deadline and signal
+   * @returns the forks, each settled on the parent's page
+   * @throws {RangeError} when `k` is not an integer from 1 to 16
+   * @throws {TypeError} when the env has a site and no `branch` was given
+   * @throws {ActionError} `not-allowed` while a dialog is open (answer it first)
+   * @throws {EnvError} when the browser, a site copy or the deadline fails
+   *   it; no fork is left open and every branch made is released
+   */
+  async fork(k: number, options: ForkOptions = {}): Promise<Env[]> {
+    if (!Number.isInteger(k) || k < 1 || k > MAX_FORKS) {
+      throw new RangeError(`Cannot fork: k must be an integer from 1 to ${MAX_FORKS}, got ${k}`);
+    }
+    const { branch, ...rest } = options;
+    const site = this.site;
+    if (site && !branch) {
+      throw new TypeError("Cannot fork: the env has a site; pass branch to copy it");
+    }
+    return await this.#run("fork the env", rest, async (signal) => {
+      const episode = this.#live();
+      // A page behind a dialog runs no script: its state cannot be read.
+      if (episode.actor.dialog) {
+        throw new ActionError("not-allowed", "Cannot fork: a dialog is open; answer it first");
+      }
+      const state = await captureBrowserState(
+        this.#browser,
+        episode.context,
+        activePage(episode),
+      );
+      const branches: EnvBranch[] = [];
+      const forks: Env[] = [];
+      try {
+        for (let i = 0; i < k; i++) {
+          branches.push(branch ? await siteCall("copy the site", branch) : {});
+        }
+        const made = await Promise.allSettled(branches.map((b) => {
+          const forkSite = b.site;
+          const moved = site && forkSite
+            ? moveBrowserState(state, site.origin, forkSite.origin)
+            : state;
+          return this.#forkOne(b, {
+            state: moved,
+            steps: episode.steps,
+            startedAt: episode.startedAt,
+          }, signal);
+        }));
+        for (const result of made) if (result.status === "fulfilled") forks.push(result.value);
+        const failed = made.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
+        return forks;
+      } catch (error) {
+        await Promise.all(forks.map((f) => f.close()));
+        await Promise.all(
+          branches.map((b) =>
+            b.release?.().catch((cause: unknown) => logFailure("release a fork's site", cause))
+          ),
+        );
+        throw error;
+      }
+    });
+  }
+
+  /** One fork: a new env on the branch, started from the parent's episode. */
+  async #forkOne(branch: EnvBranch, restore: EpisodeRestore, signal: AbortSignal): Promise<Env> {
+    const { signal: _created, ...options } = this.#options;
+    const env = new Env(this.#browser, {
+      ...options,
+      ...(branch.site ? { site: branch.site } : {}),
+      ...(branch.task ? { task: branch.task } : {}),
+    });
+    try {
+      signal.throwIfAborted();
+      await env.#run("start the fork", { signal }, (inner) => env.#start(inner, restore), false);
+    } catch (error) {
+      await env.close();
+      throw error;
+    }
+    return env;
   }
 
   /**
@@ -443,12 +544,13 @@ export class Env implements AsyncDisposable {
   }
 
   /** Starts an episode, which becomes the env's as soon as it is ready: see {@linkcode startEpisode}. */
-  #start(signal: AbortSignal): Promise<void> {
+  #start(signal: AbortSignal, restore?: EpisodeRestore): Promise<void> {
     return startEpisode(this.#browser, {
       options: this.#options,
       task: this.#task,
       timeoutMs: this.#timeoutMs,
       signal,
+      ...(restore ? { restore } : {}),
       adopt: (episode) => {
         this.#episode = episode;
       },

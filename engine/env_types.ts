@@ -56,6 +56,29 @@ export interface ResetOptions extends EnvCallOptions {
   task?: EnvTask;
 }
 
+/** What one fork of an env runs on: a copy of the site and the task bound to it. */
+export interface EnvBranch {
+  /** The copy of the parent's site, taken at the fork (see `Instance.fork()`). */
+  site?: EnvSite;
+  /**
+   * The task bound to the copy, carrying the parent's episode start (its
+   * mark): the fork's first episode does not begin the task again.
+   */
+  task?: EnvTask;
+  /** Lets go of the copy when the fork could not be made; the caller owns it otherwise. */
+  release?(): Promise<void>;
+}
+
+/** Options of {@linkcode Env.fork}. */
+export interface ForkOptions extends EnvCallOptions {
+  /**
+   * Copies the site for one fork, called once per fork while the parent
+   * waits, after its browser state was captured. Needed when the env has a
+   * site: the engine cannot copy a site, only the sandbox behind it can.
+   */
+  branch?: () => Promise<EnvBranch>;
+}
+
 /** Options of {@linkcode Env.settle}. */
 export interface EnvSettleOptions
   extends EnvCallOptions, Pick<SettleOptions, "capMs" | "quietMs" | "since"> {}

@@ -24,6 +24,7 @@
 // Env
 export { Env } from "./env.ts";
 export type {
+  EnvBranch,
   EnvCallOptions,
   EnvObservation,
   EnvObserveOptions,
@@ -31,6 +32,7 @@ export type {
   EnvSettleOptions,
   EnvSite,
   EnvTab,
+  ForkOptions,
   ResetOptions,
   StepResult,
 } from "./env_types.ts";

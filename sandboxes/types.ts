@@ -85,6 +85,16 @@ export interface Instance extends AsyncDisposable {
    * @throws {InstanceGoneError} when it does not
    */
   check(): Promise<void>;
+  /**
+   * Makes a new instance on a copy of this one's live state (database and
+   * files), taken consistently at the call; its reset returns to the same
+   * seeded state as this one's. Writes to either never reach the other.
+   * Optional: a backend that cannot copy a running instance has none.
+   *
+   * @returns the copy, already serving at its own origin
+   * @throws {InstanceGoneError} when this instance died or was removed
+   */
+  fork?(): Promise<Instance>;
   /** Stops the instance and removes everything it left; safe to call twice. */
   destroy(): Promise<void>;
 }

@@ -18,6 +18,7 @@
 import type {
   Action,
   BatchResponse,
+  ForkCreated,
   GroupCreated,
   HealthBody,
   ListedTask,
@@ -156,6 +157,20 @@ export class WebServClient {
    */
   createGroup(spec: SessionSpec, n: number): Promise<GroupCreated> {
     return this.#json("POST", "/v1/groups", { ...spec, n });
+  }
+
+  /**
+   * Forks a live session: `n` new sessions on copies of its site and
+   * browser state at this moment, on the same task, with its step count.
+   *
+   * @param id the session
+   * @param n how many forks, 1 to 16
+   * @returns the forks, each with its first observation and lease
+   * @throws {WebServError} when the server refuses (429 past the free capacity, 409 after the
+   *   episode ended); {WebServNetworkError} when it cannot be reached
+   */
+  fork(id: string, n: number): Promise<ForkCreated> {
+    return this.#json("POST", `/v1/sessions/${encodeURIComponent(id)}/fork`, { n });
   }
 
   /**

@@ -154,6 +154,12 @@ export interface SessionCreated {
   group?: string | undefined;
 }
 
+/** The forks of a session (`POST /v1/sessions/{id}/fork`). */
+export interface ForkCreated {
+  /** The new sessions, each with its first observation and lease. */
+  sessions: SessionCreated[];
+}
+
 /** A group of sessions. */
 export interface GroupCreated {
   /** The group id. */

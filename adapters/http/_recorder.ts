@@ -100,6 +100,34 @@ export class Recorder {
   }
 
   /**
+   * Copies a parent's current episode, start and steps, to a fork's
+   * trajectory: the fork's file begins with the prefix it shares, its start
+   * line naming the parent (`forked_from`).
+   *
+   * @param parent the session forked, with its current episode
+   * @param fork the new session's id
+   */
+  async fork(parent: Pick<Session, "id" | "episode">, fork: string): Promise<void> {
+    const log = this.#log;
+    if (!log) return;
+    try {
+      await log.flush();
+      const events = await log.read(parent.id);
+      for (const event of events) {
+        if (event["episode"] !== parent.episode || event.type === "end") continue;
+        const { v: _v, t: _t, session: _session, ...rest } = event;
+        const copied = rest as TrajectoryEvent;
+        await log.append(
+          fork,
+          copied.type === "start" ? { ...copied, forked_from: parent.id } : copied,
+        );
+      }
+    } catch (error) {
+      logFailure("copy the trajectory to a fork", error);
+    }
+  }
+
+  /**
    * Records the end of a session.
    *
    * @param id the session

@@ -388,6 +388,23 @@ export function newEpisode(session: Session): void {
 }
 
 /**
+ * Gives a fork its parent's episode: the episode index, the step count, the
+ * phase and the recent history (the trajectory prefix the dashboard shows).
+ * Rewards of earlier episodes and cached retries stay the parent's.
+ *
+ * @param fork the new session, `opening`
+ * @param parent the session it was forked from
+ */
+export function forkedFrom(fork: Session, parent: Session): void {
+  const child = record(fork);
+  child.episode = parent.episode;
+  child.steps = parent.steps;
+  child.history = [...parent.history];
+  moveTo(child, "live");
+  if (parent.phase === "failed") moveTo(child, "failed");
+}
+
+/**
  * Closes a session's env and destroys its instance; failures are logged,
  * never thrown.
  *

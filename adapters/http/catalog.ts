@@ -33,6 +33,7 @@ import {
   type Split,
   splitOf,
   type StateDiff,
+  type StateSdk,
   type Task,
   taskId,
   TEST_SEED_START,
@@ -65,6 +66,15 @@ export interface JudgedOutcome {
 export interface ServedTask extends EnvTask {
   /** What the last `verify()` judged; absent before the first. */
   readonly judged: JudgedOutcome | undefined;
+  /**
+   * Binds the same task to a copy of the instance taken mid-episode,
+   * carrying what the episode's start recorded (the state mark); without
+   * it, a fork binds the task afresh.
+   *
+   * @param copy the fork's instance
+   * @returns the task on the copy
+   */
+  fork?(copy: Instance): Promise<ServedTask>;
 }
 
 /** What a session is placed on: a site and seed, and a task bound to the instance. */
@@ -372,14 +382,21 @@ function kitSource(site: SiteModule, workers: KitWorkers | undefined): Source {
           ...(judge ? { judge } : {}),
         });
         let judged: JudgedOutcome | undefined;
-        return {
+        const served: ServedTask & { sdk: StateSdk } = {
           id: bound.id,
           instruction: bound.instruction,
           startUrl: bound.startUrl,
+          sdk: bound.sdk,
           get judged() {
             return judged;
           },
           begin: () => bound.begin!(),
+          async fork(copy: Instance): Promise<ServedTask> {
+            const child = bind(copy) as ServedTask & { sdk: StateSdk };
+            // The fork's episode began with the parent's: it diffs against the same mark.
+            await bound.sdk.copyMark(child.sdk);
+            return child;
+          },
           async verify(outcome: EpisodeOutcome): Promise<Verdict> {
             const verdict = await bound.verify(outcome);
             const diff = bound.lastDiff;
@@ -392,6 +409,7 @@ function kitSource(site: SiteModule, workers: KitWorkers | undefined): Source {
             return verdict;
           },
         };
+        return served;
       };
       return { task: body, bind };
     },

@@ -239,6 +239,25 @@ export const GroupCreated = z.object({
 /** A group of sessions. */
 export type GroupCreated = z.infer<typeof GroupCreated>;
 
+/** The most forks one request makes (the engine's `MAX_FORKS`). */
+export const MAX_FORKS = 16;
+
+/** A fork request: how many copies of the live episode. */
+export const ForkRequest = z.object({
+  n: z.number().int().min(1).max(MAX_FORKS).openapi({
+    description: "How many forks, 1 to 16; more than the free session capacity is refused (429)",
+  }),
+}).strict().openapi("ForkRequest");
+/** A fork request. */
+export type ForkRequest = z.infer<typeof ForkRequest>;
+
+/** The forks of a session: new sessions on copies of its site and browser state. */
+export const ForkCreated = z.object({
+  sessions: z.array(SessionCreated),
+}).openapi("ForkCreated");
+/** The forks of a session. */
+export type ForkCreated = z.infer<typeof ForkCreated>;
+
 /**
  * An action, documented with the engine's schema (`ACTION_SCHEMA`, from the
  * one declaration in `engine/act/action.ts`). Any object passes here: the

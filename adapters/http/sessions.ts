@@ -25,6 +25,7 @@ import { logFailure } from "../../engine/log.ts";
 import type { Instance } from "../../sandboxes/mod.ts";
 import { HttpError } from "./http_error.ts";
 import type {
+  ForkCreated,
   GroupCreated,
   ListedTask,
   ObservationBody,
@@ -44,6 +45,7 @@ import { Recorder } from "./_recorder.ts";
 import {
   closed,
   enqueue,
+  forkedFrom,
   type HistoryEntry,
   hold,
   newEpisode,
@@ -62,6 +64,7 @@ import {
 import type { SessionManagerOptions } from "./_manager_options.ts";
 import { admit, storedAction, takeStep } from "./_step.ts";
 import { admission } from "./_admission.ts";
+import { forkRuntimes } from "./_fork.ts";
 
 export { observationBody } from "./_bodies.ts";
 
@@ -170,6 +173,64 @@ export class SessionManager implements AsyncDisposable {
         throw failed.reason;
       }
       return { group, sessions: opened };
+    } finally {
+      this.#pending -= n;
+    }
+  }
+
+  /**
+   * Forks a session: `n` new sessions, each on a copy of its site and
+   * browser state at this moment, on the same task and seed, with its step
+   * count and trajectory prefix. The parent goes on unchanged.
+   *
+   * @param id the session
+   * @param n how many forks, 1 to 16
+   * @returns the forks, each with its first observation and lease
+   * @throws {HttpError} 404 unknown, 410 expired, 409 after the episode
+   *   ended or when the backend cannot fork, 429 past the free capacity,
+   *   503 when a copy or the browser fails
+   */
+  async fork(id: string, n: number): Promise<ForkCreated> {
+    const parent = this.#get(id);
+    if (this.#closing) throw new HttpError(503, "shutting-down", "The server is shutting down");
+    if (this.live + n > this.max) {
+      throw new HttpError(
+        429,
+        "capacity",
+        `Cannot fork ${n} session(s): ${this.live} of ${this.max} are live`,
+        { "Retry-After": "5" },
+      );
+    }
+    this.#pending += n;
+    try {
+      const runtimes = await enqueue(parent, () => forkRuntimes(parent, n, this.#timeout()));
+      let observations: EnvObservation[];
+      try {
+        observations = await Promise.all(runtimes.map((r) => envCall(() => r.env.observe())));
+        if (this.#closing) {
+          throw new HttpError(503, "shutting-down", "The server is shutting down");
+        }
+      } catch (error) {
+        await Promise.all(runtimes.map((r) => tearDown(r)));
+        throw error;
+      }
+      const sessions: SessionCreated[] = [];
+      for (const [i, runtime] of runtimes.entries()) {
+        const session = newSession({
+          group: undefined,
+          spec: parent.spec,
+          placement: parent.placement,
+          browser: parent.browser,
+          ...runtime,
+        });
+        forkedFrom(session, parent);
+        const observation = observations[i]!;
+        this.#sessions.set(session.id, session);
+        this.#options.metrics.created();
+        await this.#recorder.fork(parent, session.id);
+        sessions.push(await this.#started(session, observation, "created", false));
+      }
+      return { sessions };
     } finally {
       this.#pending -= n;
     }
@@ -388,9 +449,11 @@ export class SessionManager implements AsyncDisposable {
     session: Session,
     observation: EnvObservation,
     type: "created" | "reset",
+    record = true,
   ): Promise<SessionCreated> {
     observed(session, observation);
-    await this.#recorder.start(session, observation);
+    // A fork's trajectory starts with its parent's episode, copied.
+    if (record) await this.#recorder.start(session, observation);
     const lease = this.#expiry.lease(session);
     const body = createdBody(session, observation, lease);
     this.#events.emit({

@@ -1,6 +1,6 @@
 /**
  * The session API: open, list, read, close, step, observe, screenshot,
- * reset and verify a session (`/v1/sessions…`). Each handler hands its
+ * reset, verify and fork a session (`/v1/sessions…`). Each handler hands its
  * validated input to the `SessionManager` and shapes its answer; the
  * session's lifecycle lives there, not here.
  *
@@ -9,6 +9,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { HttpError } from "../http_error.ts";
 import {
+  ForkCreated,
+  ForkRequest,
   ObservationBody,
   ObservationMode,
   ResetRequest,
@@ -127,6 +129,24 @@ const verify = createRoute({
   responses: { 200: json(VerdictBody, "The verdict"), ...ERRORS },
 });
 
+const fork = createRoute({
+  method: "post",
+  path: "/v1/sessions/{id}/fork",
+  summary: "Fork a live episode into n sessions",
+  description: "Each fork runs on a copy of the session's site state (database and files) and " +
+    "browser state (URL, cookies, storage, scroll, typed fields) at this moment, on the same " +
+    "task and seed, with its step count and trajectory prefix; writes never cross between them. " +
+    "A fork's reset returns it to the task's start.",
+  request: {
+    params: SessionId,
+    body: { content: { "application/json": { schema: ForkRequest } }, required: true },
+  },
+  responses: {
+    201: json(ForkCreated, "The forks, each with its observation and lease"),
+    ...ERRORS,
+  },
+});
+
 /**
  * Declares the session API on the app.
  *
@@ -164,6 +184,10 @@ export function sessionRoutes(app: OpenAPIHono, { sessions }: Pick<RouteDeps, "s
     return c.json(await sessions.reset(c.req.valid("param").id, request), 200);
   });
   app.openapi(verify, async (c) => c.json(await sessions.verify(c.req.valid("param").id), 200));
+  app.openapi(fork, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await sessions.fork(id, c.req.valid("json").n), 201);
+  });
 }
 
 /**

@@ -13,6 +13,7 @@ const checks: true[] = [
   true as Same<client.ObservationBody, z.infer<typeof server.ObservationBody>>,
   true as Same<client.SessionCreated, z.infer<typeof server.SessionCreated>>,
   true as Same<client.GroupCreated, z.infer<typeof server.GroupCreated>>,
+  true as Same<client.ForkCreated, z.infer<typeof server.ForkCreated>>,
   true as Same<client.StepResponse, z.infer<typeof server.StepResponse>>,
   true as Same<client.ResetRequest, z.infer<typeof server.ResetRequest>>,
   true as Same<client.SessionState, z.infer<typeof server.SessionState>>,

@@ -1,0 +1,154 @@
+/**
+ * Fork latency on the fixture backend (`BENCH_FORK=1 deno task
+ * bench:sandbox`, results in `bench/results/sandbox_fork.{md,json}`): in one
+ * run, on the shop (a recreated site of realistic size) mid-episode in its
+ * add-to-cart task, a fresh env (instance + bound task + context, loaded), a
+ * reset, and `env.fork(k)` for k = 1, 4, 16 (site copies, the task's mark
+ * carried, the browser state restored in each fork, loaded and settled).
+ * Beside them, the instance alone: `Instance.fork()` against
+ * `Sandbox.create()` and `Instance.reset()`.
+ *
+ * Environment: BENCH_FORK_RUNS (samples per row, default 10).
+ *
+ * @module
+ */
+import { Browser, Env } from "../mod.ts";
+import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
+import { Gateway } from "../sandboxes/gateway.ts";
+import type { Instance } from "../sandboxes/types.ts";
+import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
+import { machine, progress, type Stats, stats } from "./_sandbox_common.ts";
+
+const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
+const FORKS = [1, 4, 16] as const;
+
+/** One row of the report: what was timed and its latency. */
+interface Row {
+  /** What was timed. */
+  what: string;
+  /** Milliseconds. */
+  ms: Stats;
+}
+
+/** Times `fn` `RUNS` times, in milliseconds; `after` (untimed) cleans up each run. */
+async function time<T>(
+  what: string,
+  fn: () => Promise<T>,
+  after: (value: T) => Promise<void>,
+): Promise<Row> {
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    const value = await fn();
+    samples.push(performance.now() - started);
+    await after(value);
+  }
+  const ms = stats(samples);
+  progress(`${what}: p50 ${ms.p50} ms, p95 ${ms.p95} ms`);
+  return { what, ms };
+}
+
+/**
+ * Measures fork latency beside create and reset, and writes the report.
+ *
+ * @returns the report's markdown
+ */
+export async function benchFork(): Promise<string> {
+  const shop = siteByName("shop");
+  const task = generateTask(shop, "add-to-cart", 3);
+  const template = shop.templates.find((t) => t.id === "add-to-cart")!;
+  await using browser = await Browser.launch();
+  await using gateway = new Gateway();
+  await using sandbox = new FixtureSandbox(shop, { gateway });
+  const bind = (instance: Instance) =>
+    bindTask(task, shop, instance.state!, { origin: instance.origin });
+  const open = async () => {
+    const instance = await sandbox.create({ seed: 3 });
+    const env = await Env.create(browser, { site: instance, task: bind(instance) });
+    return { instance, env };
+  };
+  const drop = async ({ instance, env }: { instance: Instance; env: Env }) => {
+    await env.close();
+    await instance.destroy();
+  };
+  // Warm: the seed's template, the browser.
+  await drop(await open());
+
+  const rows: Row[] = [];
+  rows.push(
+    await time("instance: Sandbox.create()", () => sandbox.create({ seed: 3 }), (i) => i.destroy()),
+  );
+  const parent = await open();
+  // The parent mid-episode: the solver up to its `stop`.
+  await template.solve(
+    new Proxy(parent.env, {
+      get(target, property) {
+        if (property === "step") {
+          return (action: { action: string }) =>
+            action.action === "stop" ? Promise.resolve() : target.step(action);
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }),
+    task,
+  );
+  rows.push(
+    await time("instance: Instance.fork()", () => parent.instance.fork!(), (i) => i.destroy()),
+  );
+  rows.push(await time("env: create (instance, task, context, start page)", open, drop));
+  const resetting = await open();
+  rows.push(await time("env: reset", () => resetting.env.reset(), () => Promise.resolve()));
+  await drop(resetting);
+  const bound = bind(parent.instance);
+  await bound.sdk.mark();
+  for (const k of FORKS) {
+    const copies: Instance[] = [];
+    rows.push(
+      await time(`env: fork(${k})`, () =>
+        parent.env.fork(k, {
+          branch: async () => {
+            const copy = await parent.instance.fork!();
+            const forked = bind(copy);
+            await bound.sdk.copyMark(forked.sdk);
+            copies.push(copy);
+            return { site: copy, task: forked, release: () => copy.destroy() };
+          },
+        }), async (forks) => {
+        await Promise.all(forks.map((f) => f.close()));
+        await Promise.all(copies.splice(0).map((c) => c.destroy()));
+      }),
+    );
+  }
+  await drop(parent);
+
+  const meta = { date: new Date().toISOString(), machine: machine(), runs: RUNS, site: "shop" };
+  const reset = rows.find((r) => r.what === "env: reset")!.ms.p50;
+  const lines = [
+    "# Fork latency (fixture backend)",
+    "",
+    `${meta.date} · ${meta.machine} · ${RUNS} samples per row · the shop, mid-episode in add-to-cart`,
+    "",
+    "| what | p50 ms | p95 ms | p50 ÷ env reset |",
+    "| --- | ---: | ---: | ---: |",
+    ...rows.map((r) =>
+      `| ${r.what} | ${r.ms.p50} | ${r.ms.p95} | ${
+        r.what.startsWith("env:") ? (r.ms.p50 / reset).toFixed(2) : ""
+      } |`
+    ),
+    "",
+    "`env: fork(k)` is the whole fork of k: the parent's browser state read, k site copies",
+    "(the live SQLite file, copied in one turn of the event loop), the task's mark carried to",
+    "each, and k contexts restored (cookies, storage, the page loaded, typed fields and scroll",
+    "put back, settled). Storage per fork is one database file, as for a new env.",
+    "",
+  ];
+  const markdown = lines.join("\n");
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    new URL("./results/sandbox_fork.json", import.meta.url),
+    JSON.stringify({ meta, rows }, null, 2) + "\n",
+  );
+  await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
+  return markdown;
+}
