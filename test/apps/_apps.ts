@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { assert, assertEquals, assertNotEquals } from "@std/assert";
+import { assertEquals, assertNotEquals } from "@std/assert";
 import { Browser } from "../../engine/browser/browser.ts";
 import { Env } from "../../engine/env.ts";
 import { bindTask, type BoundTask } from "../../fixtures/sites/kit/bind.ts";
