@@ -68,6 +68,12 @@ export interface AppOptions {
    * but cross-origin browser requests are still refused.
    */
   hosts?: HostPolicy;
+  /**
+   * How many task proposals one client may make in a minute.
+   *
+   * @default {30}
+   */
+  proposalsPerMinute?: number;
 }
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -466,7 +472,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     if (docs?.for !== current) docs = { for: current, html: docsPage(current) };
     return c.html(docs.html);
   });
-  proposalRoutes(app, catalog);
+  proposalRoutes(app, catalog, options.proposalsPerMinute);
   strict.prepare();
   return app;
 }

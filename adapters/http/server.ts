@@ -145,6 +145,13 @@ export interface ListenOptions {
    */
   maxProposals?: number;
   /**
+   * How many task proposals one client (by its token; every client without
+   * one is one client) may make in a minute; past it 429 with Retry-After.
+   *
+   * @default {30}
+   */
+  proposalsPerMinute?: number;
+  /**
    * The cap on messages one WebSocket connection has queued (the running one
    * included); past it a message is refused with an error.
    *
@@ -424,6 +431,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     metrics,
     browserConnected: () => browsers.connected,
     ...(options.token ? { token: options.token } : {}),
+    ...(options.proposalsPerMinute !== undefined
+      ? { proposalsPerMinute: options.proposalsPerMinute }
+      : {}),
     // DNS rebinding and cross-site requests: on loopback, only loopback names on our port.
     hosts: {
       loopback: LOOPBACK.test(hostname),
