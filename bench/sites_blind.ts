@@ -1,5 +1,5 @@
 /**
- * `deno run -A bench/sites_blind.ts [--test N] [--sites a,b] [--out FILE]`: the blind
+ * `deno run -A bench/sites_blind.ts [--test N] [--sites a,b] [--splits public,keyed] [--out FILE]`: the blind
  * controls (`fixtures/sites/kit/blind.ts`) of every answer and page template
  * of the recreated sites and the real applications' task mirrors, on the
  * public test split and on a private (keyed) one: learned on train seeds
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     test: { type: "string", default: "400" },
     sites: { type: "string" },
     out: { type: "string" },
+    splits: { type: "string", default: "public,keyed" },
   },
 });
 const testSeeds = Array.from({ length: Number(values.test) }, (_, i) => TEST_SEED_START + i);
@@ -76,7 +77,7 @@ ${table.join("\n")}
 for (const name of names) {
   const site = all[name];
   if (!site) throw new TypeError(`No site "${name}"`);
-  for (const split of ["public", "keyed"] as const) {
+  for (const split of values.splits.split(",") as ("public" | "keyed")[]) {
     if (split === "keyed") Deno.env.set(TEST_SPLIT_KEY_ENV, key);
     else Deno.env.delete(TEST_SPLIT_KEY_ENV);
     const started = performance.now();
