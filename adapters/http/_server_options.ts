@@ -111,6 +111,13 @@ export interface ListenOptions {
    */
   maxProposals?: number;
   /**
+   * How many task proposals one client (by its token; every client without
+   * one is one client) may make in a minute; past it 429 with Retry-After.
+   *
+   * @default {30}
+   */
+  proposalsPerMinute?: number;
+  /**
    * The cap on messages one WebSocket connection has queued (the running one
    * included); past it a message is refused with an error.
    *

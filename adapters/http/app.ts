@@ -34,6 +34,12 @@ import { routeApp } from "./routes/_shared.ts";
 
 /** What the app is built from. */
 export interface AppOptions {
+  /**
+   * How many task proposals one client may make in a minute.
+   *
+   * @default {30}
+   */
+  proposalsPerMinute?: number;
   /** The sessions. */
   sessions: SessionManager;
   /** The sites and tasks. */
@@ -98,7 +104,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   sessionRoutes(app, { sessions });
   groupRoutes(app, { sessions });
-  taskRoutes(app, { catalog });
+  taskRoutes(app, {
+    catalog,
+    ...(options.proposalsPerMinute !== undefined
+      ? { proposalsPerMinute: options.proposalsPerMinute }
+      : {}),
+  });
   healthRoutes(app, { sessions, metrics, browserConnected });
   mountOpenEnv(app, sessions, catalog);
   mountMcp(app, sessions);

@@ -23,7 +23,7 @@ import type { EnvTask, EpisodeOutcome, Verdict } from "../../mod.ts";
 import type { Instance, Site } from "../../sandboxes/mod.ts";
 import {
   bindTask,
-  evaluate,
+  type Evaluator,
   generateTask,
   type Judge,
   parseTaskId,
@@ -40,26 +40,39 @@ import {
 } from "../../fixtures/sites/mod.ts";
 import {
   acceptedProposal,
+  drawSeed,
+  evaluatePlain,
   isProposalTemplate,
   isSeed,
   KitWorkers,
   MAX_SEED,
   OffloadError,
+  type PlainEvaluationInput,
 } from "../../fixtures/sites/kit/mod.ts";
 import demoSite from "../../fixtures/sites/demo/mod.ts";
 import { HttpError } from "./http_error.ts";
 import type { ListedTask, TaskBody } from "./protocol.ts";
 
-/** What the verifier judged at the end of an episode. */
-export interface JudgedOutcome {
+/**
+ * What the verifier judged at the end of an episode: the evaluator's whole
+ * input (the answer, the final URL, the origin, the state diff, the
+ * instruction whose numbers are echoes, the changes the site declares
+ * harmless, its history rules, the rows a reason names) and the evaluator
+ * itself, so that judging it again needs neither the private split's key
+ * nor the task regenerated. Records written before the input was whole hold
+ * only `answer`, `url`, `origin` and `diff`.
+ */
+export interface JudgedOutcome extends PlainEvaluationInput {
   /** The agent's answer, when it gave one. */
-  answer?: string;
+  answer?: string | undefined;
   /** The active tab's URL when the episode was judged. */
   url: string;
   /** The instance's origin the `url` evaluator compares against. */
   origin?: string;
   /** The state diff since the episode's mark, when the evaluator judges state. */
   diff?: StateDiff;
+  /** The task's evaluator as the episode ran it (its truth included). */
+  evaluator?: Evaluator;
 }
 
 /** A task bound to one instance, as a session runs it. */
@@ -308,7 +321,11 @@ export function defaultCatalog(
         ? proposal(from, templateId, finalSeed)
         : template(from, templateId);
       const { task, bind } = await from.place(id, finalSeed);
-      return { site: from.site, seed: finalSeed, task, bind };
+      // A kit site's task of a private test split (kit sources are those that run
+      // proposals) runs on its keyed seed's data, the data it was generated from
+      // (`private_split.ts`); that seed is never shown to the client.
+      const dataSeed = from.proposals ? drawSeed(finalSeed) : finalSeed;
+      return { site: from.site, seed: dataSeed, task, bind };
     },
   };
 }
@@ -399,8 +416,9 @@ function kitSource(site: SiteModule, workers: KitWorkers | undefined): Source {
           },
           async verify(outcome: EpisodeOutcome): Promise<Verdict> {
             const verdict = await bound.verify(outcome);
+            const last = bound.lastJudged;
             const diff = bound.lastDiff;
-            judged = {
+            judged = last ? { ...last.input, evaluator: last.evaluator } : {
               ...(outcome.answer !== undefined ? { answer: outcome.answer } : {}),
               url: outcome.url,
               origin: instance.origin,
@@ -430,8 +448,14 @@ function describe(task: Task, kind: string | undefined): TaskBody {
 }
 
 /**
- * Scores a recorded outcome again with the kit's evaluator, the task
- * regenerated from its id: what `deno task export --reverify` runs.
+ * Scores a recorded outcome again with the kit's evaluator: what `deno task
+ * export --reverify` runs. The path is the live step's: `evaluatePlain` with
+ * the site's view reader on the recorded input and the recorded evaluator,
+ * so the verdict is the live one with or without the private split's key.
+ * A record that holds no evaluator (written before it was recorded) is
+ * judged with the task regenerated from its id, the instruction and the
+ * site's harmless changes and history rules filled in as the live step had
+ * them.
  *
  * @param taskId the task id, such as `"shop/add-to-cart/7"`
  * @param judged what the verifier judged
@@ -447,13 +471,15 @@ export function reverify(
   const { site: name, template, seed } = parseTaskId(taskId);
   const site = Object.hasOwn(sites, name) ? sites[name] : undefined;
   if (!site) return undefined;
+  const { evaluator: recorded, ...input } = judged;
+  if (recorded) return evaluatePlain(recorded, input, site.view);
   const task = generateTask(site, template, seed);
-  return evaluate(task.evaluator, {
-    answer: judged.answer,
-    url: judged.url,
-    ...(judged.origin !== undefined ? { origin: judged.origin } : {}),
-    ...(judged.diff ? { diff: judged.diff } : {}),
-  });
+  return evaluatePlain(task.evaluator, {
+    instruction: task.instruction,
+    harmless: site.harmless,
+    ...(site.tracked.history ? { history: site.tracked.history } : {}),
+    ...input,
+  }, site.view);
 }
 
 const WORDS = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", "honey"];

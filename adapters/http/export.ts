@@ -13,8 +13,11 @@
  *
  * With `--reverify`, every finished episode of a site-kit task is scored
  * again from what the trajectory recorded the verifier judged (the step's
- * `judged`: the answer, the final URL, the state diff), with the task
- * regenerated from its id and the kit's `evaluate()`: the episode's
+ * `judged`: the evaluator and its whole input, the answer, the final URL,
+ * the state diff, the instruction, the harmless changes, the history rules),
+ * through the live step's own path (`reverify` in `catalog.ts`:
+ * `evaluatePlain` with the site's view reader), so it needs no private
+ * split's key and gives the live verdict: the episode's
  * `final_reward` becomes the recomputed reward and
  * `reverified: { reward, reason, recorded_reward }` says what changed.
  * Episodes of other tasks (the demo's) keep their recorded reward, with

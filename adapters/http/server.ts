@@ -104,6 +104,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
     metrics,
     browserConnected: () => browsers.connected,
     ...(options.token ? { token: options.token } : {}),
+    ...(options.proposalsPerMinute !== undefined
+      ? { proposalsPerMinute: options.proposalsPerMinute }
+      : {}),
     ...(trajectories ? { trajectories } : {}),
     ...(options.wsMaxQueued !== undefined ? { wsMaxQueued: options.wsMaxQueued } : {}),
     // DNS rebinding and cross-site requests: on loopback, only loopback names on our port.

@@ -10,8 +10,10 @@
  *   after every step (`observation` is the text the agent saw after the
  *   action, `screenshot` a file name beside the JSONL; on the step that ends
  *   a task episode, `verdict` is `{ reward, reason }` and `judged` what the
- *   verifier judged: `{ answer?, url, origin?, diff? }`, the diff being the
- *   site's state diff since the episode's mark);
+ *   verifier judged: the evaluator's whole input `{ answer?, url, origin?, diff?,
+ *   instruction?, harmless?, history?, rows? }` and the `evaluator` itself (its
+ *   truth included), the diff being the site's state diff since the episode's
+ *   mark, so `export --reverify` judges it again as the live step did);
  * - `{ v, type: "end", t, session, episode, reason }` when the session closes.
  *
  * `t` is an ISO time; `task` is the task id or `null`; `error` is `{ code, message }`.

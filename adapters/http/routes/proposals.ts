@@ -11,7 +11,12 @@
  * previous page's `next_cursor`). Truths are never sent back.
  *
  * Bounds: a proposal's body is at most 16 KiB (413 `proposal-too-large`:
- * a real instruction and read fit in far less); the process keeps at most
+ * a real instruction and read fit in far less); each client (by its bearer
+ * token or API key; every client without one is one client) proposes at
+ * most `proposalsPerMinute` (30) a minute, past which 429 `proposal-rate`
+ * with `Retry-After` (a proposal seeds data and runs every control, and
+ * each acceptance or refusal answers a question about the data); the
+ * process keeps at most
  * `maxProposals` (1,000), the oldest retired past it (see
  * `fixtures/sites/kit/_proposal_store.ts`).
  *
@@ -33,6 +38,17 @@ import type { SiteModule } from "../../../fixtures/sites/mod.ts";
 import { badSeed, type Catalog } from "../catalog.ts";
 import { HttpError } from "../http_error.ts";
 import { readBounded } from "../_json_body.ts";
+import { RateLimit } from "../_rate_limit.ts";
+
+/** How many proposals one client may make in a minute, by default. */
+export const PROPOSALS_PER_MINUTE = 30;
+
+/** Who proposes: the bearer token or API key a request carries, or "anonymous". */
+function clientOf(c: Context): string {
+  const header = c.req.header("authorization");
+  const key = header?.startsWith("Bearer ") ? header.slice(7) : c.req.header("x-api-key");
+  return key ? `key:${key}` : "anonymous";
+}
 
 /** An accepted proposal as the server shows it: the task without its truth. */
 export interface ProposalBody {
@@ -109,14 +125,29 @@ async function propose(
  *
  * @param app the server's app
  * @param catalog its sites
+ * @param perMinute how many proposals one client may make in a minute
  */
-// deno-lint-ignore no-explicit-any
-export function proposalRoutes(app: Hono<any>, catalog: Catalog): void {
+export function proposalRoutes(
+  // deno-lint-ignore no-explicit-any
+  app: Hono<any>,
+  catalog: Catalog,
+  perMinute: number = PROPOSALS_PER_MINUTE,
+): void {
+  const rate = new RateLimit({ limit: perMinute });
   const sites = (): Record<string, SiteModule> =>
     Object.fromEntries(
       [...catalog.sites].filter(([, site]) => "templates" in site && "tracked" in site),
     ) as Record<string, SiteModule>;
   app.post("/v1/tasks/proposals", async (c: Context) => {
+    const wait = rate.take(clientOf(c));
+    if (wait > 0) {
+      throw new HttpError(
+        429,
+        "proposal-rate",
+        `At most ${perMinute} proposals a minute from one client; retry after the pause`,
+        { "Retry-After": String(Math.ceil(wait / 1000)) },
+      );
+    }
     const text = new TextDecoder().decode(
       await readBounded(c.req.raw, MAX_PROPOSAL_BYTES, () =>
         new HttpError(

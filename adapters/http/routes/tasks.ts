@@ -37,7 +37,10 @@ const listTools = createRoute({
  * @param app the app
  * @param deps the catalog
  */
-export function taskRoutes(app: OpenAPIHono, { catalog }: Pick<RouteDeps, "catalog">): void {
+export function taskRoutes(
+  app: OpenAPIHono,
+  { catalog, proposalsPerMinute }: Pick<RouteDeps, "catalog"> & { proposalsPerMinute?: number },
+): void {
   app.openapi(listTasks, (c) => {
     const query = c.req.valid("query");
     return c.json(
@@ -56,5 +59,5 @@ export function taskRoutes(app: OpenAPIHono, { catalog }: Pick<RouteDeps, "catal
     const tools = actionTools(format) as unknown as Record<string, unknown>[];
     return c.json({ tools }, 200);
   });
-  proposalRoutes(app, catalog);
+  proposalRoutes(app, catalog, proposalsPerMinute);
 }

@@ -93,3 +93,23 @@ Deno.test("an accepted proposal opens as a session by its task id: the right ans
   assertEquals(error.code, "unknown-proposal");
   assertStringIncludes(error.message, "GET /v1/tasks/proposals");
 });
+
+Deno.test("POST /v1/tasks/proposals refuses a client past its rate with 429 and Retry-After", async () => {
+  await using server = await startServer({ port: 0, proposalsPerMinute: 2 });
+  const post = () =>
+    fetch(`${server.url}/v1/tasks/proposals`, {
+      method: "POST",
+      body: JSON.stringify({ site: "forum", seed: 1, op: "regex" }),
+      headers: { "content-type": "application/json" },
+    });
+  for (let i = 0; i < 2; i++) {
+    const refused = await post();
+    assertEquals(refused.status, 422, "within the rate, a proposal is weighed");
+    await refused.body?.cancel();
+  }
+  const limited = await post();
+  assertEquals(limited.status, 429);
+  assertEquals((await limited.json()).code, "proposal-rate");
+  const retry = Number(limited.headers.get("retry-after"));
+  assertEquals(retry >= 1 && retry <= 60, true, `Retry-After ${retry}`);
+});
