@@ -35,6 +35,7 @@ interface Summary {
   total_seconds: number;
   model: { layers: number; hidden: number; vocab: number; parameters: number };
   envs_made: number;
+  server_steps_in_training: number;
   sessions_created: number;
   live_after: number;
   scripted_reward: number;
@@ -136,6 +137,7 @@ function report(summary: Summary, liveAfter: number, created: number): string {
     "| --- | --- | --- | --- | --- |",
     ...rows,
     "",
+    `Actions the server ran for the trainer's tool calls: ${summary.server_steps_in_training}.`,
     `Envs the factory made: ${summary.envs_made}; sessions the server opened in the run: ${created}; ` +
     `live at the end: ${liveAfter}.`,
     `A scripted rollout through an env the trainer used, scored by the trainer's reward function: ` +

@@ -71,6 +71,12 @@ def sessions_created():
     raise AssertionError("/metrics has no webserv_sessions_created_total")
 
 
+def steps_taken():
+    """Every step the server ran, whatever its status."""
+    return sum(int(float(line.split()[1])) for line in get("/metrics").splitlines()
+               if line.startswith("webserv_steps_total{"))
+
+
 def build_tokenizer(corpus):
     """A byte-level BPE trained on the corpus, wrapped with Qwen2.5's chat template."""
     tokenizer = Tokenizer(models.BPE())
@@ -143,9 +149,12 @@ def main():
                               train_dataset=dataset, environment_factory=factory)
         # The only reward source is the environment's get_reward (the verifier).
         assert trainer.reward_func_names == ["WebServToolEnv"], trainer.reward_func_names
-        trained = time.monotonic()
+        trained, steps_before = time.monotonic(), steps_taken()
         trainer.train()
         train_seconds = time.monotonic() - trained
+        # The model's tool calls that TRL parsed ran as actions on the server.
+        server_steps = steps_taken() - steps_before
+        assert server_steps > 0, "no tool call of the trainer reached the server"
         assert trainer.state.global_step == STEPS, trainer.state.global_step
         logs = [entry for entry in trainer.state.log_history if "rewards/WebServToolEnv/mean" in entry]
         assert len(logs) == STEPS, trainer.state.log_history
@@ -179,6 +188,7 @@ def main():
         "model": {"layers": 2, "hidden": 64, "vocab": len(tokenizer),
                   "parameters": sum(p.numel() for p in model.parameters())},
         "envs_made": made,
+        "server_steps_in_training": server_steps,
         "sessions_created": created,
         "live_after": live_after,
         "scripted_reward": scripted[0],
