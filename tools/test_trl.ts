@@ -35,6 +35,7 @@ interface Summary {
   total_seconds: number;
   model: { layers: number; hidden: number; vocab: number; parameters: number };
   envs_made: number;
+  last_step_verdicts: number[];
   server_steps_in_training: number;
   sessions_created: number;
   live_after: number;
@@ -137,6 +138,9 @@ function report(summary: Summary, liveAfter: number, created: number): string {
     "| --- | --- | --- | --- | --- |",
     ...rows,
     "",
+    `The verifier's verdicts on the last step's rollouts: ${
+      summary.last_step_verdicts.join(", ")
+    } (the logged mean is theirs).`,
     `Actions the server ran for the trainer's tool calls: ${summary.server_steps_in_training}.`,
     `Envs the factory made: ${summary.envs_made}; sessions the server opened in the run: ${created}; ` +
     `live at the end: ${liveAfter}.`,

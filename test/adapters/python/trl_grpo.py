@@ -161,6 +161,12 @@ def main():
         envs = list(trainer._environment_pool[None])
         assert envs and all(env in factory.envs for env in envs)
         assert all(env._session is not None for env in envs), "the trainer reset every env it used"
+        # The last step's rollouts were scored by the verifier (an env's reward
+        # is set only by a verdict), and the trainer logged those verdicts.
+        verdicts = [env._reward for env in envs]
+        assert None not in verdicts, verdicts
+        logged = logs[-1]["rewards/WebServToolEnv/mean"]
+        assert abs(logged - sum(verdicts) / len(verdicts)) < 1e-6, (logged, verdicts)
         # A scripted rollout through an env the trainer used, scored by the
         # trainer's own reward function: the verifier's 1 reaches it.
         environment = envs[0]
@@ -188,6 +194,7 @@ def main():
         "model": {"layers": 2, "hidden": 64, "vocab": len(tokenizer),
                   "parameters": sum(p.numel() for p in model.parameters())},
         "envs_made": made,
+        "last_step_verdicts": verdicts,
         "server_steps_in_training": server_steps,
         "sessions_created": created,
         "live_after": live_after,
