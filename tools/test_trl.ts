@@ -34,6 +34,11 @@ interface Summary {
   train_seconds: number;
   total_seconds: number;
   model: { layers: number; hidden: number; vocab: number; parameters: number };
+  config: {
+    num_generations: number;
+    max_completion_length: number;
+    max_tool_calling_iterations: number;
+  };
   envs_made: number;
   last_step_verdicts: number[];
   server_steps_in_training: number;
@@ -126,8 +131,10 @@ function report(summary: Summary, liveAfter: number, created: number): string {
     `with a byte-level BPE tokenizer of ${summary.model.vocab} tokens trained on the task text and the`,
     "tool schemas, Qwen2.5's chat template; whole tool-call bodies are single tokens and sampling",
     "favours them (a `sequence_bias`), so the random model emits calls TRL parses and runs through the",
-    "env. The only reward source is the env's `get_reward()` (the task verifier). 2 generations per",
-    "prompt, 256 completion tokens at most, 3 tool-calling iterations at most.",
+    "env. The only reward source is the env's `get_reward()` (the task verifier). " +
+    `${summary.config.num_generations} generations per`,
+    `prompt, ${summary.config.max_completion_length} completion tokens at most, ` +
+    `${summary.config.max_tool_calling_iterations} tool-calling iterations at most.`,
     "",
     `Versions: ${versions}, Python ${summary.python}.`,
     "",
