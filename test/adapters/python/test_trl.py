@@ -43,6 +43,8 @@ def test_every_action_is_a_tool_whose_schema_transformers_builds():
     assert typed["parameters"]["required"] == ["id", "text"]
     assert typed["parameters"]["properties"]["id"]["type"] == "integer"
     assert "Type text into a field" in typed["description"]
+    dragged = schemas["drag"]["function"]["parameters"]
+    assert dragged["required"] == ["id"] and set(dragged["properties"]) == {"id", "to", "dx", "dy"}
 
 
 def rollout(environment, row, policy):
