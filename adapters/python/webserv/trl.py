@@ -183,6 +183,19 @@ class WebServToolEnv:
         """
         return self._act({"action": "hover", "id": id})
 
+    def drag(self, id: int, to: Optional[int] = None, dx: Optional[float] = None,
+             dy: Optional[float] = None) -> str:
+        """Drag an element onto another element, or by an offset in pixels.
+
+        Args:
+            id: The element's id.
+            to: The id of the element to drop it on (or give dx and dy instead).
+            dx: Pixels to the right (negative: left).
+            dy: Pixels down (negative: up).
+        """
+        given = {k: v for k, v in (("to", to), ("dx", dx), ("dy", dy)) if v is not None}
+        return self._act({"action": "drag", "id": id, **given})
+
     def type(self, id: int, text: str, enter: bool = False) -> str:
         """Type text into a field, replacing what it holds.
 

@@ -1,7 +1,8 @@
 """webserv.trl.WebServToolEnv in TRL's environment_factory shape.
 
-TRL itself needs torch (GRPOTrainer imports it), which is not installed here
-(see requirements-test.txt), so this runs what TRL runs on the class without
+TRL itself needs torch (GRPOTrainer imports it), which the shared test venv
+does not hold (see requirements-test.txt; ``deno task test:trl`` runs the
+trainer in a venv of its own, trl_grpo.py), so this runs what TRL runs on the class without
 a model: its tool discovery (the public methods, found as
 trl/trainer/grpo_trainer.py 1.16 finds them) turned into tool schemas by
 transformers' get_json_schema (what TRL uses), and its rollout loop
@@ -42,6 +43,8 @@ def test_every_action_is_a_tool_whose_schema_transformers_builds():
     assert typed["parameters"]["required"] == ["id", "text"]
     assert typed["parameters"]["properties"]["id"]["type"] == "integer"
     assert "Type text into a field" in typed["description"]
+    dragged = schemas["drag"]["function"]["parameters"]
+    assert dragged["required"] == ["id"] and set(dragged["properties"]) == {"id", "to", "dx", "dy"}
 
 
 def rollout(environment, row, policy):

@@ -1,6 +1,6 @@
 // webserv.trl.WebServToolEnv in TRL's environment_factory shape, with
 // transformers' get_json_schema from PyPI (TRL's own tool-schema builder);
-// TRL's trainer needs torch, not installed (see test_trl.py).
+// TRL's trainer itself runs in `deno task test:trl` (its own venv, with torch).
 import { startServer } from "../../../adapters/http/server.ts";
 import { pytest } from "./_venv.ts";
 import { faultHooks } from "./_faults.ts";
