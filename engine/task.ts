@@ -52,6 +52,14 @@ export interface Verdict {
   reward: 0 | 1;
   /** Why, in words a person can read ("order #1042 is 'pending', expected 'shipped'"). */
   reason: string;
+  /**
+   * The reward's parts, as far as the verifier knows them, each 0 or 1:
+   * `task` (the asked outcome: the answer, the page or the change) and
+   * `harm` (1 when the episode changed nothing it was not asked to; absent
+   * when the task is itself a change, whose check covers collateral). The
+   * reward is 1 only when every part is.
+   */
+  components?: Readonly<Record<string, number>>;
 }
 
 /** A task an env runs: an instruction, a start page and a verifier. */

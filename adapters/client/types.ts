@@ -177,6 +177,8 @@ export interface VerdictBody {
   reward: number;
   /** Why. */
   reason: string;
+  /** The reward's parts, each 0 or 1: `task` and `harm` (absent on change tasks). */
+  components?: Record<string, number> | undefined;
 }
 
 /** The result of one step. */

@@ -296,6 +296,10 @@ export type StepStatus = z.infer<typeof StepStatus>;
 export const VerdictBody = z.object({
   reward: z.number(),
   reason: z.string(),
+  components: z.record(z.string(), z.number()).optional().openapi({
+    description: "The reward's parts, each 0 or 1: task (the asked outcome) and harm (1 when " +
+      "nothing else changed; absent on change tasks)",
+  }),
 }).openapi("Verdict");
 /** A verifier's judgement. */
 export type VerdictBody = z.infer<typeof VerdictBody>;

@@ -111,11 +111,16 @@ class Verdict(_Raw):
     reward: float
     reason: str
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+    #: The reward's parts, each 0 or 1: ``task`` (the asked outcome) and
+    #: ``harm`` (1 when nothing else changed; absent on change tasks).
+    components: Dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "Verdict":
         """Decodes the server's ``Verdict`` (or a verify answer holding one)."""
-        return cls(float(data["reward"]), str(data.get("reason", "")), data)
+        parts = data.get("components") or {}
+        return cls(float(data["reward"]), str(data.get("reason", "")), data,
+                   {str(k): float(v) for k, v in parts.items()})
 
 
 @dataclass

@@ -1,0 +1,295 @@
+"""The HTTP session API of one WebServ rollout server (``deno task serve``).
+
+Standard library only (urllib), Python 3.9+. Results are typed
+(:mod:`webserv.types`). A session refused for capacity (429) waits with a
+bounded backoff, up to ``capacity_wait`` seconds, then raises
+:class:`WebServCapacityError` saying what was full and for how long.
+"""
+
+import json
+import logging
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .types import Session, StepResult, Task, Verdict
+
+__all__ = ["WebServCapacityError", "WebServError", "WebServNetworkError", "WebServClient", "place"]
+
+
+
+class WebServError(Exception):
+    """The server refused a request: HTTP status, error code and message."""
+
+    def __init__(self, status: int, code: str, message: str, retry_after: Optional[float] = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+
+
+class WebServNetworkError(WebServError):
+    """The server could not be reached or did not answer within the deadline
+    (status 0, code ``network`` or ``timeout``): a network failure, not a refusal."""
+
+    def __init__(self, url: str, timed_out: bool, cause: BaseException):
+        message = f"No answer from {url} within the deadline" if timed_out else f"Cannot reach {url}: {cause}"
+        super().__init__(0, "timeout" if timed_out else "network", message)
+        self.url = url
+        self.timed_out = timed_out
+
+
+class WebServCapacityError(WebServError):
+    """No session could open within the client's ``capacity_wait``: every
+    session the server allows (``--max-sessions``) stayed live that long."""
+
+    def __init__(self, url: str, waited: float, last: WebServError):
+        super().__init__(
+            429, "capacity",
+            f"No free session on {url} after waiting {waited:.1f} s ({last.message}): close sessions, "
+            "raise the server's --max-sessions, or raise capacity_wait",
+            last.retry_after,
+        )
+        self.url = url
+        self.waited = waited
+
+
+class WebServClient:
+    """The HTTP session API of one server.
+
+    ``timeout`` is the deadline of one call in seconds, retries included. A
+    call refused with ``Retry-After`` (429 past the cap, 503 while our side
+    recovers: the refusals where waiting helps) is tried again after the wait
+    the server names, at most ``retries`` times and never past the deadline.
+
+    Opening sessions past the server's cap is different: a training loop
+    asking for more sessions than are free should wait for one to close. So
+    ``create_session`` and ``create_group`` wait on 429 ``capacity`` with a
+    jittered backoff (0.25 s doubling up to the server's Retry-After) for at
+    most ``capacity_wait`` seconds, then raise :class:`WebServCapacityError`.
+    """
+
+    def __init__(
+        self, url: str, token: Optional[str] = None, timeout: float = 120.0, retries: int = 3,
+        capacity_wait: float = 300.0,
+    ):
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.capacity_wait = capacity_wait
+        self.capacity_waits = 0
+        """How many times a session waited for capacity (for a trainer's logs)."""
+
+    def request(
+        self, method: str, path: str, body: Any = None, accept: Sequence[int] = (), timeout: Optional[float] = None,
+        retries: Optional[int] = None,
+    ) -> Any:
+        """Sends one request; returns the parsed JSON (bytes for PNG).
+
+        Raises ``WebServError`` when the server refuses, ``WebServNetworkError``
+        when it cannot be reached in time.
+        """
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        attempt = 0
+        while True:
+            try:
+                return self._once(method, path, body, accept, deadline)
+            except WebServError as error:
+                waits = error.status in (429, 503) and error.retry_after is not None
+                if not waits or attempt >= (self.retries if retries is None else retries) or time.monotonic() + error.retry_after >= deadline:
+                    raise
+                attempt += 1
+                time.sleep(error.retry_after)
+
+    def _once(self, method: str, path: str, body: Any, accept: Sequence[int], deadline: float) -> Any:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"accept": "application/json"}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        url = self.url + path
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
+        try:
+            with urllib.request.urlopen(request, timeout=left) as response:
+                return _decode(response.headers.get("content-type", ""), response.read())
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            if error.code in accept:
+                return _decode(error.headers.get("content-type", ""), raw)
+            try:
+                parsed = json.loads(raw.decode("utf-8"))
+                code, message = parsed.get("code", "http-error"), parsed.get("message", "")
+            except ValueError:
+                code, message = "http-error", raw.decode("utf-8", "replace")
+            retry = error.headers.get("retry-after")
+            raise WebServError(error.code, code, message, float(retry) if retry else None) from None
+        except urllib.error.URLError as error:
+            timed_out = isinstance(error.reason, (socket.timeout, TimeoutError))
+            raise WebServNetworkError(url, timed_out, error.reason) from None
+        except (socket.timeout, TimeoutError) as error:
+            raise WebServNetworkError(url, True, error) from None
+        except (ConnectionError, OSError) as error:
+            raise WebServNetworkError(url, False, error) from None
+
+    def health(self) -> Dict[str, Any]:
+        """The server's health: status, live and free sessions."""
+        return self.request("GET", "/health")
+
+    def tasks(self, **query: Any) -> List[Task]:
+        """A page of tasks: site=, template=, split="train"|"test", offset=, limit=."""
+        params = urllib.parse.urlencode(_clean(query))
+        return [Task.from_json(t) for t in self.request("GET", "/v1/tasks" + ("?" + params if params else ""))["tasks"]]
+
+    def num_tasks(self, split: str) -> int:
+        """How many tasks a split (``train`` or ``test``) holds (OpenEnv's and ORS's Task API)."""
+        return int(self.request("POST", "/webserv/num_tasks", {"split": split})["num_tasks"])
+
+    def task_at(self, split: str, index: int) -> str:
+        """The id of a split's task at ``index`` (what ``reset(split=, index=)`` runs)."""
+        return str(self.request("POST", "/webserv/task", {"split": split, "index": index})["task"]["task"])
+
+    def sample_tasks(self, split: str, k: int, seed: Optional[int] = None) -> List[str]:
+        """``k`` distinct task ids drawn uniformly from a split, reproducibly for a ``seed``."""
+        count = self.num_tasks(split)
+        if not 0 <= k <= count:
+            raise ValueError(f"Cannot draw {k} distinct tasks from split {split!r}: it has {count}")
+        return [self.task_at(split, index) for index in random.Random(seed).sample(range(count), k)]
+
+    def tools(self, format: str = "openai") -> List[Dict[str, Any]]:
+        """The actions as LLM tool schemas (``openai`` or ``anthropic``)."""
+        return self.request("GET", f"/v1/tools?format={format}")["tools"]
+
+    def create_session(self, **spec: Any) -> Session:
+        """Opens a session on a task (``task=``), a site (``site=``, ``template=``, ``seed=``) or ``url=``;
+        waits for capacity up to ``capacity_wait``."""
+        return Session.from_json(self._admitted(lambda: self.request("POST", "/v1/sessions", _clean(spec), retries=0)))
+
+    def create_group(self, n: int, **spec: Any) -> List[Session]:
+        """Opens ``n`` sessions on the same task and seed (GRPO), each reset; waits for capacity."""
+        created = self._admitted(lambda: self.request("POST", "/v1/groups", dict(_clean(spec), n=n), retries=0))
+        return [Session.from_json(s) for s in created["sessions"]]
+
+    def _admitted(self, call: Any) -> Any:
+        start = time.monotonic()
+        delay = 0.25
+        while True:
+            try:
+                return call()
+            except WebServError as error:
+                if error.status != 429 or error.code not in ("capacity", "seed-capacity"):
+                    raise
+                waited = time.monotonic() - start
+                if waited >= self.capacity_wait:
+                    raise WebServCapacityError(self.url, waited, error) from None
+                cap = error.retry_after if error.retry_after else 5.0
+                pause = min(random.uniform(delay / 2, delay), self.capacity_wait - waited)
+                delay = min(delay * 2, cap)
+                self.capacity_waits += 1
+                # The logger is looked up here, not held by the module: Ray
+                # pickles this module by value, and a logger holds a lock.
+                logging.getLogger("webserv").debug("webserv: %s is full, waiting %.2f s for a session", self.url, pause)
+                time.sleep(pause)
+
+    def step(self, session: str, action: Dict[str, Any], request_id: Optional[str] = None) -> StepResult:
+        """One action; an expired session answers ``status == "expired"`` (never a reward)."""
+        body: Dict[str, Any] = {"action": action}
+        if request_id is not None:
+            body["request_id"] = request_id
+        return StepResult.from_json(self.request("POST", f"/v1/sessions/{session}/step", body, accept=(410,)))
+
+    def batch_step(self, steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """Steps several sessions at once: ``[{"session_id", "action", "request_id"?}]``."""
+        return self.request("POST", "/v1/batch/step", {"steps": steps})["results"]
+
+    def reset(self, session: str, seed: Optional[int] = None, task: Optional[str] = None, **options: Any) -> Session:
+        """Starts a new episode in the session (a new seed or task, episode options)."""
+        body = _clean(dict(options, seed=seed, task=task))
+        return Session.from_json(self.request("POST", f"/v1/sessions/{session}/reset", body))
+
+    def observe(self, session: str, mode: Optional[str] = None) -> Dict[str, Any]:
+        """The current observation, in ``mode`` (``text``, ``json``, ``diff``)."""
+        return self.request("GET", f"/v1/sessions/{session}/observe" + (f"?mode={mode}" if mode else ""))
+
+    def screenshot(self, session: str, marks: bool = False) -> bytes:
+        """A PNG of the page, with set-of-marks boxes when ``marks``."""
+        return self.request("GET", f"/v1/sessions/{session}/screenshot?marks={'true' if marks else 'false'}")
+
+    def verify(self, session: str) -> Verdict:
+        """The task verifier's judgement of the session as it stands."""
+        return Verdict.from_json(self.request("POST", f"/v1/sessions/{session}/verify", {}))
+
+    def state(self, session: str) -> Dict[str, Any]:
+        """The session's state; every read renews its lease."""
+        return self.request("GET", f"/v1/sessions/{session}")
+
+    def close(self, session: str) -> bool:
+        """Closes a session (its browser context and sandbox instance)."""
+        return self.request("DELETE", f"/v1/sessions/{session}")["closed"]
+
+
+def place(urls: Sequence[str], token: Optional[str] = None, need: int = 1) -> WebServClient:
+    """The client of the server with the most free sessions (at least ``need``).
+
+    Raises :class:`WebServError` 429 when none has that many free."""
+    best: Optional[Tuple[int, WebServClient]] = None
+    for url in urls:
+        client = WebServClient(url, token)
+        try:
+            free = int(client.health().get("free", 0))
+        except (OSError, WebServError, ValueError):
+            continue
+        if free >= need and (best is None or free > best[0]):
+            best = (free, client)
+    if best is None:
+        raise WebServError(429, "capacity", f"No server has {need} free session(s): {list(urls)}")
+    return best[1]
+
+
+def __getattr__(name: str) -> Any:
+    # OpenEnv's AutoEnv imports `<module>.client` and takes `WebservEnv` from
+    # it (its naming convention). Made on first use, so the module itself
+    # stays standard library only: it needs openenv-core (the openenv extra).
+    if name == "WebservEnv":
+        from ._openenv_client import WebservEnv
+
+        return WebservEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def choose(urls: Sequence[str], token: Optional[str] = None) -> WebServClient:
+    """The client an env opens its session on: the one server given, else the
+    server with the most free sessions; when every server is full, the first
+    reachable one, where the session waits for capacity (``capacity_wait``)."""
+    if len(urls) == 1:
+        return WebServClient(urls[0], token)
+    try:
+        return place(urls, token)
+    except WebServError:
+        for url in urls:
+            client = WebServClient(url, token)
+            try:
+                client.health()
+                return client
+            except (OSError, WebServError):
+                continue
+        raise
+
+
+def _clean(spec: Dict[str, Any]) -> Dict[str, Any]:
+    return {key: value for key, value in spec.items() if value is not None}
+
+
+def _decode(content_type: str, raw: bytes) -> Any:
+    if content_type.startswith("image/"):
+        return raw
+    return json.loads(raw.decode("utf-8")) if raw else None
