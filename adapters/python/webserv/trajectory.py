@@ -8,7 +8,10 @@ TRL's SFT and GRPO trainers and Hugging Face chat templates read)::
 
 Each action is one tool call named after the action (the ``/v1/tools``
 names), its other fields the arguments; each result is what the model was
-shown. A :class:`ChatTrajectory` is filled as an episode runs.
+shown. A :class:`ChatTrajectory` is filled as an episode runs, and written
+either as one row of a chat dataset (:meth:`ChatTrajectory.to_json`) or as a
+Hugging Face session trace (:meth:`ChatTrajectory.to_session_trace`: the Hub's
+Session Trace Simple Format, a JSONL file its trace viewer renders).
 """
 
 import json
@@ -43,3 +46,15 @@ class ChatTrajectory:
     def to_json(self) -> Dict[str, Any]:
         """``{"messages": [...], "reward": r}``: one row of a chat dataset."""
         return {"messages": self.messages, "reward": self.reward}
+
+    def to_session_trace(self, session_id: str, name: Optional[str] = None,
+                         harness: str = "webserv") -> str:
+        """The episode in the Hub's Session Trace Simple Format: JSONL, a ``session``
+        header (the harness id, the session id, a title, and the reward as extra
+        metadata, which the format allows), then one ``message`` line per chat message."""
+        header: Dict[str, Any] = {"type": "session", "harness": harness, "id": session_id}
+        if name is not None:
+            header["name"] = name
+        header["reward"] = self.reward
+        lines = [header] + [{"type": "message", "message": message} for message in self.messages]
+        return "".join(json.dumps(line) + "\n" for line in lines)

@@ -112,7 +112,14 @@ def test_an_episode_exports_as_chat_messages_with_tool_calls():
     row = {"task": "demo/add-note/1"}
     assert rollout(environment, row, solve) == 1.0
     chat = environment._chat().to_json()
+    trace = environment._chat().to_session_trace("episode-1", name="demo/add-note/1")
     environment._close()
+    # The same episode as a Hugging Face session trace: a header, then every message in order.
+    lines = [json.loads(line) for line in trace.splitlines()]
+    assert lines[0] == {"type": "session", "harness": "webserv", "id": "episode-1",
+                        "name": "demo/add-note/1", "reward": 1.0}
+    assert [line["type"] for line in lines[1:]] == ["message"] * len(chat["messages"])
+    assert [line["message"] for line in lines[1:]] == chat["messages"]
     messages = chat["messages"]
     assert chat["reward"] == 1.0
     assert [m["role"] for m in messages] == ["user"] + ["assistant", "tool"] * 3
