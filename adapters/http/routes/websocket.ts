@@ -46,7 +46,7 @@ import {
   type SplitTasks,
   stepPayload,
 } from "../_openenv.ts";
-import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
+import { handleRpc, mcpTools, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
 
 type Outgoing =
   | { type: "observation"; data: Record<string, unknown> }
@@ -296,6 +296,15 @@ class Connection {
       return error("SESSION_ERROR", "Send a reset before the first step");
     }
     const { request_id: requestId, ...action } = payload;
+    // OpenEnv's MCP client (openenv-core's default mode) sends its tool
+    // actions as steps: listing is not a step, a call is one.
+    if (action.type === "list_tools" && Object.keys(action).length === 1) {
+      return {
+        type: "observation",
+        data: { observation: { tools: mcpTools(), metadata: {} }, reward: null, done: false },
+      };
+    }
+    if (action.type === "call_tool") return await this.#callTool(this.#session, action);
     const result = await this.#sessions.step(this.#session, {
       action,
       ...(typeof requestId === "string" ? { request_id: requestId } : {}),
@@ -311,6 +320,54 @@ class Connection {
       }; reset to go on`,
       { status: result.status, error: failure ?? null },
     );
+  }
+
+  /** A `call_tool` step: the MCP tool run on the session, answered as OpenEnv's CallToolObservation. */
+  async #callTool(id: string, action: Record<string, unknown>): Promise<Outgoing> {
+    const name = action.tool_name;
+    const reply = await handleRpc(
+      {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "tools/call",
+        params: { name, arguments: action.arguments ?? {} },
+      },
+      rpcSession(this.#sessions, id),
+    );
+    if ("error" in reply && reply.error) {
+      const { code, message } = reply.error as { code: number; message: string };
+      // Ours (a failed step, an expired session): an error frame, never an observation.
+      if (code === RpcCode.SERVER_ERROR) return error("EXECUTION_ERROR", message);
+      const known = mcpTools().some((tool) => tool.name === name);
+      return {
+        type: "observation",
+        data: {
+          observation: {
+            tool_name: typeof name === "string" ? name : "",
+            result: null,
+            error: { error_type: known ? "invalid_args" : "tool_not_found", message },
+            metadata: {},
+          },
+          reward: 0,
+          done: false,
+        },
+      };
+    }
+    const state = this.#sessions.state(id);
+    const reward = state.done ? state.rewards.at(-1) ?? 0 : 0;
+    return {
+      type: "observation",
+      data: {
+        observation: {
+          tool_name: name,
+          result: (reply as { result?: unknown }).result ?? null,
+          error: null,
+          metadata: { session_id: id, step: state.step },
+        },
+        reward,
+        done: state.done,
+      },
+    };
   }
 
   #state(): Outgoing {

@@ -175,6 +175,37 @@ def test_the_mcp_message_lists_and_calls_the_action_tools():
     asyncio.run(run())
 
 
+def test_openenvs_mcp_tool_client_in_its_default_mode_lists_without_a_step_and_calls_tools():
+    """openenv-core's MCPToolClient sends list_tools and call_tool as steps over /ws."""
+    import asyncio
+
+    from openenv.core.mcp_client import MCPToolClient
+
+    def session_state(session):
+        with urllib.request.urlopen(f"{URL}/v1/sessions/{session}", timeout=60) as response:
+            return json.load(response)
+
+    async def run():
+        async with MCPToolClient(base_url=URL) as env:
+            assert not getattr(env, "use_production_mode", False)
+            result = await env.reset(task=TASK)
+            session = result.observation.metadata["session_id"]
+            tools = await env.list_tools(use_cache=False)
+            assert {"click", "type", "stop"} <= {tool.name for tool in tools}
+            assert session_state(session)["step"] == 0  # listing the tools is not a step
+            typed = await env.call_tool("type", id=1, text=NOTE)
+            assert "New note" in json.dumps(typed)
+            await env.call_tool("click", id=2)
+            step = await env.step(__import__("openenv.core.env_server.mcp_types", fromlist=["x"])
+                                  .CallToolAction(tool_name="stop", arguments={"answer": "added"}))
+            assert step.done is True and step.reward == 1
+            assert session_state(session)["step"] == 3
+            with pytest.raises(RuntimeError, match="no_such_tool|No tool"):
+                await env.call_tool("no_such_tool")
+
+    asyncio.run(run())
+
+
 def test_the_manifest_names_the_server_the_metadata_describes():
     import yaml
 
