@@ -145,9 +145,36 @@ function render(event) {
     li.textContent = JSON.stringify(h.action) + " → " + h.status + (h.reward !== undefined ? " (reward " + h.reward + ")" : "");
     card.querySelector(".history").append(li);
   }
-  const sep = q ? "&" : "?";
-  card.querySelector("img").src = "/v1/sessions/" + event.session + "/screenshot" + q + sep + "t=" + Date.now();
+  thumbnail(event.session, card.querySelector("img"));
   count();
+}
+// The screenshot route refuses query parameters it does not declare (a
+// cache-busting "?t=" was answered 400, and the img stayed empty), and an img
+// given the same URL again shows its cached picture: fetch it without the
+// cache and show the bytes. One fetch per card at a time, at most one every
+// two seconds, so a busy run is not slowed by its viewers.
+const shots = new Map();
+async function thumbnail(id, img) {
+  const shot = shots.get(id) ?? { busy: false, last: 0, again: false };
+  shots.set(id, shot);
+  if (shot.busy || Date.now() - shot.last < 2000) {
+    if (!shot.again) { shot.again = true; setTimeout(() => { shot.again = false; thumbnail(id, img); }, 2000); }
+    return;
+  }
+  shot.busy = true;
+  shot.last = Date.now();
+  try {
+    const response = await fetch("/v1/sessions/" + encodeURIComponent(id) + "/screenshot" + q, { cache: "no-store" });
+    if (!response.ok) return;
+    const url = URL.createObjectURL(await response.blob());
+    const old = img.src;
+    img.src = url;
+    if (old.startsWith("blob:")) URL.revokeObjectURL(old);
+  } catch (error) {
+    console.warn("thumbnail", id, error);
+  } finally {
+    shot.busy = false;
+  }
 }
 function count() { document.getElementById("count").textContent = cards.size; }
 const source = new EventSource("/dashboard/events" + q);

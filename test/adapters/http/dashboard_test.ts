@@ -45,3 +45,31 @@ Deno.test("the dashboard lists sessions and updates live after a step", async ()
   assert(trajectory.includes("Last observation"), trajectory);
   await Deno.remove(runDir, { recursive: true });
 });
+
+Deno.test("the dashboard's thumbnails load in Chromium and follow the session's steps", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const session = await client.createSession({ task: "demo/add-note/1" });
+  await using env = await Env.create(server.browser!, { startUrl: `${server.url}/` });
+  const width =
+    `(() => { const img = document.querySelector('[data-session="${session.id}"] img');` +
+    ` return img && img.complete ? img.naturalWidth : 0; })()`;
+  let loaded = 0;
+  for (let i = 0; i < 100 && loaded === 0; i++) {
+    loaded = await env.evaluate(width) as number;
+    if (loaded === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert(loaded > 0, "the thumbnail never loaded");
+  // A step brings a new picture: the img's source changes.
+  const source = () =>
+    env.evaluate(`document.querySelector('[data-session="${session.id}"] img').src`);
+  const before = await source();
+  await client.step(session.id, { action: "click", id: 999 });
+  let after = before;
+  for (let i = 0; i < 100 && after === before; i++) {
+    after = await source();
+    if (after === before) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert(after !== before, "the thumbnail did not follow the step");
+  assert(await env.evaluate(width) as number > 0);
+});
