@@ -141,15 +141,25 @@ export function episodesOf(events: readonly TrajectoryEvent[], live: boolean): E
   return episodes;
 }
 
-interface CachedFile {
+/** What a reader keeps of one session's file: its summaries, never its lines. */
+export interface SessionSummary {
+  /** The episodes, as they stand while the session is open (the last one `running`). */
+  live: EpisodeSummary[];
+  /** The episodes once the session is closed (the last one `unfinished` or `truncated`). */
+  closed: EpisodeSummary[];
+  /** Why the session closed, when its last line is an `end`. */
+  ended: string | null;
+}
+
+interface CachedFile extends SessionSummary {
   size: number;
   mtime: number;
-  events: TrajectoryEvent[];
 }
 
 /**
- * Reads a run directory's trajectories, keeping each file's events until
- * the file changes.
+ * Reads a run directory's trajectories, keeping each file's summary until
+ * the file changes: memory holds summaries, not observations, so a run of
+ * 10,000 episodes costs a few MiB and each read one `stat` per file.
  */
 export class RunReader {
   readonly #directory: string;
@@ -165,12 +175,12 @@ export class RunReader {
   }
 
   /**
-   * Every session's events, keyed by session id.
+   * Every session's summary, keyed by session id.
    *
-   * @returns the sessions' events; a file that cannot be read is logged and left out
+   * @returns the sessions' summaries; a file that cannot be read is logged and left out
    */
-  async sessions(): Promise<Map<string, TrajectoryEvent[]>> {
-    const seen = new Map<string, TrajectoryEvent[]>();
+  async sessions(): Promise<Map<string, SessionSummary>> {
+    const seen = new Map<string, SessionSummary>();
     for await (const entry of Deno.readDir(this.#directory)) {
       if (!entry.isFile || !entry.name.endsWith(".jsonl") || entry.name === "episodes.jsonl") {
         continue;
@@ -182,10 +192,18 @@ export class RunReader {
         const mtime = info.mtime?.getTime() ?? 0;
         let cached = this.#files.get(id);
         if (!cached || cached.size !== info.size || cached.mtime !== mtime) {
-          cached = { size: info.size, mtime, events: parseLines(await Deno.readTextFile(file)) };
+          const events = parseLines(await Deno.readTextFile(file));
+          const last = events.at(-1);
+          cached = {
+            size: info.size,
+            mtime,
+            live: episodesOf(events, true),
+            closed: episodesOf(events, false),
+            ended: last?.type === "end" ? String(last["reason"] ?? "") : null,
+          };
           this.#files.set(id, cached);
         }
-        seen.set(id, cached.events);
+        seen.set(id, cached);
       } catch (error) {
         logFailure(`read the trajectory "${entry.name}"`, error);
       }

@@ -17,6 +17,7 @@ const EXPIRED: ReadonlySet<string> = new Set(["idle", "lifetime"]);
 export class RunView {
   readonly #sessions: SessionManager;
   readonly #reader: RunReader | undefined;
+  #cached: { at: number; result: ReturnType<RunView["episodes"]> } | undefined;
 
   /**
    * Creates the view.
@@ -39,20 +40,33 @@ export class RunView {
    *
    * @returns the episodes, oldest first, and the closed counts
    */
-  async episodes(): Promise<
+  episodes(): Promise<
+    { episodes: EpisodeSummary[]; closed: { expired: number; closed: number } }
+  > {
+    // One reading serves every request of the next second: pages poll, and
+    // several viewers of a large run would otherwise each walk its directory.
+    const now = Date.now();
+    if (this.#cached && now - this.#cached.at < 1000) return this.#cached.result;
+    const result = this.#read();
+    this.#cached = { at: now, result };
+    result.catch(() => this.#cached = undefined);
+    return result;
+  }
+
+  async #read(): Promise<
     { episodes: EpisodeSummary[]; closed: { expired: number; closed: number } }
   > {
     const closed = { expired: 0, closed: 0 };
     if (!this.#reader) return { episodes: [], closed };
     const live = new Set(this.#sessions.list().map((s) => s.id));
     const episodes: EpisodeSummary[] = [];
-    for (const [id, events] of await this.#reader.sessions()) {
-      const last = events.at(-1);
-      if (last?.type === "end" && !live.has(id)) {
-        if (EXPIRED.has(String(last["reason"]))) closed.expired++;
+    for (const [id, summary] of await this.#reader.sessions()) {
+      const open = live.has(id);
+      if (summary.ended !== null && !open) {
+        if (EXPIRED.has(summary.ended)) closed.expired++;
         else closed.closed++;
       }
-      for (const episode of episodesOf(events, live.has(id))) episodes.push(episode);
+      for (const episode of open ? summary.live : summary.closed) episodes.push(episode);
     }
     episodes.sort((a, b) => a.started - b.started);
     return { episodes, closed };
