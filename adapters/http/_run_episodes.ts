@@ -159,7 +159,8 @@ interface CachedFile extends SessionSummary {
 /**
  * Reads a run directory's trajectories, keeping each file's summary until
  * the file changes: memory holds summaries, not observations, so a run of
- * 10,000 episodes costs a few MiB and each read one `stat` per file.
+ * 10,000 episodes costs a few MiB, and a read costs a `stat` per open
+ * session's file (a closed session's file is final).
  */
 export class RunReader {
   readonly #directory: string;
@@ -187,6 +188,12 @@ export class RunReader {
       }
       const id = entry.name.slice(0, -".jsonl".length);
       const file = join(this.#directory, entry.name);
+      // A closed session's file never changes again (ids are not reused): no `stat` for it.
+      const known = this.#files.get(id);
+      if (known !== undefined && known.ended !== null) {
+        seen.set(id, known);
+        continue;
+      }
       try {
         const info = await Deno.stat(file);
         const mtime = info.mtime?.getTime() ?? 0;

@@ -137,14 +137,19 @@ function cardShown(card) {
   const [site, template] = (card.dataset.task || "").split("/");
   return (!p.get("site") || p.get("site") === site) && (!p.get("template") || p.get("template") === template);
 }
-function filterCards() { for (const card of cards.values()) card.hidden = !cardShown(card); }
+function filterCards() {
+  for (const card of cards.values()) {
+    card.hidden = !cardShown(card);
+    if (!card.hidden && shots.get(card.dataset.session)?.stale) thumbnail(card.dataset.session, card.querySelector("img"));
+  }
+}
 let soon;
 function refreshSoon() { clearTimeout(soon); soon = setTimeout(refresh, 300); }
 setInterval(refresh, 3000);
 refresh();
 function render(event) {
   let card = cards.get(event.session);
-  if (event.type === "closed") { card?.remove(); cards.delete(event.session); count(); refreshSoon(); return; }
+  if (event.type === "closed") { if (card) onScreen.unobserve(card); card?.remove(); cards.delete(event.session); shots.delete(event.session); count(); refreshSoon(); return; }
   if (!card) {
     card = document.createElement("div");
     card.className = "card";
@@ -154,6 +159,7 @@ function render(event) {
     card.querySelector("a").textContent = event.session;
     document.getElementById("sessions").append(card);
     cards.set(event.session, card);
+    onScreen.observe(card);
   }
   const s = event.state;
   if (s) {
@@ -177,11 +183,22 @@ function render(event) {
 // cache-busting "?t=" was answered 400, and the img stayed empty), and an img
 // given the same URL again shows its cached picture: fetch it without the
 // cache and show the bytes. One fetch per card at a time, at most one every
-// two seconds, so a busy run is not slowed by its viewers.
+// two seconds, and only for cards on screen: a screenshot takes its turn
+// among the session's operations, so a busy run is not slowed by its viewers.
 const shots = new Map();
+const onScreen = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    const card = entry.target;
+    card.dataset.visible = entry.isIntersecting ? "1" : "";
+    if (entry.isIntersecting && shots.get(card.dataset.session)?.stale) thumbnail(card.dataset.session, card.querySelector("img"));
+  }
+});
 async function thumbnail(id, img) {
-  const shot = shots.get(id) ?? { busy: false, last: 0, again: false };
+  const shot = shots.get(id) ?? { busy: false, last: 0, again: false, stale: false };
   shots.set(id, shot);
+  const card = cards.get(id);
+  if (!card || !card.dataset.visible || card.hidden) { shot.stale = true; return; }
+  shot.stale = false;
   if (shot.busy || Date.now() - shot.last < 2000) {
     if (!shot.again) { shot.again = true; setTimeout(() => { shot.again = false; thumbnail(id, img); }, 2000); }
     return;

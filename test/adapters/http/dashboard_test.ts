@@ -1,5 +1,5 @@
 // The dashboard in real Chromium, driven through the engine itself.
-import { assert, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
@@ -72,4 +72,42 @@ Deno.test("the dashboard's thumbnails load in Chromium and follow the session's 
   }
   assert(after !== before, "the thumbnail did not follow the step");
   assert(await env.evaluate(width) as number > 0);
+
+  // A card off screen does not fetch its screenshot (each one takes its turn
+  // among the session's operations); it does once scrolled into view.
+  const fetched = () =>
+    env.evaluate(
+      `performance.getEntriesByType("resource").filter((e) => e.name.includes("/screenshot")).length`,
+    ) as Promise<number>;
+  await env.evaluate(
+    `document.getElementById("sessions").style.marginTop = "20000px"; window.scrollTo(0, 0)`,
+  );
+  await until(env, `document.querySelector('[data-session="${session.id}"]').dataset.visible`, "");
+  const count = await fetched();
+  await client.step(session.id, { action: "click", id: 998 });
+  await until(
+    env,
+    `document.querySelectorAll('[data-session="${session.id}"] .history li').length`,
+    2,
+  );
+  assertEquals(await env.evaluate(`shots.get("${session.id}").stale`), true);
+  assertEquals(await fetched(), count);
+  await env.evaluate(`document.querySelector('[data-session="${session.id}"]').scrollIntoView()`);
+  await until(
+    env,
+    `performance.getEntriesByType("resource")` +
+      `.filter((e) => e.name.includes("/screenshot")).length > ${count}`,
+    true,
+  );
 });
+
+/** Evaluates until the value is `expected`, for at most 10 s. */
+async function until(env: Env, expression: string, expected: unknown): Promise<void> {
+  let value: unknown;
+  for (let i = 0; i < 100; i++) {
+    value = await env.evaluate(expression);
+    if (value === expected) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${expression} stayed ${JSON.stringify(value)}, not ${JSON.stringify(expected)}`);
+}
