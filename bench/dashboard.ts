@@ -3,8 +3,8 @@
  *
  * - a finished run of `BENCH_EPISODES` episodes (default 10,000; 4 an
  *   episode file, 5 steps each, observations of about 1.5 KB), written
- *   here: the first `/dashboard/stats` (every file parsed), a later one (one
- *   `stat` a file), `/dashboard/episodes`, and the main page's load in
+ *   here: the first `/dashboard/stats` (every file parsed), a later one (a
+ *   closed session's file is not read again), `/dashboard/episodes`, and the main page's load in
  *   Chromium until its figures are drawn;
  * - `BENCH_SESSIONS` live sessions (default 32) stepping on the demo site,
  *   with 0 and then `BENCH_VIEWERS` (default 3) dashboard pages open: the
@@ -204,7 +204,7 @@ ${large.files} trajectory files, ${large.runMiB} MiB.
 | what | ms |
 | --- | --- |
 | first \`/dashboard/stats\` (every file parsed) | ${large.firstStatsMs} |
-| later \`/dashboard/stats\` (a \`stat\` a file) | ${large.warmStatsMs} |
+| later \`/dashboard/stats\` (open sessions' files \`stat\`ed, closed ones final) | ${large.warmStatsMs} |
 | \`/dashboard/episodes\` (200 newest) | ${large.episodesMs} |
 | \`/dashboard/stats?template=…\` (within the 1 s reading) | ${large.filteredMs} |
 | the main page in Chromium until its figures are drawn | ${large.pageLoadMs} |
