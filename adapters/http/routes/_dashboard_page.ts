@@ -42,7 +42,7 @@ export const MAIN_PAGE = `<!doctype html>
 </p>
 <div class="grid">
 <div class="panel"><h3>Sessions</h3><div id="lifecycle"></div></div>
-<div class="panel"><h3>Throughput</h3><div id="throughput"></div><div id="rate"></div></div>
+<div class="panel"><h3>Throughput</h3><div id="throughput"></div><p>steps/s over time</p><div id="rate"></div><p>episodes/min over time</p><div id="rate-episodes"></div></div>
 <div class="panel"><h3>Outcomes</h3><div id="outcomes"></div></div>
 <div class="panel"><h3>Success per template</h3><table id="templates"></table></div>
 <div class="panel"><h3>Success per site</h3><table id="sites"></table></div>
@@ -66,7 +66,7 @@ function filters() {
 }
 function bars(bins, label) {
   if (!bins.length) return "<p>none yet</p>";
-  const max = Math.max(...bins.map(b => b.count));
+  const max = Math.max(...bins.map(b => b.count)) || 1;
   const w = 260 / bins.length;
   return '<svg width="270" height="90" role="img" aria-label="' + esc(label) + '">' + bins.map((b, i) =>
     '<rect x="' + (i * w) + '" y="' + (70 - 60 * b.count / max) + '" width="' + (w - 2) + '" height="' + (60 * b.count / max) +
@@ -102,6 +102,7 @@ async function refresh() {
       '</span> steps/s · <span class="big" id="episodes-per-minute">' + stats.episodesPerMinute + "</span> episodes/min" +
       '<br><span id="totals">' + stats.episodes + " episodes, " + stats.steps + " steps</span>";
     document.getElementById("rate").innerHTML = bars(stats.rate.map(r => { const at = new Date(r.t).toLocaleTimeString(); return { from: at, to: at, count: r.stepsPerSecond }; }), "steps per second over time");
+    document.getElementById("rate-episodes").innerHTML = bars(stats.rate.map(r => { const at = new Date(r.t).toLocaleTimeString(); return { from: at, to: at, count: r.episodesPerMinute }; }), "episodes per minute over time");
     document.getElementById("outcomes").innerHTML = Object.entries(stats.outcomes).map(([k, v]) =>
       '<span class="' + k + '" data-outcome="' + k + '">' + k + " <b>" + v + "</b></span>").join(" · ");
     document.getElementById("templates").innerHTML = successTable(stats.templates);

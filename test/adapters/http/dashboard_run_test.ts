@@ -79,6 +79,20 @@ async function until<T>(env: Env, expression: string, check: (value: T) => boole
 
 async function shoot(env: Env, file: string): Promise<void> {
   if (!DOCS_SHOTS) return;
+  // A tall window, so the live cards are on screen and fetch their thumbnails.
+  await env.withPage((page) =>
+    page.session.send("Emulation.setDeviceMetricsOverride", {
+      width: 1280,
+      height: 2400,
+      deviceScaleFactor: 1,
+      mobile: false,
+    })
+  );
+  await until<boolean>(
+    env,
+    "[...document.querySelectorAll('#sessions img')].slice(0, 3).every((img) => img.naturalWidth > 0)",
+    (loaded) => loaded,
+  );
   const png = await env.withPage(async (page) => {
     const { cssContentSize } = await page.session.send("Page.getLayoutMetrics");
     const shot = await page.session.send("Page.captureScreenshot", {
