@@ -5,7 +5,7 @@
  * observation text, the action, its result and timing; a second pane shows
  * another rollout of the same task beside it, stepped together. It reads
  * `/dashboard/trajectories/{id}`, so a finished run's files show as well as
- * live sessions'.
+ * live sessions', and fetches a live episode again every 2 s until it ends.
  *
  * @module
  */
@@ -75,12 +75,17 @@ async function load(pane, session, episode) {
   pane.root.dataset.steps = String(Math.max(0, pane.steps.length - 1));
   const slider = pane.root.querySelector(".slider");
   slider.max = String(Math.max(0, pane.steps.length - 1));
+  const first = pane.chosen !== session + "#" + wanted;
   pane.chosen = session + "#" + wanted;
+  pane.episode = wanted;
+  pane.ended = events.some(e => e.type === "end") || events.some(e => e.type === "start" && (e.episode ?? 0) > wanted) ||
+    pane.steps.some(e => e.done || e.truncated);
   fillPickers();
-  show(pane, 0);
+  // A reload of the same episode (a live one growing) keeps the step shown.
+  show(pane, first ? 0 : pane.index);
   // The other pane offers rollouts of the same task first.
   const task = pane.steps[0]?.task;
-  if (task && pane.name === "a" && !params.get("search")) {
+  if (first && task && pane.name === "a" && !params.get("search")) {
     document.getElementById("search").value = task;
     fillPickers();
   }
@@ -119,6 +124,10 @@ document.addEventListener("keydown", (event) => {
   event.preventDefault();
   for (const pane of Object.values(panes)) if (pane.steps.length) show(pane, pane.index + delta);
 });
+// A live episode grows: its steps are fetched again every 2 s until it ends.
+setInterval(() => {
+  for (const pane of Object.values(panes)) if (pane.session && !pane.ended) load(pane, pane.session, pane.episode);
+}, 2000);
 makePane("a", params.get("session"), params.has("episode") ? Number(params.get("episode")) : undefined);
 makePane("b", params.get("compare"), undefined);
 if (params.get("search")) document.getElementById("search").value = params.get("search");

@@ -267,13 +267,37 @@ Deno.test("the dashboard shows the run's figures, filters them and steps through
       } finally {
         await viewer.close();
       }
+
+      // A live episode in the viewer grows as the session steps, without a reload.
+      const growing = await client.createSession({ task: `${TASK}/4` });
+      await server.trajectories!.flush();
+      const live = await Env.create(server.browser!, {
+        startUrl: `${server.url}/dashboard/viewer?session=${growing.id}`,
+      });
+      try {
+        await until<string>(
+          live,
+          "document.getElementById('pane-a').dataset.steps",
+          (s) => s === "0",
+        );
+        await client.step(growing.id, { action: "scroll", direction: "down" });
+        await client.step(growing.id, { action: "stop", answer: "" });
+        await until<string>(
+          live,
+          "document.getElementById('pane-a').dataset.steps",
+          (s) => s === "2",
+        );
+      } finally {
+        await live.close();
+      }
     }
 
     // A finished run, read back from its files by a new server.
     await using again = await startServer({ port: 0, runDir, maxSessions: 1 });
     const stats = await (await fetch(`${again.url}/dashboard/stats`)).json();
-    assertEquals(stats.templates, [{ key: TASK, episodes: 7, successes: 2, rate: 0.286 }]);
-    assertEquals(stats.lifecycle.closed, 7);
+    // The 7 episodes above and the one watched growing (stopped, reward 0), all closed now.
+    assertEquals(stats.templates, [{ key: TASK, episodes: 8, successes: 2, rate: 0.25 }]);
+    assertEquals(stats.lifecycle.closed, 8);
     assertEquals(stats.lifecycle.done, 0);
     assertEquals(stats.groups.map((g: { noSignal: boolean }) => g.noSignal), [true, false]);
     const refusedFilter = await fetch(`${again.url}/dashboard/stats?outcome=won`);
