@@ -54,6 +54,14 @@ Deno.test("the dashboard's thumbnails load in Chromium and follow the session's 
   const width =
     `(() => { const img = document.querySelector('[data-session="${session.id}"] img');` +
     ` return img && img.complete ? img.naturalWidth : 0; })()`;
+  // The live cards sit below the run's figures: scrolled to, as a user does (off screen, a
+  // card fetches no screenshot; see below).
+  await until(
+    env,
+    `(() => { const card = document.querySelector('[data-session="${session.id}"]');` +
+      ` card?.scrollIntoView(); return card !== null; })()`,
+    true,
+  );
   let loaded = 0;
   for (let i = 0; i < 100 && loaded === 0; i++) {
     loaded = await env.evaluate(width) as number;
