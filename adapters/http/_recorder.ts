@@ -35,12 +35,14 @@ export class Recorder {
    * @param observation the episode's first observation
    */
   async start(
-    session: Pick<Session, "id" | "episode" | "placement">,
+    session: Pick<Session, "id" | "episode" | "placement" | "group">,
     observation: EnvObservation,
   ): Promise<void> {
     await this.#append(session.id, {
       type: "start",
       episode: session.episode,
+      // The GRPO group, so a finished run's groups are read back from its files.
+      ...(session.group !== undefined ? { group: session.group } : {}),
       task: session.placement?.task?.id ?? null,
       instruction: session.placement?.task?.instruction ?? null,
       url: observation.url,

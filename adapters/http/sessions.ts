@@ -373,6 +373,20 @@ export class SessionManager implements AsyncDisposable {
   }
 
   /**
+   * How many live sessions are in each phase, for the dashboard.
+   *
+   * @returns the counts of `opening`, `live`, `failed` and `done` sessions
+   */
+  phases(): Partial<Record<"opening" | "live" | "failed" | "done", number>> {
+    const counts: Partial<Record<"opening" | "live" | "failed" | "done", number>> = {};
+    for (const { phase } of this.#sessions.values()) {
+      if (phase === "closed" || phase === "expired") continue;
+      counts[phase] = (counts[phase] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  /**
    * Holds a session open for a connection (the WebSocket): it is not reaped
    * for idling while held, and its idle time counts from the release.
    *

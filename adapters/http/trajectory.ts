@@ -3,8 +3,9 @@
  * directory, one event a line.
  *
  * Schema, version 1 (`v: 1` on every line):
- * - `{ v, type: "start", t, session, episode, task, instruction, url, observation }`
- *   when an episode starts (create or reset);
+ * - `{ v, type: "start", t, session, episode, group?, task, instruction, url, observation }`
+ *   when an episode starts (create or reset); `group` is the GRPO group of a
+ *   session opened by `/v1/groups`;
  * - `{ v, type: "step", t, session, episode, step, action, status, reward?, done,
  *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, judged?, screenshot? }`
  *   after every step (`observation` is the text the agent saw after the

@@ -1,8 +1,12 @@
 /**
- * The dashboard, served by the rollout server: `/` lists live sessions
- * with screenshot thumbnails, their last observation, action history and
- * rewards, updated live from `/dashboard/events` (server-sent events);
- * `/dashboard/sessions/{id}` shows one session's trajectory step by step.
+ * The dashboard, served by the rollout server: `/` shows the run at a
+ * glance (`/dashboard/stats`, computed from the trajectory files and the
+ * live sessions, filtered by site, template, split, outcome and error), the
+ * filtered episodes (`/dashboard/episodes`) and the live sessions with
+ * thumbnails, updated from `/dashboard/events` (server-sent events);
+ * `/dashboard/viewer` steps through recorded episodes
+ * (`/dashboard/trajectories/{id}`), two side by side;
+ * `/dashboard/sessions/{id}` lists one session's trajectory as plain HTML.
  * Self-contained pages, no CDN. With a bearer token, pages pass it on as
  * `?token=` (EventSource and images cannot send headers).
  *
@@ -14,6 +18,13 @@ import { logFailure } from "../../../engine/log.ts";
 import { insideRun, plainName } from "../_run_files.ts";
 import type { SessionEvent, SessionManager } from "../sessions.ts";
 import type { TrajectoryLog } from "../trajectory.ts";
+import { HttpError } from "../http_error.ts";
+import type { Outcome } from "../_run_episodes.ts";
+import type { RunFilter } from "../_run_stats.ts";
+import { RunView } from "../_run_view.ts";
+import { passes } from "../_run_stats.ts";
+import { DASHBOARD_STYLE, MAIN_PAGE } from "./_dashboard_page.ts";
+import { VIEWER_PAGE } from "./_viewer_page.ts";
 
 /**
  * Adds the dashboard's routes to the app.
@@ -27,7 +38,36 @@ export function mountDashboard(
   sessions: SessionManager,
   trajectories: TrajectoryLog | undefined,
 ): void {
-  app.get("/", (c) => c.html(LIST_PAGE));
+  const run = new RunView(sessions, trajectories?.directory);
+  app.get("/", (c) => c.html(MAIN_PAGE));
+  app.get("/dashboard/viewer", (c) => c.html(VIEWER_PAGE));
+  app.get("/dashboard/stats", async (c) => c.json(await run.stats(runFilter(c.req.query()))));
+  app.get("/dashboard/episodes", async (c) => {
+    const query = c.req.query();
+    const filter = runFilter(query);
+    const limit = boundedLimit(query["limit"]);
+    const { episodes } = await run.episodes();
+    const chosen = episodes.filter((e) => passes(e, filter));
+    return c.json({
+      total: chosen.length,
+      // Newest first; the step times are the figures' business, not the list's.
+      episodes: chosen.slice(-limit).reverse().map(({ stepTimes: _times, ...episode }) => episode),
+    });
+  });
+  app.get("/dashboard/trajectories/:id", async (c) => {
+    const id = plainName(c.req.param("id"), "session id");
+    await trajectories?.flush();
+    const events = trajectories ? await trajectories.read(id) : [];
+    if (events.length === 0) {
+      return c.json({
+        code: "not-found",
+        message: trajectories
+          ? `No trajectory for session "${id}"`
+          : "No run directory: start the server with --run-dir to record trajectories",
+      }, 404);
+    }
+    return c.json({ session: id, events });
+  });
   app.get("/dashboard/events", (c) =>
     streamSSE(c, async (stream) => {
       const queue: SessionEvent[] = [];
@@ -106,55 +146,6 @@ function serialised(value: unknown): string | undefined {
   }
 }
 
-const STYLE = `body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; }
-.card { border: 1px solid #ccc; border-radius: 6px; padding: .6rem; margin: .5rem 0; display: flex; gap: 1rem; }
-.card img { width: 240px; height: 150px; object-fit: cover; object-position: top; border: 1px solid #eee; }
-pre { background: #f6f6f6; padding: .5rem; max-height: 14rem; overflow: auto; font-size: 12px; white-space: pre-wrap; }
-.ok { color: #070; } .action_error { color: #a60; } .env_error, .timeout, .expired { color: #b00; }`;
-
-const LIST_PAGE = `<!doctype html>
-<html><head><meta charset="utf-8"><title>WebServ dashboard</title><style>${STYLE}</style></head>
-<body><h1>WebServ sessions</h1>
-<p><a href="/docs">API docs</a> · <span id="count">0</span> live</p>
-<div id="sessions"></div>
-<script>
-const token = new URLSearchParams(location.search).get("token");
-const q = token ? "?token=" + encodeURIComponent(token) : "";
-const cards = new Map();
-function esc(s) { return String(s).replace(/[&<>"']/g, c => "&#" + c.charCodeAt(0) + ";"); }
-function render(event) {
-  let card = cards.get(event.session);
-  if (event.type === "closed") { card?.remove(); cards.delete(event.session); count(); return; }
-  if (!card) {
-    card = document.createElement("div");
-    card.className = "card";
-    card.dataset.session = event.session;
-    card.innerHTML = '<img alt="thumbnail"><div><h3><a></a></h3><p class="meta"></p><ol class="history"></ol><pre class="text"></pre></div>';
-    card.querySelector("a").href = "/dashboard/sessions/" + event.session + q;
-    card.querySelector("a").textContent = event.session;
-    document.getElementById("sessions").append(card);
-    cards.set(event.session, card);
-  }
-  const s = event.state;
-  if (s) card.querySelector(".meta").textContent = (s.task ? s.task.id + " · " : "") + "step " + s.step + " · " + s.url + (s.rewards.length ? " · rewards " + s.rewards.join(",") : "");
-  if (event.text !== undefined) card.querySelector(".text").textContent = event.text;
-  const items = event.history ?? (event.step ? [event.step] : []);
-  for (const h of items) {
-    const li = document.createElement("li");
-    li.className = h.status;
-    li.textContent = JSON.stringify(h.action) + " → " + h.status + (h.reward !== undefined ? " (reward " + h.reward + ")" : "");
-    card.querySelector(".history").append(li);
-  }
-  const sep = q ? "&" : "?";
-  card.querySelector("img").src = "/v1/sessions/" + event.session + "/screenshot" + q + sep + "t=" + Date.now();
-  count();
-}
-function count() { document.getElementById("count").textContent = cards.size; }
-const source = new EventSource("/dashboard/events" + q);
-source.addEventListener("snapshot", (e) => JSON.parse(e.data).forEach(render));
-source.addEventListener("session", (e) => render(JSON.parse(e.data)));
-</script></body></html>`;
-
 function sessionPage(
   id: string,
   events: Record<string, unknown>[],
@@ -182,10 +173,55 @@ function sessionPage(
       }</code> → ${escape(h.status)}${h.reward !== undefined ? ` (reward ${h.reward})` : ""}</li>`
     ).join("\n");
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>Session ${escape(id)}</title><style>${STYLE}</style></head>
+<html><head><meta charset="utf-8"><title>Session ${
+    escape(id)
+  }</title><style>${DASHBOARD_STYLE}</style></head>
 <body><h1>Session ${escape(id)}</h1><p><a href="/">All sessions</a></p>
 ${live ? `<h2>Last observation</h2><pre>${escape(live.text)}</pre>` : "<p>Closed.</p>"}
 <h2>Trajectory</h2><ol id="trajectory">${rows}</ol></body></html>`;
+}
+
+const OUTCOMES: readonly Outcome[] = ["success", "failure", "truncated", "unfinished", "running"];
+const FILTERS = ["site", "template", "split", "outcome", "error"] as const;
+
+/**
+ * The dashboard's filter from a query: each field a short string, the
+ * outcome one of the known ones.
+ */
+function runFilter(query: Record<string, string>): RunFilter {
+  const filter: RunFilter = {};
+  for (const name of FILTERS) {
+    const value = query[name];
+    if (value === undefined || value === "") continue;
+    if (value.length > 200) {
+      throw new HttpError(400, "bad-request", `The filter "${name}" is longer than 200 characters`);
+    }
+    if (name === "outcome") {
+      if (!(OUTCOMES as readonly string[]).includes(value)) {
+        throw new HttpError(
+          400,
+          "bad-request",
+          `Unknown outcome "${value}": expected one of ${OUTCOMES.join(", ")}`,
+        );
+      }
+      filter.outcome = value as Outcome;
+    } else filter[name] = value;
+  }
+  return filter;
+}
+
+/** `?limit=`: 1 to 1000, 200 when absent. */
+function boundedLimit(text: string | undefined): number {
+  if (text === undefined) return 200;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new HttpError(
+      400,
+      "bad-request",
+      `Invalid limit "${text.slice(0, 20)}": expected 1 to 1000`,
+    );
+  }
+  return limit;
 }
 
 function escape(text: string): string {
