@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { episodesOf, type EpisodeSummary, RunReader } from "./_run_episodes.ts";
+import { type EpisodeSummary, RunReader } from "./_run_episodes.ts";
 import { type RunFilter, type RunStats, runStats } from "./_run_stats.ts";
 import type { SessionManager } from "./sessions.ts";
 
