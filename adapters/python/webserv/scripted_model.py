@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional
 __all__ = ["POLICIES", "ScriptedModelServer", "scripted_reply"]
 
 Call = Dict[str, Any]
-"""One tool call: ``{"name": ..., "arguments": {...}}``."""
+"""One tool call, ``{"name": ..., "arguments": {...}}``, or a plain reply, ``{"content": ...}``."""
 
 
 def _last_observation(messages: List[Dict[str, Any]]) -> str:
@@ -72,7 +72,9 @@ def _add_note(messages: List[Dict[str, Any]], wrong: bool) -> Call:
         }}
     if turn == 1:
         return {"name": "click", "arguments": {"id": _element(page, r'button "Add"'), "button": None, "modifiers": None}}
-    return {"name": "stop", "arguments": {"answer": "done"}}
+    if turn == 2:
+        return {"name": "stop", "arguments": {"answer": "done"}}
+    return {"content": "Done."}  # the episode ended: a plain reply ends the agent's loop
 
 
 POLICIES: Dict[str, Callable[[List[Dict[str, Any]], bool], Call]] = {"add-note": _add_note}
@@ -142,17 +144,44 @@ class _Handler(BaseHTTPRequestHandler):
         with owner.lock:
             owner.calls += 1
             number = owner.calls
-        message = {"role": "assistant", "content": None, "tool_calls": [{
+        message: Dict[str, Any] = {"role": "assistant", "content": call.get("content"), "tool_calls": [{
             "id": f"call_{number}", "type": "function",
             "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
-        }]}
+        }] if "name" in call else None}
         prompt_tokens = len(json.dumps(messages)) // 4
-        self._send(200, {
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", owner.model),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls", "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 16, "total_tokens": prompt_tokens + 16},
-        })
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 16, "total_tokens": prompt_tokens + 16}
+        head = {"id": f"chatcmpl-{number}", "created": int(time.time()), "model": body.get("model", owner.model)}
+        if body.get("stream"):
+            self._stream(head, message, usage)
+            return
+        finish = "tool_calls" if message["tool_calls"] else "stop"
+        self._send(200, dict(head, object="chat.completion", usage=usage, choices=[
+            {"index": 0, "message": message, "finish_reason": finish, "logprobs": None},
+        ]))
+
+    def _stream(self, head: Dict[str, Any], message: Dict[str, Any], usage: Dict[str, int]) -> None:
+        """The same answer as server-sent chunks, the way streaming clients ask for it."""
+        if message["tool_calls"]:
+            calls = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
+            delta: Dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": calls}
+        else:
+            delta = {"role": "assistant", "content": message["content"]}
+        chunks = [
+            {"index": 0, "delta": delta, "finish_reason": None},
+            {"index": 0, "delta": {}, "finish_reason": "tool_calls" if message["tool_calls"] else "stop"},
+        ]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for choice in chunks:
+            event = dict(head, object="chat.completion.chunk", choices=[choice])
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode("utf-8"))
+        final = dict(head, object="chat.completion.chunk", choices=[], usage=usage)
+        self.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode("utf-8"))
+        self.wfile.flush()
+        self.close_connection = True
 
 
 class _Server(ThreadingHTTPServer):
@@ -218,8 +247,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--policy", choices=("solve", "wrong"), default="solve")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("--record", help="append each request's JSON to this file, one a line")
     args = parser.parse_args()
-    server = ScriptedModelServer(args.policy, args.port, args.latency)
+    record = None
+    if args.record:
+        def record(body: Dict[str, Any]) -> None:
+            with open(args.record, "a", encoding="utf-8") as out:
+                out.write(json.dumps(body) + "\n")
+    server = ScriptedModelServer(args.policy, args.port, args.latency, on_request=record)
     print(server.base_url, flush=True)
     try:
         server._server.serve_forever()
