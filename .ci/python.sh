@@ -44,6 +44,18 @@ if [ "$(cat "$openenv_stamp" 2>/dev/null || true)" != "$openenv_want" ]; then
   echo "$openenv_want" >"$openenv_stamp"
 fi
 
+# Prime Intellect's verifiers pins mcp 2.0.0 and openai 2, which the shared
+# venv cannot hold beside mcp 2.3.0 and openai 3: a venv of its own too.
+VERIFIERS_VENV="${WEBSERV_VERIFIERS_VENV:-$HOME/.cache/webserv-venv-verifiers}"
+VERIFIERS_REQUIREMENTS=adapters/python/requirements-verifiers.txt
+[ -x "$VERIFIERS_VENV/bin/python" ] || "$PYTHON" -m venv "$VERIFIERS_VENV"
+verifiers_stamp="$VERIFIERS_VENV/.requirements.sha256"
+verifiers_want="$(sha256sum "$VERIFIERS_REQUIREMENTS" | cut -d' ' -f1)"
+if [ "$(cat "$verifiers_stamp" 2>/dev/null || true)" != "$verifiers_want" ]; then
+  "$VERIFIERS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$VERIFIERS_REQUIREMENTS"
+  echo "$verifiers_want" >"$verifiers_stamp"
+fi
+
 # The client package, built as a wheel and installed the way users install
 # it, so the Python suites import what pip installs (no source path). Rebuilt
 # when its sources change.
@@ -51,7 +63,7 @@ package=adapters/python
 pkg_want="$(find "$package/pyproject.toml" "$package/README.md" "$package"/*.py "$package/webserv" -type f \
   -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 wheels=""
-for venv in "$VENV" "$OPENENV_VENV"; do
+for venv in "$VENV" "$OPENENV_VENV" "$VERIFIERS_VENV"; do
   if [ "$(cat "$venv/.webserv-package.sha256" 2>/dev/null || true)" != "$pkg_want" ]; then
     if [ -z "$wheels" ]; then
       wheels="$(mktemp -d)"
@@ -65,9 +77,11 @@ for venv in "$VENV" "$OPENENV_VENV"; do
 done
 [ -z "$wheels" ] || rm -rf "$wheels"
 "$OPENENV_VENV/bin/python" -m pip check
+"$VERIFIERS_VENV/bin/python" -m pip check
 "$VENV/bin/python" -m pip check
 "$VENV/bin/python" -c 'import importlib.metadata as m
 for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray",
              "ors-sdk", "openenv-webserv"):
     print(name, m.version(name))'
 "$OPENENV_VENV/bin/python" -c 'import importlib.metadata as m; print("openenv", m.version("openenv"))'
+"$VERIFIERS_VENV/bin/python" -c 'import importlib.metadata as m; print("verifiers", m.version("verifiers"))'

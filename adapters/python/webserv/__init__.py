@@ -8,7 +8,10 @@ The core is standard library only::
         text, reward, done, info = env.step({"action": "click", "id": 2})
 
 Extras: ``webserv.gym`` (gymnasium), ``webserv.trl`` (TRL's environment_factory),
-``webserv.ray`` (a Ray pool of servers), ``webserv.aio`` (asyncio: ``AsyncWebServEnv``).
+``webserv.ray`` (a Ray pool of servers), ``webserv.aio`` (asyncio: ``AsyncWebServEnv``),
+``webserv.harness`` (one rollout on an OpenAI-compatible endpoint), ``webserv.nemo_gym`` (a NeMo Gym
+resources server), ``webserv.scripted_model`` (a scripted stand-in for a model); the top-level
+``webserv_verifiers`` is a taskset for Prime Intellect's verifiers.
 """
 
 from .client import WebServCapacityError, WebServClient, WebServError, WebServNetworkError, place

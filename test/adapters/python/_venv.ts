@@ -9,6 +9,9 @@ export const VENV = Deno.env.get("WEBSERV_VENV") ?? `${HOME}/.cache/webserv-venv
 /** The second venv's directory: OpenEnv's current client (openenv 0.10), which cannot share the first. */
 export const OPENENV_VENV = Deno.env.get("WEBSERV_OPENENV_VENV") ??
   `${HOME}/.cache/webserv-venv-openenv`;
+/** The third venv's directory: Prime Intellect's verifiers, whose pins (mcp, openai) conflict with the first's. */
+export const VERIFIERS_VENV = Deno.env.get("WEBSERV_VERIFIERS_VENV") ??
+  `${HOME}/.cache/webserv-venv-verifiers`;
 const HERE = new URL(".", import.meta.url).pathname;
 const REPO = new URL("../../../", import.meta.url).pathname;
 
@@ -25,7 +28,7 @@ export function venvPython(venv: string = VENV): string {
     Deno.statSync(python);
   } catch {
     throw new Error(
-      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV)`,
+      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV, WEBSERV_VERIFIERS_VENV)`,
     );
   }
   return python;
