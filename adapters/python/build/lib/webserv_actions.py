@@ -1,3 +1,0 @@
-"""The earlier import name of ``webserv.actions``, kept so existing scripts run unchanged."""
-
-from webserv.actions import *  # noqa: F401,F403
