@@ -185,3 +185,38 @@ export function namespaceMemory(initPid: number): { pss: number; rss: number; pr
   }
   return { pss, rss, processes };
 }
+
+/** One timed row of a report: what was timed and its latency. */
+export interface TimedRow {
+  /** What was timed. */
+  what: string;
+  /** Milliseconds. */
+  ms: Stats;
+}
+
+/**
+ * Times `fn` `runs` times, in milliseconds; `after` (untimed) cleans up each run.
+ *
+ * @param what what is timed, as the report names it
+ * @param runs how many runs
+ * @param fn the timed call
+ * @param after the untimed clean-up of each run's value
+ * @returns the row
+ */
+export async function timeRuns<T>(
+  what: string,
+  runs: number,
+  fn: () => Promise<T>,
+  after: (value: T) => Promise<void>,
+): Promise<TimedRow> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const value = await fn();
+    samples.push(performance.now() - started);
+    await after(value);
+  }
+  const ms = stats(samples);
+  progress(`${what}: p50 ${ms.p50} ms, p95 ${ms.p95} ms`);
+  return { what, ms };
+}

@@ -17,36 +17,16 @@ import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
 import type { Instance } from "../sandboxes/types.ts";
 import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
-import { machine, progress, type Stats, stats } from "./_sandbox_common.ts";
+import { machine, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const FORKS = [1, 4, 16] as const;
 
-/** One row of the report: what was timed and its latency. */
-interface Row {
-  /** What was timed. */
-  what: string;
-  /** Milliseconds. */
-  ms: Stats;
-}
-
-/** Times `fn` `RUNS` times, in milliseconds; `after` (untimed) cleans up each run. */
-async function time<T>(
+const time = <T>(
   what: string,
   fn: () => Promise<T>,
   after: (value: T) => Promise<void>,
-): Promise<Row> {
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    const value = await fn();
-    samples.push(performance.now() - started);
-    await after(value);
-  }
-  const ms = stats(samples);
-  progress(`${what}: p50 ${ms.p50} ms, p95 ${ms.p95} ms`);
-  return { what, ms };
-}
+): Promise<TimedRow> => timeRuns(what, RUNS, fn, after);
 
 /**
  * Measures fork latency beside create and reset, and writes the report.
@@ -74,7 +54,7 @@ export async function benchFork(): Promise<string> {
   // Warm: the seed's template, the browser.
   await drop(await open());
 
-  const rows: Row[] = [];
+  const rows: TimedRow[] = [];
   rows.push(
     await time("instance: Sandbox.create()", () => sandbox.create({ seed: 3 }), (i) => i.destroy()),
   );

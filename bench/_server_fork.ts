@@ -11,35 +11,16 @@
  */
 import { startServer } from "../adapters/http/server.ts";
 import { WebServClient } from "../adapters/client/mod.ts";
-import { machine, progress, type Stats, stats } from "./_sandbox_common.ts";
+import { machine, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const TASK = "demo/add-note/2";
 
-/** One row of the report. */
-interface Row {
-  /** The request timed. */
-  what: string;
-  /** Milliseconds, client side. */
-  ms: Stats;
-}
-
-async function time<T>(
+const time = <T>(
   what: string,
   fn: () => Promise<T>,
   after: (value: T) => Promise<void>,
-): Promise<Row> {
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    const value = await fn();
-    samples.push(performance.now() - started);
-    await after(value);
-  }
-  const ms = stats(samples);
-  progress(`${what}: p50 ${ms.p50} ms, p95 ${ms.p95} ms`);
-  return { what, ms };
-}
+): Promise<TimedRow> => timeRuns(what, RUNS, fn, after);
 
 /**
  * Measures fork latency through the server beside create and reset, and
@@ -55,7 +36,7 @@ export async function benchServerFork(): Promise<string> {
   };
   // Warm: the seed's template, the browser.
   await client.close((await client.createSession({ task: TASK })).id);
-  const rows: Row[] = [];
+  const rows: TimedRow[] = [];
   rows.push(
     await time(
       "POST /v1/sessions",

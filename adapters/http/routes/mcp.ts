@@ -16,19 +16,12 @@ import { ErrorBody } from "../protocol.ts";
 import type { SessionManager } from "../sessions.ts";
 import { openingSpec } from "../_openenv.ts";
 import { handleRpc, RpcCode, rpcError, rpcSession } from "../_rpc.ts";
-import { json } from "./_shared.ts";
+import { ERRORS as REFUSED, json } from "./_shared.ts";
 
 const JsonRpcBody = z.record(z.string(), z.unknown()).openapi("JsonRpcMessage", {
   description: "A JSON-RPC 2.0 request or notification",
 });
 
-const REFUSED = {
-  400: json(ErrorBody, "Bad input"),
-  401: json(ErrorBody, "Missing or wrong bearer token"),
-  403: json(ErrorBody, "A foreign Host or Origin (DNS rebinding, cross-site requests)"),
-  413: json(ErrorBody, "The body is larger than the server takes"),
-  415: json(ErrorBody, 'The body is not sent as "content-type: application/json"'),
-} as const;
 /**
  * Adds MCP's JSON-RPC route (`POST /mcp`) to the app.
  *

@@ -23,6 +23,7 @@ import { ACTION_SCHEMA } from "../../../engine/mod.ts";
 import { HttpError } from "../http_error.ts";
 import { ErrorBody, ObservationBody } from "../protocol.ts";
 import type { SessionManager } from "../sessions.ts";
+import { ERRORS, json } from "./_shared.ts";
 import {
   observationPayload,
   OPENENV_VERSION,
@@ -55,17 +56,12 @@ const OpenEnvState = z.object({
   step_count: z.number().int().min(0),
 }).passthrough().openapi("OpenEnvState");
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
-
 const REFUSED = {
-  400: json(ErrorBody, "Bad input"),
-  401: json(ErrorBody, "Missing or wrong bearer token"),
-  403: json(ErrorBody, "A foreign Host or Origin (DNS rebinding, cross-site requests)"),
-  413: json(ErrorBody, "The body is larger than the server takes"),
-  415: json(ErrorBody, 'The body is not sent as "content-type: application/json"'),
+  400: ERRORS[400],
+  401: ERRORS[401],
+  403: ERRORS[403],
+  413: ERRORS[413],
+  415: ERRORS[415],
   422: json(Detail, "Invalid options, in OpenEnv's (FastAPI's) shape"),
   429: json(ErrorBody, "Too many live sessions; see Retry-After"),
   503: json(ErrorBody, "Our side failed (browser, site, sandbox)"),
