@@ -4,7 +4,7 @@
 #   - every Incus instance, image and storage pool named webserv*/ws*;
 #   - every Docker container and image named webserv*;
 #   - the caches `.ci/run` fills: the app images' packages (~/.cache/webserv),
-#     Node 22 (~/.cache/webserv-node), the Python venv (~/.cache/webserv-venv)
+#     Node 22 (~/.cache/webserv-node), the Python venvs (~/.cache/webserv-venv*)
 #     and Deno's module cache.
 # The daemons and the Debian packages stay installed (a fresh machine's
 # apt install is what `.ci/daemons.sh` does first anyway); pass --daemons to
@@ -43,9 +43,11 @@ if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
 fi
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}"
-log "removing caches under $cache: webserv, webserv-node, webserv-venv, deno"
+log "removing caches under $cache: webserv, webserv-node, the venvs (test, openenv, verifiers, trl), deno"
 for dir in "$cache/webserv" "$cache/webserv-node" "${WEBSERV_VENV:-$cache/webserv-venv}" \
-  "${DENO_DIR:-$cache/deno}"; do
+  "${WEBSERV_OPENENV_VENV:-$cache/webserv-venv-openenv}" \
+  "${WEBSERV_VERIFIERS_VENV:-$cache/webserv-venv-verifiers}" \
+  "${WEBSERV_TRL_VENV:-$cache/webserv-venv-trl}" "${DENO_DIR:-$cache/deno}"; do
   # A Deno process still running elsewhere may write into its cache while it
   # goes: a second pass, then a warning rather than a failed reset.
   rm -rf "$dir" 2>/dev/null || rm -rf "$dir" 2>/dev/null ||
