@@ -51,14 +51,18 @@ export class Recorder {
   }
 
   /**
-   * Records a step, with a screenshot after it when the spec asks for them.
+   * Records a step, with a screenshot after it when the spec asks for them,
+   * and beside the screenshot the element marks of the step's observation.
    *
    * @param session the session, after the step
    * @param action the action taken, as parsed (or a refused one's preview)
    * @param response the step's result
    */
   async step(
-    session: Pick<Session, "id" | "episode" | "spec" | "env" | "done" | "url" | "task">,
+    session: Pick<
+      Session,
+      "id" | "episode" | "spec" | "env" | "done" | "url" | "task" | "marks"
+    >,
     action: unknown,
     response: StepResponse,
   ): Promise<void> {
@@ -98,6 +102,8 @@ export class Recorder {
       // What the verifier judged, for `deno task export --reverify`.
       ...(response.info.verdict && session.task?.judged ? { judged: session.task.judged } : {}),
       ...(screenshot ? { screenshot } : {}),
+      // The boxes the step's observation saw, for the viewer's marks over the raw picture.
+      ...(screenshot && session.marks ? { marks: session.marks } : {}),
     });
   }
 

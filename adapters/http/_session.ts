@@ -5,12 +5,13 @@
  *
  * @module
  */
-import type { Browser, Env } from "../../mod.ts";
+import type { Browser, Env, Observation } from "../../mod.ts";
 import { logFailure, settled } from "../../engine/log.ts";
 import type { Instance } from "../../sandboxes/mod.ts";
 import type { Placement, ServedTask } from "./catalog.ts";
 import { HttpError } from "./http_error.ts";
 import type { SessionSpec, StepResponse } from "./protocol.ts";
+import { marksOf, type ScreenshotMarks } from "./_marks.ts";
 
 /** One step as the dashboard's history shows it. */
 export interface HistoryEntry {
@@ -98,6 +99,11 @@ export interface Session {
   readonly rewards: readonly number[];
   /** The last observation text. */
   readonly text: string;
+  /**
+   * The element marks of the last observation, for the screenshot the
+   * trajectory records after a step; none before the first.
+   */
+  readonly marks: ScreenshotMarks | undefined;
   /** The recent steps, oldest first. */
   readonly history: readonly HistoryEntry[];
   /** The results of steps by request id, for retries. */
@@ -164,6 +170,7 @@ export function newSession(parts: SessionParts): Session {
     },
     rewards: [],
     text: "",
+    marks: undefined,
     history: [],
     cache: new Map(),
     queue: Promise.resolve(),
@@ -243,12 +250,19 @@ export function hold(session: Session): () => void {
  * Notes what the active tab shows now.
  *
  * @param session the session
- * @param observation its URL, and its text when the whole page was observed
+ * @param observation its URL, and its text when the whole page was
+ *   observed; its elements and scroll state give the marks of the next screenshot
  */
-export function observed(session: Session, observation: { url: string; text?: string }): void {
+export function observed(
+  session: Session,
+  observation: { url: string; text?: string } & Partial<Pick<Observation, "elements" | "scroll">>,
+): void {
   const noted = record(session);
   noted.url = observation.url;
   if (observation.text !== undefined) noted.text = observation.text;
+  if (observation.elements !== undefined && observation.scroll !== undefined) {
+    noted.marks = marksOf({ elements: observation.elements, scroll: observation.scroll });
+  }
 }
 
 /**

@@ -288,7 +288,12 @@ export class SessionManager implements AsyncDisposable {
       const observation = await envCall(() =>
         session.env.observe(chosen === "diff" ? { mode: "diff" } : {})
       );
-      observed(session, { url: observation.url });
+      // Not its text (a diff lists only changes), but its elements: the page as it is now.
+      observed(session, {
+        url: observation.url,
+        elements: observation.elements,
+        scroll: observation.scroll,
+      });
       return observationBody(observation, chosen);
     });
   }

@@ -7,14 +7,16 @@
  *   when an episode starts (create or reset); `group` is the GRPO group of a
  *   session opened by `/v1/groups`;
  * - `{ v, type: "step", t, session, episode, step, action, status, reward?, done,
- *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, judged?, screenshot? }`
+ *   truncated, observation, url, elapsed_ms, settle?, error?, verdict?, judged?, screenshot?, marks? }`
  *   after every step (`observation` is the text the agent saw after the
  *   action, `screenshot` a file name beside the JSONL; on the step that ends
  *   a task episode, `verdict` is `{ reward, reason }` and `judged` what the
  *   verifier judged: the evaluator's whole input `{ answer?, url, origin?, diff?,
  *   instruction?, harmless?, history?, rows? }` and the `evaluator` itself (its
  *   truth included), the diff being the site's state diff since the episode's
- *   mark, so `export --reverify` judges it again as the live step did);
+ *   mark, so `export --reverify` judges it again as the live step did;
+ *   `marks`, beside a screenshot, is `{ viewport: [w, h], elements: [{ id, box: [x, y, w, h] }] }`:
+ *   the elements in view in the step's observation, CSS pixels, for the viewer's set-of-marks);
  * - `{ v, type: "end", t, session, episode, reason }` when the session closes.
  *
  * `t` is an ISO time; `task` is the task id or `null`; `error` is `{ code, message }`.

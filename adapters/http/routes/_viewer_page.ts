@@ -1,7 +1,9 @@
 /**
  * The episode viewer, self-contained: pick a session and episode (from
  * `/dashboard/episodes`, filtered by task or seed), step through it with a
- * slider or the arrow keys, each step with its recorded screenshot, the
+ * slider or the arrow keys, each step with its recorded screenshot (the
+ * element marks recorded beside it drawn over it as inline SVG, with a
+ * toggle, so the picture itself stays unmarked), the
  * observation text, the action, its result and timing; a second pane shows
  * another rollout of the same task beside it, stepped together. It reads
  * `/dashboard/trajectories/{id}`, so a finished run's files show as well as
@@ -16,10 +18,17 @@ export const VIEWER_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>WebServ episode viewer</title><style>${DASHBOARD_STYLE}
 .panes { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 1rem; }
 .pane img { max-width: 100%; border: 1px solid #ddd; }
+.shotbox { position: relative; display: inline-block; max-width: 100%; line-height: 0; }
+.shotbox img { display: block; }
+.shotbox svg.marks { position: absolute; left: 1px; top: 1px; width: calc(100% - 2px); height: calc(100% - 2px); pointer-events: none; }
+svg.marks rect.box { fill: none; stroke-width: 2; vector-effect: non-scaling-stroke; }
+svg.marks rect.tag { stroke: none; }
+svg.marks text { fill: #fff; font: bold 12px sans-serif; }
+body.nomarks svg.marks { display: none; }
 .pane input[type=range] { width: 100%; }
 </style></head>
 <body><h1>Episode viewer</h1>
-<p><a id="back" href="/">Run</a> · task or seed contains <input id="search" size="24" placeholder="demo/add-note or /7"> · ← → step both panes</p>
+<p><a id="back" href="/">Run</a> · task or seed contains <input id="search" size="24" placeholder="demo/add-note or /7"> · ← → step both panes · <label><input type="checkbox" id="marks" checked> element marks</label></p>
 <div class="panes">
 <div class="pane" id="pane-a"></div>
 <div class="pane" id="pane-b"></div>
@@ -111,12 +120,39 @@ function show(pane, index) {
     if (e.verdict) html += '<p class="verdict">verdict: reward ' + esc(e.verdict.reward) + " — " + esc(e.verdict.reason) + "</p>";
     html += "<p>" + esc(e.url ?? "") + "</p>";
   }
-  if (e.screenshot) html += '<img class="shot" alt="screenshot after the step" src="/dashboard/files/' + esc(e.screenshot) + (t ? "?" + t : "") + '">';
+  if (e.screenshot) html += '<div class="shotbox"><img class="shot" alt="screenshot after the step" src="/dashboard/files/' + esc(e.screenshot) + (t ? "?" + t : "") + '">' + marksSvg(e.marks) + "</div>";
   else if (e.type === "step" && e.done) html += '<p class="noshot">The episode ended here: no screenshot is taken after its last step.</p>';
   else if (e.type === "step") html += '<p class="noshot">No screenshot recorded (open sessions with <code>record_screenshots: true</code>).</p>';
   html += '<pre class="observation">' + esc(e.observation ?? "") + "</pre>";
   pane.root.querySelector(".step").innerHTML = html;
+  const img = pane.root.querySelector("img.shot");
+  if (img && e.marks) {
+    // The boxes are CSS pixels of the viewport; the picture may be in device
+    // pixels: its width is the viewport's, its height follows its own ratio
+    // (as the engine's own set-of-marks scales them).
+    const fit = () => { if (img.naturalWidth > 0) img.nextElementSibling.setAttribute("viewBox", "0 0 " + e.marks.viewport[0] + " " + (e.marks.viewport[0] * img.naturalHeight / img.naturalWidth)); };
+    if (img.complete) fit(); else img.addEventListener("load", fit);
+  }
 }
+const PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#8c564b"];
+// Set-of-marks drawn over the raw screenshot: each element id's box and its label.
+function marksSvg(marks) {
+  if (!marks || !Array.isArray(marks.elements)) return "";
+  const [w, h] = marks.viewport;
+  let svg = '<svg class="marks" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + esc(w) + " " + esc(h) + '" preserveAspectRatio="none">';
+  for (const m of marks.elements) {
+    const [x, y, bw, bh] = m.box;
+    const color = PALETTE[m.id % PALETTE.length];
+    const label = String(m.id);
+    const tagW = 8 * label.length + 6;
+    const tagY = y >= 16 ? y - 16 : y;
+    svg += '<g class="mark" data-id="' + esc(m.id) + '"><rect class="box" x="' + esc(x) + '" y="' + esc(y) + '" width="' + esc(bw) + '" height="' + esc(bh) + '" stroke="' + color + '"/>' +
+      '<rect class="tag" x="' + esc(x) + '" y="' + esc(tagY) + '" width="' + tagW + '" height="16" fill="' + color + '"/>' +
+      '<text x="' + esc(x + 3) + '" y="' + esc(tagY + 12.5) + '">' + esc(label) + "</text></g>";
+  }
+  return svg + "</svg>";
+}
+document.getElementById("marks").addEventListener("change", (event) => document.body.classList.toggle("nomarks", !event.target.checked));
 document.addEventListener("keydown", (event) => {
   if (event.target instanceof HTMLInputElement && event.target.type === "text") return;
   const delta = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
