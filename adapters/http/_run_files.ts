@@ -9,6 +9,7 @@
  */
 import { join, sep } from "node:path";
 import { HttpError } from "./http_error.ts";
+import type { TrajectoryEvent } from "./trajectory.ts";
 
 /** A session id or file name a run directory may hold: no separators, no dot first. */
 const NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;
@@ -49,6 +50,31 @@ export async function insideRun(directory: string, relative: string): Promise<st
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
       return undefined;
     }
+    throw error;
+  }
+}
+
+/**
+ * Reads one session's trajectory from a run directory.
+ *
+ * @param directory the run directory
+ * @param session the session id
+ * @returns its events, oldest first (none when the file does not exist,
+ *   or resolves outside the run directory)
+ * @throws {HttpError} 400 when the id is not a plain name (a path)
+ */
+export async function readTrajectory(
+  directory: string,
+  session: string,
+): Promise<TrajectoryEvent[]> {
+  plainName(session, "session id");
+  const file = await insideRun(directory, `${session}.jsonl`);
+  if (file === undefined) return [];
+  try {
+    const text = await Deno.readTextFile(file);
+    return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
 }

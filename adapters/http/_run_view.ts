@@ -13,21 +13,34 @@ import type { SessionManager } from "./sessions.ts";
 /** Close reasons that mean the server reaped the session (as `SessionManager` records them). */
 const EXPIRED: ReadonlySet<string> = new Set(["idle", "lifetime"]);
 
+/** What a view needs of the live sessions: which are open, and their phases. */
+export type LiveSessions = Pick<SessionManager, "list" | "phases">;
+
+/** The live sessions of a run this server does not record: none. */
+export const NO_LIVE_SESSIONS: LiveSessions = { list: () => [], phases: () => ({}) };
+
 /** The dashboard's reading of one run. */
 export class RunView {
-  readonly #sessions: SessionManager;
+  readonly #sessions: LiveSessions;
   readonly #reader: RunReader | undefined;
+  readonly #directory: string | undefined;
   #cached: { at: number; result: ReturnType<RunView["episodes"]> } | undefined;
 
   /**
    * Creates the view.
    *
-   * @param sessions the live sessions
+   * @param sessions the live sessions: the server's for the run it records, none for another
    * @param directory the run directory; without one only the lifecycle counts are known
    */
-  constructor(sessions: SessionManager, directory: string | undefined) {
+  constructor(sessions: LiveSessions, directory: string | undefined) {
     this.#sessions = sessions;
+    this.#directory = directory;
     this.#reader = directory === undefined ? undefined : new RunReader(directory);
+  }
+
+  /** The run directory, when there is one. */
+  get directory(): string | undefined {
+    return this.#directory;
   }
 
   /** Whether there is a run directory to read episodes from. */

@@ -147,6 +147,14 @@ export interface ListenOptions {
   /** Where trajectories go; none are written when absent. */
   runDir?: string;
   /**
+   * Other runs the dashboard lists beside the one recorded, read only: run
+   * directories, or parents holding runs one level down (scanned each time
+   * the list is asked for).
+   *
+   * @default {[]}
+   */
+  runs?: readonly string[];
+  /**
    * The Incus storage pool, for the incus and shared backends.
    *
    * @default {"default"}

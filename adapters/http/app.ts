@@ -67,6 +67,13 @@ export interface AppOptions {
   /** Where trajectories go, for the dashboard's session page; none when absent. */
   trajectories?: TrajectoryLog;
   /**
+   * Other runs the dashboard lists, read only: run directories, or parents
+   * holding runs one level down.
+   *
+   * @default {[]}
+   */
+  runs?: readonly string[];
+  /**
    * The cap on messages one WebSocket connection has queued.
    *
    * @default {64}
@@ -114,6 +121,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
   mountOpenEnv(app, sessions, catalog);
   mountMcp(app, sessions);
   mountOrs(app, sessions, catalog);
+  // Before the document is made: the dashboard's JSON routes are in it.
+  mountDashboard(app, {
+    sessions,
+    trajectories: options.trajectories,
+    ...(options.runs ? { runs: options.runs } : {}),
+  });
   openapiRoutes(app, strict.document);
   strict.prepare();
   mountWebSocket(app, sessions, {
@@ -121,7 +134,6 @@ export function createApp(options: AppOptions): OpenAPIHono {
     tasks: catalog,
     ...(options.wsMaxQueued !== undefined ? { maxQueued: options.wsMaxQueued } : {}),
   });
-  mountDashboard(app, sessions, options.trajectories);
   return app;
 }
 

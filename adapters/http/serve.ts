@@ -11,7 +11,9 @@
  * state at once, default twice the session cap) and `--seed-grace` in seconds
  * (`WEBSERV_SEED_GRACE`: how long an idle seed keeps it, default 60),
  * `--browser ws://…` (`WEBSERV_BROWSER`),
- * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`), `--idle-timeout`
+ * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`; a parent of runs
+ * records into a new run inside it, and `a,b` records into `a`: the
+ * dashboard lists the other runs there too), `--idle-timeout`
  * and `--lifetime` in seconds; for the incus and shared backends
  * `--incus-pool` (`WEBSERV_INCUS_POOL`, default `webserv-btrfs`),
  * `--incus-socket` (`WEBSERV_INCUS_SOCKET`, a cluster member's socket) and
@@ -34,6 +36,7 @@
 import { parseArgs } from "node:util";
 import { type Backend, BACKENDS, startServer } from "./server.ts";
 import { BACKEND_REGISTRY } from "./backends.ts";
+import { runDirectories } from "./_run_catalog.ts";
 
 /** One line a registered backend, with what it serves. */
 function backendLines(): string {
@@ -44,7 +47,7 @@ function backendLines(): string {
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
        [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--max-seeds N]
-       [--seed-grace SECONDS] [--browser ws://...] [--run-dir DIR]
+       [--seed-grace SECONDS] [--browser ws://...] [--run-dir DIR[,DIR...]]
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
        [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
 
@@ -137,8 +140,15 @@ async function main(): Promise<void> {
   }
   const incusSocket = values["incus-socket"] ?? env("WEBSERV_INCUS_SOCKET");
   const incusPrefix = values["incus-prefix"] ?? env("WEBSERV_INCUS_PREFIX");
-  const runDir = values["run-dir"] ?? env("WEBSERV_RUN_DIR") ??
-    `runs/${new Date().toISOString().replace(/[:.]/g, "-")}`;
+  let runDir: string, runs: string[];
+  try {
+    ({ current: runDir, runs } = await runDirectories(
+      values["run-dir"] ?? env("WEBSERV_RUN_DIR"),
+      new Date(),
+    ));
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
   // One orderly close, whatever signals follow the first: a second Ctrl-C
   // (or the copy `deno task` forwards of the terminal's) must not cut the
   // close short and leave sandboxes, shared runtimes or the browser running.
@@ -177,6 +187,7 @@ async function main(): Promise<void> {
       hostname: values.host ?? env("WEBSERV_HOST") ?? "127.0.0.1",
       backend: backend as Backend,
       runDir,
+      ...(runs.length > 0 ? { runs } : {}),
       browserHandlesSignals: false,
       ...(port !== undefined ? { port } : {}),
       ...(maxSessions !== undefined ? { maxSessions } : {}),

@@ -108,6 +108,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RolloutS
       ? { proposalsPerMinute: options.proposalsPerMinute }
       : {}),
     ...(trajectories ? { trajectories } : {}),
+    ...(options.runs ? { runs: options.runs } : {}),
     ...(options.wsMaxQueued !== undefined ? { wsMaxQueued: options.wsMaxQueued } : {}),
     // DNS rebinding and cross-site requests: on loopback, only loopback names on our port.
     hosts: {

@@ -25,7 +25,7 @@
  */
 import { join } from "node:path";
 import { settled } from "../../engine/log.ts";
-import { insideRun, plainName } from "./_run_files.ts";
+import { plainName, readTrajectory } from "./_run_files.ts";
 
 /** The schema version of every line. */
 export const TRAJECTORY_VERSION = 1;
@@ -124,15 +124,7 @@ export class TrajectoryLog {
   async read(session: string): Promise<TrajectoryEvent[]> {
     plainName(session, "session id");
     await this.#queues.get(session);
-    const file = await insideRun(this.directory, `${session}.jsonl`);
-    if (file === undefined) return [];
-    try {
-      const text = await Deno.readTextFile(file);
-      return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
-      throw error;
-    }
+    return await readTrajectory(this.directory, session);
   }
 
   /** Waits for every pending write. */

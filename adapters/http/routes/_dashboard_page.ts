@@ -1,7 +1,9 @@
 /**
  * The dashboard's main page, self-contained (inline CSS and script, no
- * external asset): the run at a glance from `/dashboard/stats` (polled, and
- * refreshed after session events), filters, the filtered episodes with
+ * external asset): a picker of the runs the server shows (`/dashboard/runs`;
+ * the current one holds the live sessions), the picked run at a glance from
+ * `/dashboard/stats` (polled, and refreshed after session events), filters,
+ * the filtered episodes with
  * links to the viewer, and the live sessions' cards from
  * `/dashboard/events` (server-sent events) with their thumbnails.
  *
@@ -33,6 +35,7 @@ export const MAIN_PAGE = `<!doctype html>
 <p><a href="/docs">API docs</a> · <a id="viewer-link" href="/dashboard/viewer">Episode viewer</a> · <span id="count">0</span> live sessions</p>
 <p id="unrecorded" hidden>No run directory (<code>--run-dir</code>): episodes are not recorded, so only the sessions' states are shown.</p>
 <p class="filters">
+<label>run <select id="f-run" data-filter="run"><option value="">current</option></select></label>
 <label>site <select id="f-site" data-filter="site"><option value="">all</option></select></label>
 <label>template <select id="f-template" data-filter="template"><option value="">all</option></select></label>
 <label>split <select id="f-split" data-filter="split"><option value="">all</option></select></label>
@@ -52,8 +55,9 @@ export const MAIN_PAGE = `<!doctype html>
 </div>
 <div class="panel"><h3>GRPO groups</h3><table id="groups"></table></div>
 <div class="panel"><h3>Episodes</h3><table id="episodes"></table></div>
-<h2>Live sessions</h2>
-<div id="sessions"></div>
+<div id="live"><h2>Live sessions</h2>
+<div id="sessions"></div></div>
+<p id="past" hidden>A past run: its sessions are closed; pick the current run for the live ones.</p>
 <script>
 const token = new URLSearchParams(location.search).get("token");
 const q = token ? "?token=" + encodeURIComponent(token) : "";
@@ -85,16 +89,55 @@ function choices(select, values) {
   for (const v of values) if (!have.has(v)) select.append(new Option(v, v));
   select.value = chosen;
 }
-let polling = false;
+function span(r) {
+  if (r.first === null) return "no episodes yet";
+  const from = new Date(r.first), to = new Date(r.last ?? r.first);
+  return from.toLocaleString() + " – " + (from.toDateString() === to.toDateString() ? to.toLocaleTimeString() : to.toLocaleString());
+}
+// The runs the server shows: the current one (its live sessions) and past
+// ones beside it. Picking one scopes every figure, the episodes and the viewer.
+function fillRuns(runs) {
+  const select = document.getElementById("f-run");
+  const chosen = select.value;
+  select.length = 0;
+  for (const r of runs) {
+    const option = new Option(r.id + (r.current ? " (current)" : "") + " · " + r.episodes + " episodes · " + span(r), r.current ? "" : r.id);
+    option.dataset.episodes = String(r.episodes);
+    select.append(option);
+  }
+  if (chosen && !runs.some(r => r.id === chosen)) select.append(new Option(chosen, chosen));
+  select.value = chosen;
+}
+function runChanged() {
+  // Another run has other sites, templates and errors: the filters start again.
+  for (const select of document.querySelectorAll("[data-filter]")) {
+    if (select.id === "f-run") continue;
+    select.value = "";
+    if (select.id !== "f-outcome") select.length = 1;
+  }
+  const past = document.getElementById("f-run").value !== "";
+  document.getElementById("live").hidden = past;
+  document.getElementById("past").hidden = !past;
+  const p = new URLSearchParams(token ? { token } : {});
+  if (past) p.set("run", document.getElementById("f-run").value);
+  document.getElementById("viewer-link").href = "/dashboard/viewer" + (p.size ? "?" + p : "");
+  history.replaceState(null, "", p.get("run") ? "?" + p : location.pathname + q);
+}
+let polling = false, again = false;
 async function refresh() {
-  if (polling) return;
+  // A change while a poll is out (a run or filter picked) polls again after it.
+  if (polling) { again = true; return; }
   polling = true;
   try {
     const p = filters();
-    const [stats, list] = await Promise.all([
+    const [stats, list, runs] = await Promise.all([
       fetch("/dashboard/stats?" + p).then(r => r.json()),
       fetch("/dashboard/episodes?" + p).then(r => r.json()),
+      fetch("/dashboard/runs" + q).then(r => r.json()),
     ]);
+    if (p.get("run") !== (filters().get("run"))) return; // picked another run meanwhile
+    fillRuns(runs.runs);
+    document.body.dataset.run = p.get("run") ?? "";
     document.getElementById("unrecorded").hidden = stats.recorded;
     document.getElementById("lifecycle").innerHTML = Object.entries(stats.lifecycle).map(([k, v]) =>
       '<span class="phase" data-phase="' + k + '">' + k + ' <b>' + v + "</b></span>").join(" · ");
@@ -118,7 +161,7 @@ async function refresh() {
         '</td><td class="signal">' + (g.noSignal ? "no signal: all rewards equal" : "") + "</td></tr>").join("");
     document.getElementById("episodes").innerHTML = "<tr><th>session</th><th>episode</th><th>task</th><th>outcome</th><th>reward</th><th>steps</th><th>errors</th></tr>" +
       list.episodes.map(e => '<tr data-session="' + esc(e.session) + '" data-outcome="' + e.outcome + '"><td><a href="/dashboard/viewer?session=' +
-        encodeURIComponent(e.session) + "&episode=" + e.episode + (token ? "&token=" + encodeURIComponent(token) : "") + '">' + esc(e.session) + "</a></td><td>" + e.episode +
+        encodeURIComponent(e.session) + "&episode=" + e.episode + (p.get("run") ? "&run=" + encodeURIComponent(p.get("run")) : "") + (token ? "&token=" + encodeURIComponent(token) : "") + '">' + esc(e.session) + "</a></td><td>" + e.episode +
         "</td><td>" + esc(e.task ?? "") + '</td><td class="' + e.outcome + '">' + e.outcome + "</td><td>" + (e.reward ?? "") + "</td><td>" + e.steps + "</td><td>" +
         esc(e.errors.map(x => x.code).join(", ")) + "</td></tr>").join("");
     choices(document.getElementById("f-site"), stats.choices.sites);
@@ -130,9 +173,15 @@ async function refresh() {
     console.warn("stats", error);
   } finally {
     polling = false;
+    if (again) { again = false; refresh(); }
   }
 }
-for (const select of document.querySelectorAll("[data-filter]")) select.addEventListener("change", () => { refresh(); filterCards(); });
+for (const select of document.querySelectorAll("[data-filter]")) select.addEventListener("change", () => { if (select.id === "f-run") runChanged(); refresh(); filterCards(); });
+{
+  // A run named in the address (a link, or a reload) is picked at once.
+  const named = new URLSearchParams(location.search).get("run");
+  if (named) { const select = document.getElementById("f-run"); select.append(new Option(named, named)); select.value = named; runChanged(); }
+}
 function cardShown(card) {
   const p = filters();
   const [site, template] = (card.dataset.task || "").split("/");

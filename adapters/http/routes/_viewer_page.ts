@@ -28,7 +28,7 @@ body.nomarks svg.marks { display: none; }
 .pane input[type=range] { width: 100%; }
 </style></head>
 <body><h1>Episode viewer</h1>
-<p><a id="back" href="/">Run</a> · task or seed contains <input id="search" size="24" placeholder="demo/add-note or /7"> · ← → step both panes · <label><input type="checkbox" id="marks" checked> element marks</label></p>
+<p><a id="back" href="/">Run</a> <select id="run"><option value="">current</option></select> · task or seed contains <input id="search" size="24" placeholder="demo/add-note or /7"> · ← → step both panes · <label><input type="checkbox" id="marks" checked> element marks</label></p>
 <div class="panes">
 <div class="pane" id="pane-a"></div>
 <div class="pane" id="pane-b"></div>
@@ -36,9 +36,24 @@ body.nomarks svg.marks { display: none; }
 <script>
 const params = new URLSearchParams(location.search);
 const token = params.get("token");
-const t = token ? "token=" + encodeURIComponent(token) : "";
+const run = params.get("run") ?? "";
+// The run and the token, carried on every request: "run=…&token=…" or "".
+const t = [run ? "run=" + encodeURIComponent(run) : "", token ? "token=" + encodeURIComponent(token) : ""].filter(Boolean).join("&");
 function esc(s) { return String(s).replace(/[&<>"']/g, c => "&#" + c.charCodeAt(0) + ";"); }
-if (token) document.getElementById("back").href = "/?" + t;
+if (t) document.getElementById("back").href = "/?" + t;
+// Another run: the viewer starts again on it.
+document.getElementById("run").addEventListener("change", (event) => {
+  const next = new URLSearchParams(token ? { token } : {});
+  if (event.target.value) next.set("run", event.target.value);
+  location.href = "/dashboard/viewer" + (next.size ? "?" + next : "");
+});
+fetch("/dashboard/runs" + (token ? "?token=" + encodeURIComponent(token) : "")).then(r => r.json()).then(body => {
+  const select = document.getElementById("run");
+  select.length = 0;
+  for (const r of body.runs) select.append(new Option(r.id + (r.current ? " (current)" : "") + " · " + r.episodes + " episodes", r.current ? "" : r.id));
+  if (run && !body.runs.some(r => r.id === run)) select.append(new Option(run, run));
+  select.value = run;
+});
 let episodes = [];
 const panes = {};
 function makePane(name, session, episode) {

@@ -15,58 +15,83 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { logFailure } from "../../../engine/log.ts";
-import { insideRun, plainName } from "../_run_files.ts";
+import { insideRun, plainName, readTrajectory } from "../_run_files.ts";
 import type { SessionEvent, SessionManager } from "../sessions.ts";
-import type { TrajectoryLog } from "../trajectory.ts";
+import type { TrajectoryEvent, TrajectoryLog } from "../trajectory.ts";
 import { HttpError } from "../http_error.ts";
 import type { Outcome } from "../_run_episodes.ts";
 import type { RunFilter } from "../_run_stats.ts";
-import { RunView } from "../_run_view.ts";
+import { RunCatalog } from "../_run_catalog.ts";
+import type { RunView } from "../_run_view.ts";
 import { passes } from "../_run_stats.ts";
 import { DASHBOARD_STYLE, MAIN_PAGE } from "./_dashboard_page.ts";
 import { VIEWER_PAGE } from "./_viewer_page.ts";
+import { listRuns, runEpisodes, runStatsRoute, sessionTrajectory } from "./_dashboard_api.ts";
+
+/** What the dashboard shows. */
+export interface DashboardOptions {
+  /** The live sessions, which belong to the run this server records. */
+  sessions: SessionManager;
+  /** Where this server records trajectories; none when it records nothing. */
+  trajectories?: TrajectoryLog | undefined;
+  /**
+   * Other runs to list, read only: run directories, or parents holding runs.
+   *
+   * @default {[]}
+   */
+  runs?: readonly string[];
+}
 
 /**
  * Adds the dashboard's routes to the app.
  *
  * @param app the app
- * @param sessions the sessions
- * @param trajectories the trajectories, for the session page
+ * @param options the sessions, the run recorded and the other runs
  */
-export function mountDashboard(
-  app: OpenAPIHono,
-  sessions: SessionManager,
-  trajectories: TrajectoryLog | undefined,
-): void {
-  const run = new RunView(sessions, trajectories?.directory);
+export function mountDashboard(app: OpenAPIHono, options: DashboardOptions): void {
+  const { sessions, trajectories } = options;
+  const runs = new RunCatalog(sessions, trajectories?.directory, options.runs ?? []);
+  /** A session's lines in a run: the recorded run's once its pending writes are done. */
+  const linesOf = async (view: RunView, id: string): Promise<TrajectoryEvent[]> => {
+    if (view === runs.current) return trajectories ? await trajectories.read(id) : [];
+    return view.directory === undefined ? [] : await readTrajectory(view.directory, id);
+  };
   app.get("/", (c) => c.html(MAIN_PAGE));
   app.get("/dashboard/viewer", (c) => c.html(VIEWER_PAGE));
-  app.get("/dashboard/stats", async (c) => c.json(await run.stats(runFilter(c.req.query()))));
-  app.get("/dashboard/episodes", async (c) => {
-    const query = c.req.query();
+  app.openapi(listRuns, async (c) => c.json({ runs: await runs.list() }, 200));
+  app.openapi(runStatsRoute, async (c) => {
+    const query = c.req.valid("query");
+    const view = await runs.view(query.run);
+    return c.json({ ...await view.stats(runFilter(query)) } as Record<string, unknown>, 200);
+  });
+  app.openapi(runEpisodes, async (c) => {
+    const query = c.req.valid("query");
     const filter = runFilter(query);
-    const limit = boundedLimit(query["limit"]);
-    const { episodes } = await run.episodes();
+    const limit = boundedLimit(query.limit);
+    const { episodes } = await (await runs.view(query.run)).episodes();
     const chosen = episodes.filter((e) => passes(e, filter));
     return c.json({
       total: chosen.length,
       // Newest first; the step times are the figures' business, not the list's.
-      episodes: chosen.slice(-limit).reverse().map(({ stepTimes: _times, ...episode }) => episode),
-    });
+      episodes: chosen.slice(-limit).reverse().map(({ stepTimes: _times, ...episode }) =>
+        ({ ...episode }) as Record<string, unknown>
+      ),
+    }, 200);
   });
-  app.get("/dashboard/trajectories/:id", async (c) => {
-    const id = plainName(c.req.param("id"), "session id");
-    await trajectories?.flush();
-    const events = trajectories ? await trajectories.read(id) : [];
+  app.openapi(sessionTrajectory, async (c) => {
+    const id = plainName(c.req.valid("param").id, "session id");
+    const view = await runs.view(c.req.valid("query").run);
+    if (view === runs.current) await trajectories?.flush();
+    const events = await linesOf(view, id);
     if (events.length === 0) {
       return c.json({
         code: "not-found",
-        message: trajectories
+        message: view.recorded
           ? `No trajectory for session "${id}"`
           : "No run directory: start the server with --run-dir to record trajectories",
       }, 404);
     }
-    return c.json({ session: id, events });
+    return c.json({ session: id, events }, 200);
   });
   app.get("/dashboard/events", (c) =>
     streamSSE(c, async (stream) => {
@@ -111,8 +136,9 @@ export function mountDashboard(
     }));
   app.get("/dashboard/files/screenshots/:name", async (c) => {
     const name = plainName(c.req.param("name"), "screenshot name");
-    const file = trajectories && name.endsWith(".png")
-      ? await insideRun(trajectories.directory, `screenshots/${name}`)
+    const directory = (await runs.view(c.req.query("run"))).directory;
+    const file = directory !== undefined && name.endsWith(".png")
+      ? await insideRun(directory, `screenshots/${name}`)
       : undefined;
     const png = file === undefined ? undefined : await Deno.readFile(file).catch(() => undefined);
     if (png === undefined) {
@@ -122,14 +148,22 @@ export function mountDashboard(
   });
   app.get("/dashboard/sessions/:id", async (c) => {
     const id = plainName(c.req.param("id"), "session id");
-    const events = trajectories ? await trajectories.read(id) : [];
+    const view = await runs.view(c.req.query("run"));
+    const events = await linesOf(view, id);
     let live: ReturnType<SessionManager["history"]> | undefined;
     try {
-      live = sessions.history(id);
+      // Only the recorded run's sessions can be live.
+      live = view === runs.current ? sessions.history(id) : undefined;
     } catch {
       live = undefined;
     }
-    return c.html(sessionPage(id, events, live));
+    // The page's pictures are asked for with the same run (and token) as the page.
+    const carried = new URLSearchParams();
+    for (const name of ["run", "token"]) {
+      const value = c.req.query(name);
+      if (value) carried.set(name, value);
+    }
+    return c.html(sessionPage(id, events, live, carried.size ? `?${carried}` : ""));
   });
 }
 
@@ -150,6 +184,7 @@ function sessionPage(
   id: string,
   events: Record<string, unknown>[],
   live: ReturnType<SessionManager["history"]> | undefined,
+  query: string,
 ): string {
   const rows = events.length > 0
     ? events.map((event) =>
@@ -163,7 +198,7 @@ function sessionPage(
           : escape(String(event.task ?? event.reason ?? ""))
       }${event.observation ? `<pre>${escape(String(event.observation))}</pre>` : ""}${
         event.screenshot
-          ? `<br><img src="/dashboard/files/${escape(String(event.screenshot))}">`
+          ? `<br><img src="/dashboard/files/${escape(String(event.screenshot))}${escape(query)}">`
           : ""
       }</li>`
     ).join("\n")
@@ -188,7 +223,7 @@ const FILTERS = ["site", "template", "split", "outcome", "error"] as const;
  * The dashboard's filter from a query: each field a short string, the
  * outcome one of the known ones.
  */
-function runFilter(query: Record<string, string>): RunFilter {
+function runFilter(query: { [K in (typeof FILTERS)[number]]?: string | undefined }): RunFilter {
   const filter: RunFilter = {};
   for (const name of FILTERS) {
     const value = query[name];

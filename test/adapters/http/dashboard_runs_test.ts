@@ -1,0 +1,250 @@
+// The dashboard's run picker: a server shows the run it records and the
+// finished runs beside it. Two runs are made here by two servers; the
+// figures shown in Chromium switch with the picker and match each run's
+// trajectory files, and the viewer opened from a past run's episode reads
+// that run's files.
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { join } from "node:path";
+import { Env } from "../../../mod.ts";
+import { startServer } from "../../../adapters/http/server.ts";
+import { runDirectories } from "../../../adapters/http/_run_catalog.ts";
+import { WebServClient } from "../../../adapters/client/mod.ts";
+
+const TEMPLATE = "demo/add-note";
+
+function idOf(text: string, pattern: RegExp): number {
+  const match = text.split("\n").find((l) => pattern.test(l))?.match(/\[(\d+)\]/);
+  if (!match) throw new Error(`No element ${pattern} in:\n${text}`);
+  return Number(match[1]);
+}
+
+/** Adds the task's note and stops: reward 1, three steps. */
+async function solve(client: WebServClient, id: string, seed: number): Promise<void> {
+  const words = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", "honey"];
+  const text = (await client.observe(id)).text;
+  const typed = await client.step(id, {
+    action: "type",
+    id: idOf(text, /textbox "New note"/),
+    text: `buy ${words[seed % words.length]} ${seed}`,
+  });
+  assertEquals(typed.status, "ok");
+  const after = (await client.observe(id)).text;
+  assertEquals(
+    (await client.step(id, { action: "click", id: idOf(after, /button "Add"/) })).status,
+    "ok",
+  );
+  assertEquals((await client.step(id, { action: "stop", answer: "" })).reward, 1);
+}
+
+/** A run's figures, counted from its files here, apart from the server. */
+async function fromFiles(runDir: string) {
+  let episodes = 0, finished = 0, successes = 0, steps = 0;
+  for await (const entry of Deno.readDir(runDir)) {
+    if (!entry.name.endsWith(".jsonl")) continue;
+    const lines = (await Deno.readTextFile(join(runDir, entry.name))).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    for (const line of lines) {
+      if (line.type === "start") episodes++;
+      if (line.type !== "step") continue;
+      steps++;
+      if (line.verdict) {
+        finished++;
+        if (line.verdict.reward > 0) successes++;
+      }
+    }
+  }
+  return { episodes, finished, successes, steps };
+}
+
+/** Evaluates until `check` holds, for at most 10 s. */
+async function until<T>(env: Env, expression: string, check: (value: T) => boolean): Promise<T> {
+  let value: T | undefined;
+  for (let i = 0; i < 100; i++) {
+    value = await env.evaluate(expression) as T;
+    if (check(value)) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`Never held: ${expression} gave ${JSON.stringify(value)}`);
+}
+
+interface Shown {
+  run: string;
+  runs: string[];
+  template: { episodes: number; successes: number } | null;
+  totals: string;
+  liveHidden: boolean;
+  links: string[];
+}
+
+const SHOWN = `(() => {
+  const tr = document.querySelector('#templates tr[data-key="${TEMPLATE}"]');
+  return {
+    run: document.body.dataset.run ?? '?',
+    runs: [...document.getElementById('f-run').options].map((o) => o.value + '|' + o.textContent),
+    template: tr ? { episodes: +tr.querySelector('.episodes').textContent, successes: +tr.querySelector('.successes').textContent } : null,
+    totals: document.getElementById('totals')?.textContent ?? '',
+    liveHidden: document.getElementById('live').hidden,
+    links: [...document.querySelectorAll('#episodes tr[data-session] a')].map((a) => a.getAttribute('href')),
+  };
+})()`;
+
+function pick(value: string): string {
+  return `(() => { const s = document.getElementById('f-run'); s.value = ${
+    JSON.stringify(value)
+  }; s.dispatchEvent(new Event('change')); return s.value; })()`;
+}
+
+Deno.test("the run picker switches the dashboard's figures and viewer between runs", async () => {
+  const parent = await Deno.makeTempDir();
+  const past = join(parent, "past-run");
+  const current = join(parent, "current-run");
+  let errored = "";
+  try {
+    // A finished run: two episodes given up (reward 0), one action error.
+    {
+      await using server = await startServer({ port: 0, runDir: past, maxSessions: 2 });
+      const client = new WebServClient(server.url);
+      for (const seed of [5, 7]) {
+        const session = await client.createSession({ task: `${TEMPLATE}/${seed}` });
+        if (seed === 5) {
+          errored = session.id;
+          assertEquals(
+            (await client.step(session.id, { action: "click", id: 999 })).status,
+            "action_error",
+          );
+        }
+        assertEquals((await client.step(session.id, { action: "stop", answer: "" })).reward, 0);
+        await client.close(session.id);
+      }
+    }
+    const pastFiles = await fromFiles(past);
+    assertEquals(pastFiles, { episodes: 2, finished: 2, successes: 0, steps: 3 });
+
+    // The current run, beside it: one episode solved, one still open.
+    await using server = await startServer({
+      port: 0,
+      runDir: current,
+      runs: [parent],
+      maxSessions: 3,
+    });
+    const client = new WebServClient(server.url);
+    const solved = await client.createSession({ task: `${TEMPLATE}/6` });
+    await solve(client, solved.id, 6);
+    const open = await client.createSession({ task: `${TEMPLATE}/8` });
+    await server.trajectories!.flush();
+    const currentFiles = await fromFiles(current);
+    assertEquals(currentFiles, { episodes: 2, finished: 1, successes: 1, steps: 3 });
+
+    // The list: the current run first, then the past one, with their episodes.
+    const listed = (await (await fetch(`${server.url}/dashboard/runs`)).json()).runs as {
+      id: string;
+      current: boolean;
+      episodes: number;
+      sessions: number;
+      first: number;
+      last: number;
+    }[];
+    assertEquals(listed.map((r) => [r.id, r.current, r.episodes, r.sessions]), [
+      ["current-run", true, 2, 2],
+      ["past-run", false, 2, 2],
+    ]);
+    assert(listed[1]!.first <= listed[1]!.last && listed[1]!.last <= listed[0]!.first);
+    const unknown = await fetch(`${server.url}/dashboard/stats?run=nowhere`);
+    assertEquals(unknown.status, 404);
+    assertStringIncludes((await unknown.json()).message, '"past-run"');
+
+    await using env = await Env.create(server.browser!, { startUrl: `${server.url}/` });
+    const atFirst = await until<Shown>(
+      env,
+      SHOWN,
+      (s) => s.runs.length === 2 && s.template?.episodes === currentFiles.finished,
+    );
+    assertEquals(atFirst.run, "");
+    assertEquals(atFirst.template, { episodes: 1, successes: 1 });
+    assertStringIncludes(
+      atFirst.totals,
+      `${currentFiles.episodes} episodes, ${currentFiles.steps} steps`,
+    );
+    assertEquals(atFirst.liveHidden, false);
+    assertStringIncludes(atFirst.runs[0]!, "|current-run (current) · 2 episodes");
+    assertStringIncludes(atFirst.runs[1]!, "past-run|past-run · 2 episodes");
+
+    // The past run: its own figures, no live sessions, links into its files.
+    assertEquals(await env.evaluate(pick("past-run")), "past-run");
+    const pastShown = await until<Shown>(env, SHOWN, (s) => s.run === "past-run");
+    assertEquals(pastShown.template, { episodes: pastFiles.finished, successes: 0 });
+    assertStringIncludes(
+      pastShown.totals,
+      `${pastFiles.episodes} episodes, ${pastFiles.steps} steps`,
+    );
+    assertEquals(pastShown.liveHidden, true);
+    assertEquals(pastShown.links.length, 2);
+    assert(pastShown.links.every((l) => l.includes("run=past-run")), pastShown.links.join());
+    assertEquals(await env.evaluate("new URLSearchParams(location.search).get('run')"), "past-run");
+
+    // The viewer from a past episode reads that run's lines: the action error's step.
+    const link = pastShown.links.find((l) => l.includes(errored));
+    assert(link, pastShown.links.join());
+    await using viewer = await Env.create(server.browser!, { startUrl: `${server.url}${link}` });
+    await until<string>(
+      viewer,
+      "document.getElementById('pane-a').dataset.steps ?? ''",
+      (s) => s === "2",
+    );
+    await viewer.step({ action: "press", keys: "ArrowRight" });
+    const action = await until<string>(
+      viewer,
+      "document.querySelector('#pane-a .action')?.textContent ?? ''",
+      (a) => a !== "",
+    );
+    assertEquals(JSON.parse(action), { action: "click", id: 999 });
+    assertEquals(await viewer.evaluate("document.getElementById('run').value"), "past-run");
+    // Its episode picker lists that run's episodes, not the current one's.
+    const offered = await until<string[]>(
+      viewer,
+      "[...document.querySelectorAll('#pane-b .pick option')].slice(1).map((o) => o.value)",
+      (o) => o.length > 0,
+    );
+    assert(
+      offered.every((o) => !o.startsWith(solved.id) && !o.startsWith(open.id)),
+      offered.join(),
+    );
+
+    // And back: the current run's figures again.
+    await env.evaluate(pick(""));
+    const back = await until<Shown>(env, SHOWN, (s) => s.run === "" && s.liveHidden === false);
+    assertEquals(back.template, { episodes: 1, successes: 1 });
+    await client.close(open.id);
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("--run-dir: a parent of runs records into a new run inside it, a list into its first", async () => {
+  const parent = await Deno.makeTempDir();
+  try {
+    const now = new Date("2026-01-02T03:04:05.678Z");
+    // Not yet a parent of runs: recorded into as given.
+    assertEquals(await runDirectories(parent, now), { current: parent, runs: [] });
+    await Deno.mkdir(join(parent, "old", "screenshots"), { recursive: true });
+    assertEquals(await runDirectories(parent, now), {
+      current: join(parent, "2026-01-02T03-04-05-678Z"),
+      runs: [parent],
+    });
+    // A run itself stays a run.
+    assertEquals(await runDirectories(join(parent, "old"), now), {
+      current: join(parent, "old"),
+      runs: [],
+    });
+    assertEquals(await runDirectories(`${parent}/a, ${parent}/b`, now), {
+      current: `${parent}/a`,
+      runs: [`${parent}/b`],
+    });
+    assertEquals(await runDirectories(undefined, now), {
+      current: join("runs", "2026-01-02T03-04-05-678Z"),
+      runs: ["runs"],
+    });
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
