@@ -4,8 +4,10 @@
  * - a finished run of `BENCH_EPISODES` episodes (default 10,000; 4 an
  *   episode file, 5 steps each, observations of about 1.5 KB), written
  *   here: the first `/dashboard/stats` (every file parsed), a later one (a
- *   closed session's file is not read again), `/dashboard/episodes`, and the main page's load in
- *   Chromium until its figures are drawn;
+ *   closed session's file is not read again, the median of 5), `/dashboard/episodes`, and the
+ *   main page's load in Chromium until its figures are drawn (median of 3); then the same run
+ *   as a past run beside an empty current one: the first `/dashboard/runs` (every file parsed),
+ *   a later one, and the picked run's `/dashboard/stats?run=…` (medians of 5);
  * - `BENCH_SESSIONS` live sessions (default 32) stepping on the demo site,
  *   with 0 and then `BENCH_VIEWERS` (default 3) dashboard pages open: the
  *   server process's CPU time per step, and the step latency, each way.
@@ -78,6 +80,36 @@ async function writeRun(directory: string, episodes: number): Promise<void> {
   }
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** The median of `n` timings, each after the view's 1 s reading has lapsed. */
+async function medianOf(n: number, fn: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    await new Promise((r) => setTimeout(r, 1100));
+    times.push((await timed(fn))[1]);
+  }
+  return median(times);
+}
+
+async function pageLoad(
+  url: string,
+  browser: NonNullable<Awaited<ReturnType<typeof startServer>>["browser"]>,
+): Promise<number> {
+  const [, ms] = await timed(async () => {
+    await using env = await Env.create(browser, { startUrl: url });
+    for (let i = 0; i < 300; i++) {
+      if (await env.evaluate("document.body.dataset.refreshed") !== undefined) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error("The page never drew its figures");
+  });
+  return ms;
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const start = performance.now();
   const value = await fn();
@@ -103,21 +135,31 @@ async function largeRun() {
       const body = await response.text();
       return body.length;
     };
-    const [, firstStatsMs] = await timed(() => get("/dashboard/stats"));
-    await new Promise((r) => setTimeout(r, 1100));
-    const [statsBytes, warmStatsMs] = await timed(() => get("/dashboard/stats"));
-    await new Promise((r) => setTimeout(r, 1100));
-    const [, episodesMs] = await timed(() => get("/dashboard/episodes"));
-    const [, filteredMs] = await timed(() => get("/dashboard/stats?template=template-3"));
-    await new Promise((r) => setTimeout(r, 1100));
-    const [, pageMs] = await timed(async () => {
-      await using env = await Env.create(server.browser!, { startUrl: `${server.url}/` });
-      for (let i = 0; i < 300; i++) {
-        if (await env.evaluate("document.body.dataset.refreshed") !== undefined) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error("The page never drew its figures");
+    const [statsBytes, firstStatsMs] = await timed(() => get("/dashboard/stats"));
+    const warmStatsMs = await medianOf(5, () => get("/dashboard/stats"));
+    const episodesMs = await medianOf(5, () => get("/dashboard/episodes"));
+    const filteredMs = await medianOf(5, () => get("/dashboard/stats?template=template-3"));
+    const pageMs = median([
+      await pageLoad(`${server.url}/`, server.browser!),
+      await pageLoad(`${server.url}/`, server.browser!),
+      await pageLoad(`${server.url}/`, server.browser!),
+    ]);
+    // The same run picked from beside an empty current run.
+    const current = await Deno.makeTempDir({ prefix: "dashboard-bench-current-" });
+    await using beside = await startServer({
+      port: 0,
+      runDir: current,
+      runs: [directory],
+      maxSessions: 1,
     });
+    const run = encodeURIComponent(directory.split("/").at(-1)!);
+    const getBeside = async (path: string) =>
+      (await (await fetch(`${beside.url}${path}`)).text()).length;
+    const [, firstRunsMs] = await timed(() => getBeside("/dashboard/runs"));
+    const warmRunsMs = await medianOf(5, () => getBeside("/dashboard/runs"));
+    const pickedStatsMs = await medianOf(5, () => getBeside(`/dashboard/stats?run=${run}`));
+    const pickedPageMs = await pageLoad(`${beside.url}/?run=${run}`, beside.browser!);
+    await Deno.remove(current, { recursive: true });
     return {
       episodes: EPISODES,
       files: Math.ceil(EPISODES / 4),
@@ -129,6 +171,10 @@ async function largeRun() {
       episodesMs,
       filteredMs,
       pageLoadMs: pageMs,
+      firstRunsMs,
+      warmRunsMs,
+      pickedStatsMs,
+      pickedPageMs,
     };
   } finally {
     await Deno.remove(directory, { recursive: true });
@@ -204,10 +250,19 @@ ${large.files} trajectory files, ${large.runMiB} MiB.
 | what | ms |
 | --- | --- |
 | first \`/dashboard/stats\` (every file parsed) | ${large.firstStatsMs} |
-| later \`/dashboard/stats\` (open sessions' files \`stat\`ed, closed ones final) | ${large.warmStatsMs} |
-| \`/dashboard/episodes\` (200 newest) | ${large.episodesMs} |
-| \`/dashboard/stats?template=…\` (within the 1 s reading) | ${large.filteredMs} |
-| the main page in Chromium until its figures are drawn | ${large.pageLoadMs} |
+| later \`/dashboard/stats\` (open sessions' files \`stat\`ed, closed ones final; median of 5) | ${large.warmStatsMs} |
+| \`/dashboard/episodes\` (200 newest; median of 5) | ${large.episodesMs} |
+| \`/dashboard/stats?template=…\` (median of 5) | ${large.filteredMs} |
+| the main page in Chromium until its figures are drawn (median of 3) | ${large.pageLoadMs} |
+
+The same run as a past run, listed beside an empty current run:
+
+| what | ms |
+| --- | --- |
+| first \`/dashboard/runs\` (every file parsed) | ${large.firstRunsMs} |
+| later \`/dashboard/runs\` (median of 5) | ${large.warmRunsMs} |
+| \`/dashboard/stats?run=…\` (median of 5) | ${large.pickedStatsMs} |
+| the main page with the run picked, until its figures are drawn | ${large.pickedPageMs} |
 
 ## ${live.sessions} live sessions stepping, ${live.viewers} dashboard pages open or not
 

@@ -263,6 +263,17 @@ Deno.test("the dashboard shows the run's figures, filters them and steps through
           (v) => v !== "",
         );
         assertStringIncludes(verdict, "reward 1");
+        if (DOCS_SHOTS) {
+          // The picture: both panes on a step with a screenshot and its element marks.
+          await viewer.evaluate(
+            "(() => { const s = document.querySelector('#pane-b .slider'); s.value = '2'; s.dispatchEvent(new Event('input')); })()",
+          );
+          await until<number>(
+            viewer,
+            "document.querySelectorAll('svg.marks g.mark').length",
+            (n) => n >= 4,
+          );
+        }
         await shoot(viewer, "dashboard-viewer.png");
       } finally {
         await viewer.close();

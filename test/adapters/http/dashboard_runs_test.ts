@@ -11,6 +11,8 @@ import { runDirectories } from "../../../adapters/http/_run_catalog.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 
 const TEMPLATE = "demo/add-note";
+/** Set to write the screenshot docs/dashboard.md shows of a past run picked. */
+const DOCS_SHOTS = Deno.env.get("WEBSERV_DASHBOARD_SHOTS");
 
 function idOf(text: string, pattern: RegExp): number {
   const match = text.split("\n").find((l) => pattern.test(l))?.match(/\[(\d+)\]/);
@@ -181,6 +183,13 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     assertEquals(pastShown.links.length, 2);
     assert(pastShown.links.every((l) => l.includes("run=past-run")), pastShown.links.join());
     assertEquals(await env.evaluate("new URLSearchParams(location.search).get('run')"), "past-run");
+    if (DOCS_SHOTS) {
+      const png = await env.withPage(async (page) => {
+        const shot = await page.session.send("Page.captureScreenshot", { format: "png" });
+        return Uint8Array.from(atob(shot.data), (c) => c.charCodeAt(0));
+      });
+      await Deno.writeFile(new URL("../../../docs/dashboard-runs.png", import.meta.url), png);
+    }
 
     // The viewer from a past episode reads that run's lines: the action error's step.
     const link = pastShown.links.find((l) => l.includes(errored));
