@@ -154,7 +154,7 @@ const PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf
 function marksSvg(marks) {
   if (!marks || !Array.isArray(marks.elements)) return "";
   const [w, h] = marks.viewport;
-  let svg = '<svg class="marks" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + esc(w) + " " + esc(h) + '" preserveAspectRatio="none">';
+  let svg = '<svg class="marks" viewBox="0 0 ' + esc(w) + " " + esc(h) + '" preserveAspectRatio="none">';
   for (const m of marks.elements) {
     const [x, y, bw, bh] = m.box;
     const color = PALETTE[m.id % PALETTE.length];

@@ -100,7 +100,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
   const parent = await Deno.makeTempDir();
   const past = join(parent, "past-run");
   const current = join(parent, "current-run");
-  let errored = "";
+  let errored = "", seven = "";
   try {
     // A finished run: two episodes given up (reward 0), one action error.
     {
@@ -108,6 +108,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
       const client = new WebServClient(server.url);
       for (const seed of [5, 7]) {
         const session = await client.createSession({ task: `${TEMPLATE}/${seed}` });
+        if (seed === 7) seven = session.id;
         if (seed === 5) {
           errored = session.id;
           assertEquals(
@@ -208,16 +209,54 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     );
     assertEquals(JSON.parse(action), { action: "click", id: 999 });
     assertEquals(await viewer.evaluate("document.getElementById('run').value"), "past-run");
-    // Its episode picker lists that run's episodes, not the current one's.
-    const offered = await until<string[]>(
-      viewer,
-      "[...document.querySelectorAll('#pane-b .pick option')].slice(1).map((o) => o.value)",
-      (o) => o.length > 0,
+    // Its second pane offers that run's episodes of the same task first; the
+    // search box, typed into, picks by seed or by session.
+    const OFFERED =
+      "[...document.querySelectorAll('#pane-b .pick option')].slice(1).map((o) => o.value)";
+    assertEquals(await until<string[]>(viewer, OFFERED, (o) => o.length > 0), [`${errored}#0`]);
+    const controls = (await viewer.observe()).elements;
+    const search = controls.find((e) => e.role === "textbox");
+    assert(search, "no search box");
+    await viewer.step({ action: "type", id: search.id, text: "/7" });
+    assertEquals(await until<string[]>(viewer, OFFERED, (o) => o[0] === `${seven}#0`), [
+      `${seven}#0`,
+    ]);
+    await viewer.step({ action: "type", id: search.id, text: errored });
+    assertEquals(await until<string[]>(viewer, OFFERED, (o) => o[0] === `${errored}#0`), [
+      `${errored}#0`,
+    ]);
+    await viewer.step({ action: "type", id: search.id, text: "demo/add-note" });
+    const pickB = (await viewer.observe()).elements.filter((e) => e.role === "combobox")
+      .find((e) => e.name.includes("compare") || e.value?.includes("compare"));
+    assert(pickB, JSON.stringify((await viewer.observe()).text));
+    await viewer.step({
+      action: "select",
+      id: pickB.id,
+      option: `${seven} #0 · ${TEMPLATE}/7 · failure 0`,
+    });
+    assertEquals(
+      await until<string>(
+        viewer,
+        "document.getElementById('pane-b').dataset.session ?? ''",
+        (s) => s !== "",
+      ),
+      seven,
     );
-    assert(
-      offered.every((o) => !o.startsWith(solved.id) && !o.startsWith(open.id)),
-      offered.join(),
-    );
+
+    // Served by the server itself: every resource both pages loaded is its own.
+    for (const page of [env, viewer]) {
+      const origins = await page.evaluate(
+        "performance.getEntriesByType('resource').map((e) => new URL(e.name).origin)",
+      ) as string[];
+      assert(origins.length > 0);
+      assertEquals([...new Set(origins)], [new URL(server.url).origin]);
+      assertEquals(
+        await page.evaluate(
+          "/(src|href|action)=[\"']?(https?:)?\\/\\//i.test(document.documentElement.outerHTML)",
+        ),
+        false,
+      );
+    }
 
     // And back: the current run's figures again.
     await env.evaluate(pick(""));
