@@ -9,8 +9,11 @@ import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { runDirectories } from "../../../adapters/http/_run_catalog.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { TEST_SEED_START } from "../../../fixtures/sites/mod.ts";
 
 const TEMPLATE = "demo/add-note";
+/** A seed of the test split, for the split filter. */
+const TEST_SEED = TEST_SEED_START + 7;
 /** Set to write the screenshot docs/dashboard.md shows of a past run picked. */
 const DOCS_SHOTS = Deno.env.get("WEBSERV_DASHBOARD_SHOTS");
 
@@ -90,10 +93,15 @@ const SHOWN = `(() => {
   };
 })()`;
 
-function pick(value: string): string {
-  return `(() => { const s = document.getElementById('f-run'); s.value = ${
+/** Picks a value of one of the page's selects, as its change event tells the page. */
+function choose(select: string, value: string): string {
+  return `(() => { const s = document.getElementById('${select}'); s.value = ${
     JSON.stringify(value)
   }; s.dispatchEvent(new Event('change')); return s.value; })()`;
+}
+
+function pick(run: string): string {
+  return choose("f-run", run);
 }
 
 Deno.test("the run picker switches the dashboard's figures and viewer between runs", async () => {
@@ -106,9 +114,9 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     {
       await using server = await startServer({ port: 0, runDir: past, maxSessions: 2 });
       const client = new WebServClient(server.url);
-      for (const seed of [5, 7]) {
+      for (const seed of [5, TEST_SEED]) {
         const session = await client.createSession({ task: `${TEMPLATE}/${seed}` });
-        if (seed === 7) seven = session.id;
+        if (seed === TEST_SEED) seven = session.id;
         if (seed === 5) {
           errored = session.id;
           assertEquals(
@@ -192,6 +200,19 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
       await Deno.writeFile(new URL("../../../docs/dashboard-runs.png", import.meta.url), png);
     }
 
+    // The filters' choices are the picked run's: its test-split episode alone.
+    await until<boolean>(
+      env,
+      "[...document.getElementById('f-split').options].some((o) => o.value === 'test')",
+      (v) => v,
+    );
+    assertEquals(await env.evaluate(choose("f-split", "test")), "test");
+    const split = await until<Shown>(env, SHOWN, (s) => s.links.length === 1);
+    assertStringIncludes(split.links[0]!, seven);
+    assertEquals(split.template, { episodes: 1, successes: 0 });
+    assertEquals(await env.evaluate(choose("f-split", "")), "");
+    await until<Shown>(env, SHOWN, (s) => s.links.length === 2);
+
     // The viewer from a past episode reads that run's lines: the action error's step.
     const link = pastShown.links.find((l) => l.includes(errored));
     assert(link, pastShown.links.join());
@@ -217,7 +238,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     const controls = (await viewer.observe()).elements;
     const search = controls.find((e) => e.role === "textbox");
     assert(search, "no search box");
-    await viewer.step({ action: "type", id: search.id, text: "/7" });
+    await viewer.step({ action: "type", id: search.id, text: `/${TEST_SEED}` });
     assertEquals(await until<string[]>(viewer, OFFERED, (o) => o[0] === `${seven}#0`), [
       `${seven}#0`,
     ]);
@@ -232,7 +253,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     await viewer.step({
       action: "select",
       id: pickB.id,
-      option: `${seven} #0 · ${TEMPLATE}/7 · failure 0`,
+      option: `${seven} #0 · ${TEMPLATE}/${TEST_SEED} · failure 0`,
     });
     assertEquals(
       await until<string>(
@@ -262,6 +283,10 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     await env.evaluate(pick(""));
     const back = await until<Shown>(env, SHOWN, (s) => s.run === "" && s.liveHidden === false);
     assertEquals(back.template, { episodes: 1, successes: 1 });
+    assertEquals(
+      await env.evaluate("[...document.getElementById('f-split').options].map((o) => o.value)"),
+      ["", "train"],
+    );
     await client.close(open.id);
   } finally {
     await Deno.remove(parent, { recursive: true });
