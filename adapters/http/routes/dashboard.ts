@@ -1,7 +1,9 @@
 /**
- * The dashboard, served by the rollout server: `/` shows the run at a
+ * The dashboard, served by the rollout server: `/` shows a run at a
  * glance (`/dashboard/stats`, computed from the trajectory files and the
- * live sessions, filtered by site, template, split, outcome and error), the
+ * live sessions, filtered by site, template, split, outcome and error; the
+ * run picked from `/dashboard/runs` with `?run=`, the one recorded by
+ * default), the
  * filtered episodes (`/dashboard/episodes`) and the live sessions with
  * thumbnails, updated from `/dashboard/events` (server-sent events);
  * `/dashboard/viewer` steps through recorded episodes
