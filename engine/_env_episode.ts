@@ -134,14 +134,21 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
       }
-      // Typed fields are put back once the page's own scripts ran; what their
-      // input events start is settled below.
-      if (restore.state.fields.length > 0) await settler.settle(page, { signal });
+      // Typed fields go back as soon as the page loaded (its scripts ran), and
+      // what their input events start settles with the page. Once it is quiet
+      // they are put back again where the page's own scripts undid them or
+      // rendered them late (a client-side form): only then is a second settle
+      // due, so a server-rendered page settles once.
       await restorePage(page, restore.state);
+      await settler.settle(page, { signal });
+      if (restore.state.fields.length > 0) {
+        const again = await restorePage(page, restore.state);
+        if (again.set > 0) await settler.settle(page, { signal });
+      }
     } else {
       await open(page, startUrl, timeoutMs);
+      await settler.settle(page, { signal });
     }
-    await settler.settle(page, { signal });
     signal.throwIfAborted();
     start.adopt({
       context,
