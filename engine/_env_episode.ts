@@ -126,8 +126,11 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       ...(allowUrl ? { allowUrl } : {}),
       ...(options.uploadDir !== undefined ? { uploadDir: options.uploadDir } : {}),
     });
-    if (restore) await restoreCookies(browser, context, restore.state.cookies);
-    const page = await context.newPage();
+    // The cookies go in while the tab opens: it is blank until navigated below.
+    const [page] = await Promise.all([
+      context.newPage(),
+      restore ? restoreCookies(browser, context, restore.state.cookies) : undefined,
+    ]);
     if (restore) {
       const script = await prepareStorage(page, restore.state);
       await open(page, restore.state.url, timeoutMs);
