@@ -32,3 +32,23 @@ export async function* groupProcesses(group: number): AsyncGenerator<GroupProces
     if (Number(fields[2]) === group) yield { pid: Number(entry.name), stat: fields };
   }
 }
+
+/**
+ * The proportional set size (PSS) of a process group: its processes' own
+ * pages, shared ones split among their sharers (`/proc/<pid>/smaps_rollup`).
+ *
+ * @param group the group id (the leader's pid)
+ * @returns bytes
+ */
+export async function groupPss(group: number): Promise<number> {
+  let pss = 0;
+  for await (const { pid } of groupProcesses(group)) {
+    try {
+      const rollup = await Deno.readTextFile(`/proc/${pid}/smaps_rollup`);
+      pss += Number(rollup.match(/^Pss:\s+(\d+) kB/m)?.[1] ?? 0) * 1024;
+    } catch {
+      continue; // The process ended meanwhile.
+    }
+  }
+  return pss;
+}

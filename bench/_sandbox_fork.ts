@@ -17,10 +17,13 @@ import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
 import type { Instance } from "../sandboxes/types.ts";
 import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
-import { machine, type TimedRow, timeRuns } from "./_sandbox_common.ts";
+import { machine, MIB, round, type TimedRow, timeRuns } from "./_sandbox_common.ts";
+import { groupPss } from "./_proc.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const FORKS = [1, 4, 16] as const;
+/** How many envs, then forks, are held open at once to weigh one. */
+const HELD = 4;
 
 const time = <T>(
   what: string,
@@ -100,14 +103,53 @@ export async function benchFork(): Promise<string> {
       }),
     );
   }
+  // Memory: the browser's PSS grown by HELD new envs, then by HELD forks of the parent.
+  const group = browser.process?.pid;
+  const weigh = async <T>(open: () => Promise<T[]>, close: (held: T[]) => Promise<void>) => {
+    const before = await groupPss(group!);
+    const held = await open();
+    const after = await groupPss(group!);
+    await close(held);
+    return round((after - before) / HELD / MIB);
+  };
+  const memory = group === undefined ? undefined : {
+    env: await weigh(() => Promise.all(Array.from({ length: HELD }, open)), async (held) => {
+      for (const one of held) await drop(one);
+    }),
+    fork: await (async () => {
+      const copies: Instance[] = [];
+      return await weigh(
+        () =>
+          parent.env.fork(HELD, {
+            branch: async () => {
+              const copy = await parent.instance.fork!();
+              const forked = bind(copy);
+              await bound.sdk.copyMark(forked.sdk);
+              copies.push(copy);
+              return { site: copy, task: forked, release: () => copy.destroy() };
+            },
+          }),
+        async (forks) => {
+          await Promise.all(forks.map((f) => f.close()));
+          await Promise.all(copies.map((c) => c.destroy()));
+        },
+      );
+    })(),
+  };
   await drop(parent);
 
-  const meta = { date: new Date().toISOString(), machine: machine(), runs: RUNS, site: "shop" };
+  const meta = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    load: (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(", "),
+    runs: RUNS,
+    site: "shop",
+  };
   const reset = rows.find((r) => r.what === "env: reset")!.ms.p50;
   const lines = [
     "# Fork latency (fixture backend)",
     "",
-    `${meta.date} · ${meta.machine} · ${RUNS} samples per row · the shop, mid-episode in add-to-cart`,
+    `${meta.date} · ${meta.machine}, load average ${meta.load} · ${RUNS} samples per row · the shop, mid-episode in add-to-cart`,
     "",
     "| what | p50 ms | p95 ms | p50 ÷ env reset |",
     "| --- | ---: | ---: | ---: |",
@@ -120,14 +162,22 @@ export async function benchFork(): Promise<string> {
     "`env: fork(k)` is the whole fork of k: the parent's browser state read, k site copies",
     "(the live SQLite file, copied in one turn of the event loop), the task's mark carried to",
     "each, and k contexts restored (cookies, storage, the page loaded, typed fields and scroll",
-    "put back, settled). Storage per fork is one database file, as for a new env.",
+    "put back, settled). Storage per fork is one database file, as for a new env; a fork",
+    "takes its task's start mark from the parent by reference (same process), not as a copy.",
     "",
+    ...(memory
+      ? [
+        `Memory (Chromium's PSS, ${HELD} held open at once, per env): a new env ${memory.env} MiB,`,
+        `a fork ${memory.fork} MiB.`,
+        "",
+      ]
+      : []),
   ];
   const markdown = lines.join("\n");
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
     new URL("./results/sandbox_fork.json", import.meta.url),
-    JSON.stringify({ meta, rows }, null, 2) + "\n",
+    JSON.stringify({ meta, rows, memoryMiB: memory ?? null }, null, 2) + "\n",
   );
   await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
   return markdown;

@@ -62,12 +62,18 @@ export async function benchServerFork(): Promise<string> {
   }
   await client.close(parent.id);
 
-  const meta = { date: new Date().toISOString(), machine: machine(), runs: RUNS, task: TASK };
+  const meta = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    load: (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(", "),
+    runs: RUNS,
+    task: TASK,
+  };
   const reset = rows.find((r) => r.what === "POST …/reset")!.ms.p50;
   const markdown = [
     "# Fork latency through the server (fixture backend)",
     "",
-    `${meta.date} · ${meta.machine} · ${RUNS} samples per row · ${TASK}, a note typed, not sent`,
+    `${meta.date} · ${meta.machine}, load average ${meta.load} · ${RUNS} samples per row · ${TASK}, a note typed, not sent`,
     "",
     "| request | p50 ms | p95 ms | p50 ÷ reset |",
     "| --- | ---: | ---: | ---: |",

@@ -209,16 +209,28 @@ export async function prepareStorage(page: Page, state: PageState): Promise<stri
   return identifier;
 }
 
+/** What {@linkcode restorePage} did. */
+export interface PageRestored {
+  /** How many fields it set (those that did not hold their value already). */
+  set: number;
+  /** The paths of fields it could not find (not rendered yet, or the page differs). */
+  missing: string[];
+}
+
 /**
  * Puts the typed fields and the scroll position back into the loaded page.
+ * A field that already holds its value is left alone (no events), so a
+ * second call after the page settled sets only what the page's own scripts
+ * undid or rendered late.
  *
  * @param page the fork's tab, on the state's URL
  * @param state the state
- * @returns the paths of fields it could not find (the page differs)
+ * @returns how many fields it set, and the paths it could not find
  */
-export async function restorePage(page: Page, state: PageState): Promise<string[]> {
+export async function restorePage(page: Page, state: PageState): Promise<PageRestored> {
   const expression = `((fields, scroll) => {
     const missing = [];
+    let set = 0;
     const find = (path) => {
       if (path.startsWith("#")) return document.getElementById(path.slice(1));
       let node = document.documentElement;
@@ -229,19 +241,24 @@ export async function restorePage(page: Page, state: PageState): Promise<string[
       const el = find(field.path);
       if (!el) { missing.push(field.path); continue; }
       if (field.selected) {
-        [...el.options].forEach((o, i) => { o.selected = field.selected.includes(i); });
+        const options = [...el.options];
+        if (options.every((o, i) => o.selected === field.selected.includes(i))) continue;
+        options.forEach((o, i) => { o.selected = field.selected.includes(i); });
       } else if (field.checked !== undefined) {
+        if (el.checked === field.checked) continue;
         el.checked = field.checked;
       } else {
+        if (el.value === field.value) continue;
         el.value = field.value;
       }
+      set++;
       el.dispatchEvent(new Event("input", { bubbles: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
     }
     scrollTo(scroll.x, scroll.y);
-    return missing;
+    return { set, missing };
   })(${JSON.stringify(state.fields)}, ${JSON.stringify(state.scroll)})`;
-  return await evaluate<string[]>(page, expression);
+  return await evaluate<PageRestored>(page, expression);
 }
 
 async function evaluate<T>(page: Page, expression: string): Promise<T> {

@@ -126,22 +126,32 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       ...(allowUrl ? { allowUrl } : {}),
       ...(options.uploadDir !== undefined ? { uploadDir: options.uploadDir } : {}),
     });
-    if (restore) await restoreCookies(browser, context, restore.state.cookies);
-    const page = await context.newPage();
+    // The cookies go in while the tab opens: it is blank until navigated below.
+    const [page] = await Promise.all([
+      context.newPage(),
+      restore ? restoreCookies(browser, context, restore.state.cookies) : undefined,
+    ]);
     if (restore) {
       const script = await prepareStorage(page, restore.state);
       await open(page, restore.state.url, timeoutMs);
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
       }
-      // Typed fields are put back once the page's own scripts ran; what their
-      // input events start is settled below.
-      if (restore.state.fields.length > 0) await settler.settle(page, { signal });
+      // Typed fields go back as soon as the page loaded (its scripts ran), and
+      // what their input events start settles with the page. Once it is quiet
+      // they are put back again where the page's own scripts undid them or
+      // rendered them late (a client-side form): only then is a second settle
+      // due, so a server-rendered page settles once.
       await restorePage(page, restore.state);
+      await settler.settle(page, { signal });
+      if (restore.state.fields.length > 0) {
+        const again = await restorePage(page, restore.state);
+        if (again.set > 0) await settler.settle(page, { signal });
+      }
     } else {
       await open(page, startUrl, timeoutMs);
+      await settler.settle(page, { signal });
     }
-    await settler.settle(page, { signal });
     signal.throwIfAborted();
     start.adopt({
       context,

@@ -4,12 +4,20 @@
  * session; or a look at it). What OpenEnv's `mcp`
  * WebSocket message carries (openenv-core 0.3.0 `mcp_types.py`): the
  * request in `data`, the JSON-RPC response back in `data`. Reset, verify and
- * reward are not tools: they stay with the trainer.
+ * reward are not tools: they stay with the trainer. Where a face can address
+ * more than one session (`/mcp?session=<id>`), a `fork` tool copies the live
+ * episode and answers the new sessions' ids, each bound the same way.
  *
  * @module
  */
+import { z } from "@hono/zod-openapi";
 import { actionTools, parseToolCall } from "../../mod.ts";
-import type { ObservationBody, StepResponse } from "./protocol.ts";
+import {
+  type ForkCreated,
+  ForkRequest,
+  type ObservationBody,
+  type StepResponse,
+} from "./protocol.ts";
 import type { SessionManager } from "./sessions.ts";
 
 /** What the tools act on: one session. */
@@ -20,6 +28,18 @@ export interface RpcSession {
   observe(): Promise<ObservationBody>;
   /** A PNG of the active tab. */
   screenshot(): Promise<Uint8Array>;
+  /** Forks the live episode `n` ways; refusals throw the manager's `HttpError`. */
+  fork(n: number): Promise<ForkCreated>;
+}
+
+/** Which tools a face offers beyond the actions and the looks. */
+export interface RpcFace {
+  /**
+   * Offer the `fork` tool: only where the answer's session ids can be bound
+   * (`/mcp?session=<id>`), not on a connection that holds one session.
+   * @default false
+   */
+  fork?: boolean;
 }
 
 /**
@@ -30,14 +50,33 @@ export interface RpcSession {
  * @returns the target
  */
 export function rpcSession(
-  sessions: Pick<SessionManager, "step" | "observe" | "screenshot">,
+  sessions: Pick<SessionManager, "step" | "observe" | "screenshot" | "fork">,
   id: string,
 ): RpcSession {
   return {
     step: (action) => sessions.step(id, { action }),
     observe: () => sessions.observe(id),
     screenshot: () => sessions.screenshot(id, true),
+    fork: (n) => sessions.fork(id, n),
   };
+}
+
+/** The fork tool: its arguments are the session API's `ForkRequest`, `n` defaulting to 1. */
+const FORK_TOOL: McpTool = {
+  name: "fork",
+  description: "Copy this episode n ways (site and browser state): answers the new sessions' " +
+    "ids, each a session of its own to bind with /mcp?session=<id>; this session goes on unchanged",
+  inputSchema: forkSchema(),
+};
+
+function forkSchema(): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(
+    ForkRequest.extend({
+      n: ForkRequest.shape.n.default(1).describe("How many copies of this episode, 1 to 16"),
+    }),
+    { io: "input" },
+  ) as Record<string, unknown>;
+  return schema;
 }
 
 /** The tools beside the actions: looking, not acting. */
@@ -83,11 +122,13 @@ export interface McpTool {
 }
 
 /**
- * The MCP tools: one per action, then `observe` and `screenshot`.
+ * The MCP tools: one per action, then `observe` and `screenshot`, and
+ * `fork` where the face offers it.
  *
+ * @param face the face's extra tools
  * @returns the tools
  */
-export function mcpTools(): McpTool[] {
+export function mcpTools(face: RpcFace = {}): McpTool[] {
   return [
     ...actionTools("anthropic").map((tool) => ({
       name: tool.name,
@@ -95,6 +136,7 @@ export function mcpTools(): McpTool[] {
       inputSchema: tool.input_schema,
     })),
     ...LOOK_TOOLS,
+    ...(face.fork ? [FORK_TOOL] : []),
   ];
 }
 
@@ -159,11 +201,14 @@ export function callResult(id: string | number | null, result: StepResponse): Rp
  *
  * @param request the parsed request
  * @param session the session the tools act on; `undefined` when there is none yet
+ * @param face the face's extra tools
  * @returns the response
+ * @throws {HttpError} when the session refuses a fork (409, 429), for the face to answer
  */
 export async function handleRpc(
   request: unknown,
   session: RpcSession | undefined,
+  face: RpcFace = {},
 ): Promise<RpcResponse> {
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
     return rpcError(null, RpcCode.INVALID_REQUEST, "Invalid request: not a JSON-RPC object");
@@ -183,13 +228,13 @@ export async function handleRpc(
   }
   switch (method) {
     case "tools/list":
-      return { jsonrpc: "2.0", id, result: { tools: mcpTools() } };
+      return { jsonrpc: "2.0", id, result: { tools: mcpTools(face) } };
     case "tools/call": {
       const { name, arguments: callArgs } = args as { name?: unknown; arguments?: unknown };
       if (typeof name !== "string") {
         return rpcError(id, RpcCode.INVALID_PARAMS, 'tools/call needs a tool "name"');
       }
-      if (!mcpTools().some((tool) => tool.name === name)) {
+      if (!mcpTools(face).some((tool) => tool.name === name)) {
         return rpcError(id, RpcCode.INVALID_PARAMS, `No tool "${name}": see tools/list`);
       }
       if (session === undefined) {
@@ -203,6 +248,7 @@ export async function handleRpc(
           result: { content: [{ type: "text", text: observation.text }], isError: false },
         };
       }
+      if (name === "fork") return forkResult(id, session, callArgs);
       if (name === "screenshot") {
         const png = await session.screenshot();
         return {
@@ -236,6 +282,32 @@ export async function handleRpc(
     default:
       return rpcError(id, RpcCode.METHOD_NOT_FOUND, `Method not found: "${method}"`);
   }
+}
+
+/** The fork tool's answer: the new sessions' ids, as text and as structured content. */
+async function forkResult(
+  id: string | number | null,
+  session: RpcSession,
+  callArgs: unknown,
+): Promise<RpcResponse> {
+  const parsed = ForkRequest.safeParse({ n: 1, ...(callArgs ?? {}) as Record<string, unknown> });
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((issue) => issue.message).join("; ");
+    return rpcError(id, RpcCode.INVALID_PARAMS, `Invalid fork arguments: ${detail}`);
+  }
+  const { sessions } = await session.fork(parsed.data.n);
+  const forks = sessions.map((fork) => ({ id: fork.id, url: fork.observation.url }));
+  const text = `Forked ${forks.length} way(s): ${forks.map((fork) => fork.id).join(", ")}. ` +
+    "Each fork is a session of its own, at this step: bind one with /mcp?session=<id>";
+  return {
+    jsonrpc: "2.0",
+    id,
+    result: {
+      content: [{ type: "text", text }],
+      structuredContent: { sessions: forks },
+      isError: false,
+    },
+  };
 }
 
 function encodeBase64(bytes: Uint8Array): string {

@@ -157,3 +157,29 @@ Deno.test("Env.fork() refuses while a dialog is open, and forks once it is answe
   assertEquals([fork!.steps, env.steps], [2, 2]);
   await fork!.close();
 });
+
+Deno.test("Env.fork() puts back a field the page renders late, and one its script clears after load", async () => {
+  await using browser = await Browser.launch();
+  // After the load, as a client-side framework would: one field cleared, another rendered.
+  const page = `<input id="early" aria-label="Early"><script>
+addEventListener("load", () => setTimeout(() => {
+  document.getElementById("early").value = "";
+  document.body.insertAdjacentHTML("beforeend", '<input id="late" aria-label="Late">');
+}, 40));
+</script>`;
+  await using env = await Env.create(browser, {
+    startUrl: `data:text/html,${encodeURIComponent(page)}`,
+  });
+  const seen = await env.observe();
+  const idOf = (name: string) => seen.elements.find((e) => e.name === name)!.id;
+  await env.step({ action: "type", id: idOf("Early"), text: "first" });
+  await env.step({ action: "type", id: idOf("Late"), text: "second" });
+  const values = `[document.getElementById("early").value, document.getElementById("late")?.value]`;
+  assertEquals(await env.evaluate(values), ["first", "second"]);
+  const [fork] = await env.fork(1);
+  try {
+    assertEquals(await fork!.evaluate(values), ["first", "second"]);
+  } finally {
+    await fork!.close();
+  }
+});

@@ -2,7 +2,8 @@
  * MCP's JSON-RPC at `POST /mcp` (`initialize`, `tools/list`, `tools/call`,
  * notifications), answered as JSON, bound to a session by `?session=<id>` (a
  * handle `POST /v1/sessions` minted) or by `session_id` in the params; without
- * one, tools list but do not run. OpenEnv's session lifecycle (openenv 0.10
+ * one, tools list but do not run. The `fork` tool copies the bound session's
+ * live episode and answers the new sessions' ids, each bound the same way. OpenEnv's session lifecycle (openenv 0.10
  * `MCPToolClient`, production mode): `openenv/session/create` opens a session
  * on the first listed task and answers its `session_id`, which
  * `/ws?session_id=` then drives (reset, step) and `openenv/session/close`
@@ -35,7 +36,8 @@ export function mountMcp(app: OpenAPIHono, sessions: SessionManager): void {
       path: "/mcp",
       summary: "MCP over JSON-RPC, bound to a session by ?session=",
       description: "initialize, tools/list (one tool per action), tools/call (steps the bound " +
-        "session); notifications answer 202. Reset, verify and reward are not tools.",
+        "session; `fork` copies it and answers the new sessions' ids); notifications answer " +
+        "202. Reset, verify and reward are not tools.",
       tags: ["MCP"],
       request: {
         query: z.object({
@@ -134,6 +136,8 @@ export function mountMcp(app: OpenAPIHono, sessions: SessionManager): void {
     return await handleRpc(
       request,
       target === undefined ? undefined : rpcSession(sessions, target),
+      // Here a fork's id can be bound (`?session=`, or `session_id` in the params).
+      { fork: true },
     );
   }
 }

@@ -14,7 +14,9 @@ resources server), ``webserv.scripted_model`` (a scripted stand-in for a model);
 ``webserv_verifiers`` is a taskset for Prime Intellect's verifiers.
 """
 
-from .client import WebServCapacityError, WebServClient, WebServError, WebServNetworkError, place
+from .client import (
+    WebServCapacityError, WebServClient, WebServError, WebServForkError, WebServNetworkError, place,
+)
 from .env import SessionHandle, WebServEnv
 from .keepalive import keepalive
 from .trajectory import ChatTrajectory
@@ -22,7 +24,8 @@ from .types import Lease, Observation, Session, StepResult, Task, Verdict
 
 __all__ = [
     "ChatTrajectory", "Lease", "Observation", "Session", "SessionHandle", "StepResult", "Task", "Verdict",
-    "WebServCapacityError", "WebServClient", "WebServEnv", "WebServError", "WebServNetworkError",
+    "WebServCapacityError", "WebServClient", "WebServEnv", "WebServError", "WebServForkError",
+    "WebServNetworkError",
     "keepalive", "place",
 ]
 __version__ = "0.1.0"

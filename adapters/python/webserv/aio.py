@@ -28,7 +28,7 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .client import WebServCapacityError, WebServError, WebServNetworkError, _clean, _decode
+from .client import WebServCapacityError, WebServError, WebServNetworkError, _clean, _decode, _fork_refusal
 from .types import Session, StepResult, Task, Verdict
 
 __all__ = ["AsyncWebServClient", "AsyncWebServEnv"]
@@ -157,6 +157,16 @@ class AsyncWebServClient:
         created = await self._admitted(lambda: self.request("POST", "/v1/groups", dict(_clean(spec), n=n), retries=0))
         return [Session.from_json(s) for s in created["sessions"]]
 
+    async def fork(self, session: str, n: int = 1) -> List[Session]:
+        """Forks a live session ``n`` ways (see :meth:`webserv.WebServClient.fork`)."""
+        async def call() -> Any:
+            try:
+                return await self.request("POST", f"/v1/sessions/{session}/fork", {"n": n}, retries=0)
+            except WebServError as error:
+                raise _fork_refusal(error) from None
+
+        return [Session.from_json(s) for s in (await self._admitted(call))["sessions"]]
+
     async def _admitted(self, call: Any) -> Any:
         start = time.monotonic()
         delay = 0.25
@@ -215,6 +225,10 @@ class AsyncWebServEnv:
         self.revived = 0
         """How many times a reset found the session gone and opened a new one."""
         self._keeper: Optional["asyncio.Task[None]"] = None
+        self.forked: Optional[Session] = None
+        """On a fork: the server's answer (its first observation, lease and task)."""
+        self.forks: List["AsyncWebServEnv"] = []
+        """The forks this env made; its close closes them."""
 
     async def reset(self, seed: Optional[int] = None, task: Optional[str] = None, **options: Any) -> Tuple[str, Dict[str, Any]]:
         """Starts an episode; the first call opens the session, a gone one is reopened."""
@@ -242,14 +256,33 @@ class AsyncWebServEnv:
                 "session": created.id}
         return created.observation.text, info
 
+    async def fork(self, n: int = 1) -> List["AsyncWebServEnv"]:
+        """Forks the live episode ``n`` ways (see :meth:`webserv.WebServEnv.fork`); the forks
+        close with this env."""
+        if self.session_id is None:
+            raise RuntimeError("Call reset() before fork()")
+        forks = []
+        for session in await self.client.fork(self.session_id, n):
+            fork = AsyncWebServEnv(self.client.url, client=self.client, keep_alive=self.keep_alive, **self.spec)
+            fork._adopt(session)
+            fork.forked = session
+            fork.instruction = session.task.instruction if session.task else self.instruction
+            forks.append(fork)
+        self.forks.extend(forks)
+        return forks
+
     async def _open(self, change: Dict[str, Any]) -> Session:
         spec = dict(self.spec)
         if "task" in change:
             for key in ("site", "template", "url"):
                 spec.pop(key, None)
         spec.update(change)
-        created = await self.client.create_session(**spec)
+        return self._adopt(await self.client.create_session(**spec))
+
+    def _adopt(self, created: Session) -> Session:
         self.session_id = created.id
+        if created.task is not None:
+            self.task_id = created.task.id
         if self.keep_alive:
             self._keeper = asyncio.get_running_loop().create_task(
                 self._keep(created.id, max(0.2, created.lease.idle_timeout_s / 3)))
@@ -289,7 +322,9 @@ class AsyncWebServEnv:
         return await self.client.verify(self.session_id)
 
     async def close(self) -> None:
-        """Closes the session (one already gone is not an error)."""
+        """Closes the session and the forks it made (one already gone is not an error)."""
+        forks, self.forks = self.forks, []
+        await asyncio.gather(*(fork.close() for fork in forks))
         if self.session_id is None:
             return
         session = self.session_id

@@ -18,7 +18,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .types import Session, StepResult, Task, Verdict
 
-__all__ = ["WebServCapacityError", "WebServError", "WebServNetworkError", "WebServClient", "place"]
+__all__ = [
+    "WebServCapacityError", "WebServError", "WebServForkError", "WebServNetworkError", "WebServClient", "place",
+]
 
 
 
@@ -57,6 +59,20 @@ class WebServCapacityError(WebServError):
         )
         self.url = url
         self.waited = waited
+
+
+class WebServForkError(WebServError):
+    """A live session could not be forked (409): its episode ended (code
+    ``episode-ended``: reset it, or fork before the last action) or its
+    backend cannot copy a running instance (``fork-unsupported``)."""
+
+
+def _fork_refusal(error: WebServError) -> WebServError:
+    # One mapping for the sync and the asyncio client: a 409 from the fork
+    # route is the fork's own refusal; anything else stays as it came.
+    if error.status == 409:
+        return WebServForkError(error.status, error.code, error.message, error.retry_after)
+    return error
 
 
 class WebServClient:
@@ -178,6 +194,20 @@ class WebServClient:
         """Opens ``n`` sessions on the same task and seed (GRPO), each reset; waits for capacity."""
         created = self._admitted(lambda: self.request("POST", "/v1/groups", dict(_clean(spec), n=n), retries=0))
         return [Session.from_json(s) for s in created["sessions"]]
+
+    def fork(self, session: str, n: int = 1) -> List[Session]:
+        """Forks a live session ``n`` ways (1 to 16): new sessions, each on a copy of its site
+        and browser state, with its task, seed, step count and trajectory prefix. Each is a
+        session like any other (step, verify, reset to the task's start, close), its writes
+        its own. Waits for capacity like ``create_session``; raises
+        :class:`WebServForkError` when the episode ended or the backend cannot fork."""
+        def call() -> Any:
+            try:
+                return self.request("POST", f"/v1/sessions/{session}/fork", {"n": n}, retries=0)
+            except WebServError as error:
+                raise _fork_refusal(error) from None
+
+        return [Session.from_json(s) for s in self._admitted(call)["sessions"]]
 
     def _admitted(self, call: Any) -> Any:
         start = time.monotonic()

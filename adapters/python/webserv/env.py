@@ -176,6 +176,10 @@ class WebServEnv:
             assert client is not None, "a given session needs its client"
             self.handle = SessionHandle(client, self.spec, keep_alive, session)
         self.instruction: Optional[str] = None
+        self.forked: Optional[Session] = None
+        """On a fork: the server's answer (its first observation, lease and task)."""
+        self.forks: List["WebServEnv"] = []
+        """The forks this env made and has not seen closed; its close closes them."""
 
     @property
     def session_id(self) -> Optional[str]:
@@ -256,8 +260,32 @@ class WebServEnv:
             raise RuntimeError("Call reset() before verify()")
         return self.handle.verify()
 
+    def fork(self, n: int = 1) -> List["WebServEnv"]:
+        """Forks the live episode ``n`` ways: envs on new sessions, each on a copy of the
+        site and browser state, mid-episode (``step()`` goes on from the copy, ``reset()``
+        starts the task over). ``fork.forked`` holds the server's answer (the first
+        observation). The forks close with this env; raises :class:`WebServForkError` when
+        the episode ended or the backend cannot fork."""
+        if self.handle is None or self.handle.id is None or self.client is None:
+            raise RuntimeError("Call reset() before fork()")
+        forks = []
+        for session in self.client.fork(self.handle.id, n):
+            fork = WebServEnv(self.client.url, token=self.token, session=session, client=self.client,
+                              keep_alive=self.keep_alive)
+            fork.spec = dict(self.spec)
+            fork.handle.spec = dict(self.spec)  # type: ignore[union-attr]
+            # Mid-episode: the first reset() starts the task over, as on any session.
+            fork.created, fork.forked = None, session
+            fork.instruction = session.task.instruction if session.task else self.instruction
+            forks.append(fork)
+        self.forks.extend(forks)
+        return forks
+
     def close(self) -> None:
-        """Closes the session; the env may be reset again, which opens a new one."""
+        """Closes the session and the forks it made; the env may be reset again, which opens a new one."""
+        forks, self.forks = self.forks, []
+        for fork in forks:
+            fork.close()
         if self.handle is not None:
             self.handle.close()
 

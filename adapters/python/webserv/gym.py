@@ -29,7 +29,7 @@ hosts and timings included, is ``env.unwrapped.last_result``.
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import gymnasium
 import numpy as np
@@ -172,6 +172,8 @@ class WebServGymEnv(gymnasium.Env):
         self.site: Optional[str] = site
         self.instruction: Optional[str] = None
         self.last_result: Optional[Dict[str, Any]] = None
+        self.forks: List["WebServGymEnv"] = []
+        """The forks this env made; its close closes them."""
 
     def reset(
         self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None,
@@ -235,8 +237,33 @@ class WebServGymEnv(gymnasium.Env):
             info,
         )
 
+    def fork(self, n: int = 1) -> List["WebServGymEnv"]:
+        """Forks the live episode ``n`` ways: envs on new sessions, each on a copy of the site
+        and browser state, mid-episode (``step()`` goes on from the copy; ``reset()`` starts
+        the task over). A fork's ``last_result`` is the server's answer, its first observation
+        under ``"observation"``. The forks close with this env; raises
+        :class:`webserv.WebServForkError` when the episode ended or the backend cannot fork."""
+        if self.session_id is None or self.client is None:
+            raise RuntimeError("Call reset() before fork()")
+        forks = []
+        for session in self.client.fork(self.session_id, n):
+            fork = WebServGymEnv(self.client.url, token=self.token, timeout=self.timeout,
+                                 keep_alive=self.keep_alive)
+            fork.spec_args = dict(self.spec_args)
+            fork.observation_space, fork.action_space = self.observation_space, self.action_space
+            fork.client = self.client
+            fork.handle = SessionHandle(self.client, fork.spec_args, self.keep_alive, session)
+            fork.session_id = session.id
+            fork.site, fork.instruction, fork.last_result = self.site, self.instruction, session.raw
+            forks.append(fork)
+        self.forks.extend(forks)
+        return forks
+
     def close(self) -> None:
-        """Closes the session; a server already gone is not an error here."""
+        """Closes the session and the forks it made; a server already gone is not an error here."""
+        forks, self.forks = self.forks, []
+        for fork in forks:
+            fork.close()
         if self.handle is not None:
             try:
                 self.handle.close()
