@@ -204,6 +204,7 @@ export function conformance<S extends Sandbox>(
       // A fork of a fork carries the fork's writes, not the parent's.
       const second = await copy.fork!();
       assertEquals(await notes(second), await notes(copy));
+      assertNotEquals(await harness.leftovers(sandbox), []);
       // A fork's reset is the seeded site; the parent keeps its writes.
       await copy.reset();
       assertEquals(await notes(copy), seeded);
