@@ -11,7 +11,7 @@ import { assertEquals, assertNotEquals } from "@std/assert";
 import type { Browser } from "../../engine/browser/browser.ts";
 import { Env } from "../../engine/env.ts";
 import { bindTask, type BoundTask, generateTask } from "../../fixtures/sites/mod.ts";
-import type { SiteModule } from "../../fixtures/sites/kit/types.ts";
+import type { SiteModule, Task } from "../../fixtures/sites/kit/types.ts";
 import type { Instance } from "../../sandboxes/types.ts";
 
 /** Stops a solver just before the action it names. */
@@ -59,7 +59,7 @@ export interface ForkEpisode {
   /** A fresh instance of the site at that seed, whose `fork` copies it. */
   instance: Instance;
   /** Steps that undo the solver's work (the fork then stops, and must earn 0). */
-  undo(env: Env): Promise<void>;
+  undo(env: Env, task: Task): Promise<void>;
 }
 
 /**
@@ -107,7 +107,7 @@ export async function assertForkMidEpisode(episode: ForkEpisode): Promise<void> 
       assertEquals(verdict.reward, 1, verdict.reason);
     }
     const undo = forks[2]!;
-    await episode.undo(undo);
+    await episode.undo(undo, task);
     await undo.step({ action: "stop", answer: "done" });
     const undone = await undo.verify();
     assertEquals(undone.reward, 0, undone.reason);
