@@ -35,6 +35,8 @@ export interface BackendForkResult {
   rows: TimedRow[];
   /** Storage and memory of a new env and of a fork, or why there is none. */
   footprint: { env: Footprint; fork: Footprint } | { none: string };
+  /** Rows that failed, with their error. */
+  failures: string[];
 }
 
 /** An env's storage and memory, after one write. */
@@ -89,16 +91,30 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
     await parent.destroy();
     const none = "its image's runtime cannot copy a live env (built before it could)";
     progress(`${backend.key}: no fork: ${none}`);
-    return { key: backend.key, label: backend.label, rows, footprint: { none } };
+    return { key: backend.key, label: backend.label, rows, footprint: { none }, failures: [] };
   }
+  const failures: string[] = [];
   for (const k of FORKS) {
-    rows.push(
-      await time(
-        `${k} × Instance.fork()`,
-        () => Promise.all(Array.from({ length: k }, () => parent.fork!())),
-        async (forks) => void await Promise.all(forks.map((f) => f.destroy())),
-      ),
-    );
+    const made: Instance[] = [];
+    try {
+      rows.push(
+        await time(
+          `${k} × Instance.fork()`,
+          () =>
+            Promise.all(Array.from({ length: k }, async () => {
+              const fork = await parent.fork!();
+              made.push(fork);
+              return fork;
+            })),
+          async () => void await Promise.all(made.splice(0).map((f) => f.destroy())),
+        ),
+      );
+    } catch (error) {
+      // A row that fails (a start past its deadline on a loaded host) is reported, not hidden.
+      failures.push(`${k} × Instance.fork(): ${String(error).split("\n")[0]}`);
+      progress(`${backend.key}: ${failures.at(-1)}`);
+      await Promise.allSettled(made.splice(0).map((f) => f.destroy()));
+    }
   }
   // Storage and memory: a new env and a fork, each after one more write.
   const env = await sandbox.create({ seed: 1 });
@@ -110,7 +126,7 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
     fork: await footprint(backend, sandbox, fork, 3),
   };
   await Promise.all([env.destroy(), fork.destroy(), parent.destroy()]);
-  return { key: backend.key, label: backend.label, rows, footprint: result };
+  return { key: backend.key, label: backend.label, rows, footprint: result, failures };
 }
 
 /**
@@ -154,6 +170,11 @@ export function backendLines(results: BackendForkResult[]): string[] {
           (row.ms.p50 / reset).toFixed(2)
         } |`,
       );
+    }
+  }
+  for (const result of results) {
+    for (const failure of result.failures) {
+      lines.push(`| ${result.label} | failed: ${failure} | | | |`);
     }
   }
   lines.push(

@@ -58,6 +58,13 @@ export interface ForkEpisode {
   seed: number;
   /** A fresh instance of the site at that seed, whose `fork` copies it. */
   instance: Instance;
+  /**
+   * The deadline of the fork of three, in milliseconds (a container backend
+   * starts three copies of the site).
+   *
+   * @default {30_000}
+   */
+  forkTimeoutMs?: number;
   /** Steps that undo the solver's work (the fork then stops, and must earn 0). */
   undo(env: Env, task: Task): Promise<void>;
 }
@@ -85,6 +92,7 @@ export async function assertForkMidEpisode(episode: ForkEpisode): Promise<void> 
 
   const copies: { site: Instance; task: BoundTask }[] = [];
   const forks = await env.fork(3, {
+    timeoutMs: episode.forkTimeoutMs ?? 30_000,
     branch: async () => {
       const copy = await instance.fork!();
       const forkTask = bind(copy);
