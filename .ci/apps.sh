@@ -2,7 +2,8 @@
 # A real application in CI: WordPress's image, built from Debian 12
 # packages by `deno task image:apps wordpress`, and its application tests on
 # Incus (TCP and unix socket) and Docker, plus its tasks run end to end in
-# Chromium. Run by .ci/run after .ci/daemons.sh (the daemons, their pools);
+# Chromium, and a task forked mid-episode on Incus, Docker and the shared
+# runtime. Run by .ci/run after .ci/daemons.sh (the daemons, their pools);
 # safe to run again: the build is skipped when Incus already has the image of
 # the same inputs, and the packages are cached in ~/.cache/webserv/apps/.
 #
@@ -31,5 +32,6 @@ built=$(date +%s)
 log "image ready in $((built - started)) s"
 
 log "WordPress's application tests"
-deno test --allow-all test/apps/wordpress_test.ts test/apps/wordpress_tasks_test.ts
+deno test --allow-all test/apps/wordpress_test.ts test/apps/wordpress_tasks_test.ts \
+  test/apps/wordpress_fork_test.ts
 log "tests took $(($(date +%s) - built)) s"

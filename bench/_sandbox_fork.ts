@@ -6,7 +6,8 @@
  * reset, and `env.fork(k)` for k = 1, 4, 16 (site copies, the task's mark
  * carried, the browser state restored in each fork, loaded and settled).
  * Beside them, the instance alone: `Instance.fork()` against
- * `Sandbox.create()` and `Instance.reset()`.
+ * `Sandbox.create()` and `Instance.reset()`. Then the same on Incus, Docker
+ * and the shared runtime, on WordPress (`_sandbox_fork_backends.ts`).
  *
  * Environment: BENCH_FORK_RUNS (samples per row, default 10).
  *
@@ -19,6 +20,7 @@ import type { Instance } from "../sandboxes/types.ts";
 import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
 import { machine, MIB, round, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 import { groupPss } from "./_proc.ts";
+import { backendLines, benchForkBackends } from "./_sandbox_fork_backends.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const FORKS = [1, 4, 16] as const;
@@ -147,7 +149,9 @@ export async function benchFork(): Promise<string> {
   };
   const reset = rows.find((r) => r.what === "env: reset")!.ms.p50;
   const lines = [
-    "# Fork latency (fixture backend)",
+    "# Fork latency (every backend)",
+    "",
+    "## Fixture backend (the shop, in process)",
     "",
     `${meta.date} · ${meta.machine}, load average ${meta.load} · ${RUNS} samples per row · the shop, mid-episode in add-to-cart`,
     "",
@@ -173,11 +177,14 @@ export async function benchFork(): Promise<string> {
       ]
       : []),
   ];
+  // The container backends and the shared runtime, on WordPress (`BENCH_FORK_BACKENDS=` skips them).
+  const backends = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
+  if (backends.length > 0) lines.push(...backendLines(backends));
   const markdown = lines.join("\n");
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
     new URL("./results/sandbox_fork.json", import.meta.url),
-    JSON.stringify({ meta, rows, memoryMiB: memory ?? null }, null, 2) + "\n",
+    JSON.stringify({ meta, rows, memoryMiB: memory ?? null, backends }, null, 2) + "\n",
   );
   await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
   return markdown;

@@ -37,6 +37,11 @@ export interface ContainerBackend {
   restore?: (container: Container) => Promise<void>;
   /** Called once when the env is destroyed. */
   forget(instance: ContainerInstance): void;
+  /**
+   * When present, makes a new env on a consistent copy of a running
+   * container's data (see {@linkcode Instance.fork}).
+   */
+  fork?: (container: Container, seed: number) => Promise<ContainerInstance>;
 }
 
 /** An env served by a container. */
@@ -47,6 +52,12 @@ export class ContainerInstance implements Instance {
   readonly origin: string;
   /** Privileged access to the site's state API. */
   readonly state: StateClient;
+  /**
+   * Makes a new env on a copy of this one's live data, taken consistently
+   * (the container is frozen while its copy is cut); present only when the
+   * backend can copy a running container.
+   */
+  readonly fork?: () => Promise<Instance>;
   #container: Container;
   #seed: number;
   #backend: ContainerBackend;
@@ -77,6 +88,13 @@ export class ContainerInstance implements Instance {
     this.state = {
       fetch: (path, init) => this.#container.directory.state.fetch(path, init),
     };
+    const fork = backend.fork;
+    if (fork) {
+      this.fork = async () => {
+        await this.check();
+        return await fork(this.#container, this.#seed);
+      };
+    }
   }
 
   /** The name of the container serving this env now. */

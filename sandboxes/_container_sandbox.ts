@@ -67,6 +67,12 @@ export interface ContainerDaemon {
   closeClient(): void;
   /** Restores a container to its seeded state in place (with `restoreOnReset`). */
   restore?(container: Container): Promise<void>;
+  /**
+   * Launches a ready container on a consistent copy of a running one's data
+   * (its files and database as they are at the call); on failure it removes
+   * what it made.
+   */
+  fork?(container: Container): Promise<Container>;
 }
 
 /**
@@ -153,6 +159,20 @@ export class ContainerLifecycle {
       forget: (instance) => this.#instances.delete(instance),
       ...(settings.restoreOnReset && restore ? { restore } : {}),
     };
+    const fork = daemon.fork?.bind(daemon);
+    if (fork) {
+      // A fork has none of its parent's snapshots, so its reset re-copies the seeded base.
+      const { restore: _restore, ...recopy } = this.#backend;
+      const forkBackend: ContainerBackend = recopy;
+      const forkOf = async (container: Container, seed: number) => {
+        const copy = await fork(container);
+        const instance = new ContainerInstance(copy, seed, forkBackend, settings.gateway);
+        this.#instances.add(instance);
+        return instance;
+      };
+      forkBackend.fork = forkOf;
+      this.#backend.fork = forkOf;
+    }
   }
 
   /**

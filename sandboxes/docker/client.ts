@@ -347,7 +347,8 @@ export class DockerClient implements Disposable {
    * @returns the image's id
    */
   async commit(id: string, repository: string, tag: string): Promise<string> {
-    const query = new URLSearchParams({ container: id, repo: repository, tag });
+    // Paused while committed (Docker's default, said here): no write is half made.
+    const query = new URLSearchParams({ container: id, repo: repository, tag, pause: "true" });
     return decodeId(
       await (await this.request("POST", `/commit?${query}`, {
         timeoutMs: 300_000,

@@ -6,7 +6,8 @@
  * and CPU limits (`limits`), and its socket folder bind-mounted at `/run/ws`
  * (root's alone; the host dials each socket only once pinned outside it, see
  * `_socket_directory.ts`). Reset recreates the container; the origin stays
- * the same.
+ * the same. A fork is a container of an image committed from the running
+ * one, paused while it is cut.
  *
  * @module
  */
@@ -132,6 +133,7 @@ export class DockerSandbox implements Sandbox {
       closeClient: () => {
         if (this.#ownsClient) this.client.close();
       },
+      fork: (container) => this.#fork(container),
     });
   }
 
@@ -236,9 +238,34 @@ export class DockerSandbox implements Sandbox {
   }
 
   async #launchOnce(seed: number): Promise<Container> {
-    const image = await this.#lifecycle.base(seed);
-    const container = this.#lifecycle.containerNamed(this.#lifecycle.newName());
-    const { name, directory } = container;
+    return await this.#launchFrom(await this.#lifecycle.base(seed));
+  }
+
+  /**
+   * Launches a container on a copy of a running one's files: `docker commit`
+   * pauses the container (cgroup freezer: no process of the site runs, so
+   * no write is half made) while it cuts an image of its filesystem, and the
+   * fork runs that image. The image is the fork's alone, tagged
+   * `fork-<container>`, and goes when the fork's container goes.
+   */
+  async #fork(parent: Container): Promise<Container> {
+    const name = this.#lifecycle.newName();
+    const image = forkImage(this.#options.image, name);
+    await this.client.commit(parent.name, this.#options.image, image.split(":")[1]!);
+    try {
+      return await this.#launchFrom(image, name);
+    } catch (error) {
+      await this.client.removeImage(image).catch((cause) =>
+        logFailure(`removing the fork image "${image}"`, cause)
+      );
+      throw error;
+    }
+  }
+
+  /** Creates and starts an env container of `image` and waits until it answers. */
+  async #launchFrom(image: string, name = this.#lifecycle.newName()): Promise<Container> {
+    const container = this.#lifecycle.containerNamed(name);
+    const { directory } = container;
     await directory.create();
     try {
       await this.client.createContainer({
@@ -359,5 +386,22 @@ export class DockerSandbox implements Sandbox {
     }
     await container.directory.remove();
     container.directory[Symbol.dispose]();
+    // A fork's image goes with it; any other container has none (a 404).
+    try {
+      await this.client.removeImage(forkImage(this.#options.image, container.name));
+    } catch (error) {
+      if (!(error instanceof SandboxError) || error.status !== 404) throw error;
+    }
   }
+}
+
+/**
+ * The image a fork's container runs: `REPOSITORY:fork-<container>`.
+ *
+ * @param repository the backend's image
+ * @param container the fork's container
+ * @returns the image's name and tag
+ */
+function forkImage(repository: string, container: string): string {
+  return `${repository}:fork-${container}`;
 }

@@ -9,8 +9,11 @@
 import { InstanceGoneError, SandboxError } from "../errors.ts";
 import { type Owner, SocketDirectory } from "../_socket_directory.ts";
 
-/** How an env's database server was had. */
-export type ServerSource = "spare" | "cold";
+/**
+ * How an env's database server was had: a spare, started for the call, or
+ * started on a copy of another env's live database (a fork).
+ */
+export type ServerSource = "spare" | "cold" | "fork";
 
 /** What the runtime's control answers to a creation or a reset. */
 export interface ControlAnswer {
@@ -23,7 +26,8 @@ export function decodeControlAnswer(value: unknown): ControlAnswer {
   if (typeof value === "object" && value !== null) {
     const { source, slot, ms } = value as Record<string, unknown>;
     if (
-      (source === "spare" || source === "cold") && typeof slot === "number" &&
+      (source === "spare" || source === "cold" || source === "fork") &&
+      typeof slot === "number" &&
       typeof ms === "number"
     ) {
       return { source, slot, ms };
@@ -42,15 +46,17 @@ export interface RuntimeHealth {
   spares: number;
   /** Spares that died while waiting (thrown away and replaced, never handed out). */
   sparesLost: number;
+  /** Whether the control copies a live env (`POST /envs/KEY/fork`); an older image's does not. */
+  forks: boolean;
 }
 
 export function decodeHealth(value: unknown): RuntimeHealth {
   if (typeof value === "object" && value !== null) {
-    const { envs, spares, sparesLost } = value as Record<string, unknown>;
+    const { envs, spares, sparesLost, forks } = value as Record<string, unknown>;
     if (
       typeof envs === "number" && typeof spares === "number" && typeof sparesLost === "number"
     ) {
-      return { envs, spares, sparesLost };
+      return { envs, spares, sparesLost, forks: forks === true };
     }
   }
   throw new SandboxError(
@@ -67,6 +73,8 @@ export function decodeHealth(value: unknown): RuntimeHealth {
  */
 export class Runtime {
   readonly name: string;
+  /** Whether its control copies a live env (its health says so; set once it answers). */
+  forks = false;
   readonly folder: string;
   /** The container's root as the host sees it: the owner of its sockets. */
   readonly owner: Owner;

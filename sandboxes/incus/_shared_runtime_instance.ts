@@ -39,6 +39,14 @@ export class SharedRuntimeInstance implements Instance {
   #forget: () => void;
   #seed: number;
   #destroyed = false;
+  /**
+   * Makes a new env of the same runtime on a copy of this one's live
+   * database and files, taken while its database server is stopped; present
+   * only when the runtime's control can copy a live env (an image built
+   * before it could has none, and a session on it answers 409
+   * `fork-unsupported`).
+   */
+  readonly fork?: () => Promise<Instance>;
 
   /** Made by {@linkcode SharedRuntimeSandbox.create}. */
   constructor(
@@ -48,6 +56,7 @@ export class SharedRuntimeInstance implements Instance {
     directory: SocketDirectory,
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
+    fork?: (parent: SharedRuntimeInstance) => Promise<SharedRuntimeInstance>,
   ) {
     this.#runtime = runtime;
     this.key = key;
@@ -68,6 +77,14 @@ export class SharedRuntimeInstance implements Instance {
     this.id = this.#route.id;
     this.origin = this.#route.origin;
     this.state = { fetch: (path, init) => this.#directory.state.fetch(path, init) };
+    if (fork) {
+      this.fork = async () => {
+        if (this.#destroyed) {
+          throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+        }
+        return await fork(this);
+      };
+    }
   }
 
   /**

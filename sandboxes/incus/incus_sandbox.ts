@@ -33,9 +33,10 @@ import { ContainerLifecycle, type ListedContainer } from "../_container_sandbox.
 import type { InstanceSpec, Sandbox } from "../types.ts";
 import { ownerIsGone } from "../_owner.ts";
 import { IncusClient } from "./client.ts";
-import { decodeInstances } from "./_decode.ts";
+import { decodeInstances, type RootIds } from "./_decode.ts";
 import {
   baseName,
+  type ContainerSpec,
   createContainer,
   deleteInstance,
   exists,
@@ -182,6 +183,7 @@ export class IncusSandbox implements Sandbox {
         if (this.#opened.ownsClient) this.client.close();
       },
       restore: (container) => this.#restore(container),
+      fork: (container) => this.#fork(container),
     });
   }
 
@@ -338,15 +340,83 @@ export class IncusSandbox implements Sandbox {
     }));
   }
 
-  /**
-   * Launches a container. Copies, starts and stops go through one queue per
-   * process: Incus runs them one at a time per storage pool anyway, and a
-   * queue of our own keeps each call's deadline for its own work. (The start
-   * hooks that timed out under load, once blamed on concurrency, were an idle
-   * pooled connection blocking incusd's socket: see `IncusClient`.)
-   */
+  /** Launches a container: a copy of the seed's base. */
   async #launchOnce(seed: number): Promise<Container> {
     const base = await this.#lifecycle.base(seed);
+    return await this.#launchFrom(async (spec) => {
+      const root = await createContainer(this.client, {
+        ...spec,
+        source: { type: "copy", source: base, instance_only: true },
+      });
+      if (this.#options.reset === "restore") {
+        await this.client.request(
+          "POST",
+          `/1.0/instances/${spec.name}/snapshots`,
+          { json: { name: "pristine" } },
+        );
+      }
+      return root;
+    });
+  }
+
+  /**
+   * Launches a container on a copy of a running one's data. Copying a
+   * running container's live state needs CRIU; its data needs only a
+   * snapshot, cut while the container is frozen (cgroup freezer: no process
+   * of the site runs, so no write is half made; a transaction the freeze
+   * caught mid-way is rolled back by the database when the copy opens it).
+   * The snapshot is copy-on-write on btrfs or ZFS, copied the same way, and
+   * deleted once copied.
+   */
+  async #fork(parent: Container): Promise<Container> {
+    const snapshot = `fork-${crypto.randomUUID().slice(0, 8)}`;
+    return await this.#launchFrom(async (spec) => {
+      await this.#freezeWhile(
+        parent.name,
+        () =>
+          this.client.request("POST", `/1.0/instances/${parent.name}/snapshots`, {
+            json: { name: snapshot },
+          }),
+      );
+      try {
+        return await createContainer(this.client, {
+          ...spec,
+          source: { type: "copy", source: `${parent.name}/${snapshot}`, instance_only: true },
+        });
+      } finally {
+        await this.client.request("DELETE", `/1.0/instances/${parent.name}/snapshots/${snapshot}`)
+          .catch((error) => logFailure(`deleting the fork snapshot "${snapshot}"`, error));
+      }
+    });
+  }
+
+  /** Runs `task` while the instance is frozen, and thaws it whatever happens. */
+  async #freezeWhile<T>(name: string, task: () => Promise<T>): Promise<T> {
+    await this.client.request("PUT", `/1.0/instances/${name}/state`, {
+      json: { action: "freeze", timeout: 30 },
+    });
+    try {
+      return await task();
+    } finally {
+      await this.client.request("PUT", `/1.0/instances/${name}/state`, {
+        json: { action: "unfreeze", timeout: 30 },
+      });
+    }
+  }
+
+  /**
+   * Makes an env container with `create` (handed the name, config, socket
+   * folder and devices every env has), gives it its socket folder, starts it
+   * and waits until it answers; removes it on failure. Copies, starts and
+   * stops go through one queue per process: Incus runs them one at a time
+   * per storage pool anyway, and a queue of our own keeps each call's
+   * deadline for its own work. (The start hooks that timed out under load,
+   * once blamed on concurrency, were an idle pooled connection blocking
+   * incusd's socket: see `IncusClient`.)
+   */
+  async #launchFrom(
+    create: (spec: Omit<ContainerSpec, "source">) => Promise<RootIds>,
+  ): Promise<Container> {
     const { name, directory } = this.#lifecycle.containerNamed(this.#lifecycle.newName());
     await directory.create();
     const tcp = this.#options.siteTransport === "tcp";
@@ -356,9 +426,8 @@ export class IncusSandbox implements Sandbox {
       : { name, directory };
     try {
       await serialized(async () => {
-        const root = await createContainer(this.client, {
+        const root = await create({
           name,
-          source: { type: "copy", source: base, instance_only: true },
           config: {
             ...incusLimits(this.#options.limits),
             ...this.#options.config,
@@ -378,13 +447,6 @@ export class IncusSandbox implements Sandbox {
             : {},
         });
         await directory.own(root);
-        if (this.#options.reset === "restore") {
-          await this.client.request(
-            "POST",
-            `/1.0/instances/${name}/snapshots`,
-            { json: { name: "pristine" } },
-          );
-        }
       });
       await this.#start(container);
       return container;

@@ -232,6 +232,46 @@ export class SharedRuntimeSandbox implements Sandbox {
     seed: number,
     options: { cold?: boolean },
   ): Promise<SharedRuntimeInstance> {
+    return await this.#openEnv(runtime, seed, (key) =>
+      runtime.call(
+        "POST",
+        "/envs",
+        { key, cold: options.cold === true },
+        this.#options.envTimeoutMs ?? 60_000,
+      ));
+  }
+
+  /**
+   * A new env of the parent's runtime on a copy of the parent's live
+   * database and files (the runtime's control stops the parent's server
+   * while it copies them, see `kit/shared_runtime.ts`).
+   */
+  async #fork(parent: SharedRuntimeInstance, runtime: Runtime, seed: number) {
+    const instance = await this.#openEnv(runtime, seed, (key) =>
+      runtime.call(
+        "POST",
+        `/envs/${parent.key}/fork`,
+        { key },
+        this.#options.envTimeoutMs ?? 60_000,
+      ));
+    try {
+      await instance.checkWebServer();
+    } catch (error) {
+      await instance.destroy().catch((cause) => logFailure("destroying a shared env", cause));
+      throw error;
+    }
+    return instance;
+  }
+
+  /**
+   * Opens an env of a runtime: its folder on the host, the control's call
+   * that makes it (`make`, handed the env's new key), the instance, its pins.
+   */
+  async #openEnv(
+    runtime: Runtime,
+    seed: number,
+    make: (key: string) => Promise<unknown>,
+  ): Promise<SharedRuntimeInstance> {
     const key = randomKey();
     // The env's sockets are pinned in a folder of the host's before the
     // host dials them (see `_socket_directory.ts`).
@@ -242,14 +282,7 @@ export class SharedRuntimeSandbox implements Sandbox {
     let answer;
     try {
       await directory.create({ mounted: false });
-      answer = decodeControlAnswer(
-        await runtime.call(
-          "POST",
-          "/envs",
-          { key, cold: options.cold === true },
-          this.#options.envTimeoutMs ?? 60_000,
-        ),
-      );
+      answer = decodeControlAnswer(await make(key));
     } catch (error) {
       directory[Symbol.dispose]();
       await directory.remove();
@@ -262,6 +295,7 @@ export class SharedRuntimeSandbox implements Sandbox {
       directory,
       this.#options,
       () => this.#instances.delete(instance),
+      runtime.forks ? (parent) => this.#fork(parent, runtime, seed) : undefined,
     );
     this.#instances.add(instance);
     try {
@@ -422,7 +456,15 @@ export class SharedRuntimeSandbox implements Sandbox {
       "environment.WS_SPARES": String(this.#options.spares ?? 2),
       "user.webserv.role": "shared-runtime",
     });
-    return new Runtime(name, folder, root);
+    const runtime = new Runtime(name, folder, root);
+    try {
+      runtime.forks = decodeHealth(await runtime.call("GET", "/healthz", undefined, 10_000)).forks;
+    } catch (error) {
+      runtime.close();
+      await this.#delete(name).catch((cause) => logFailure(`removing "${name}"`, cause));
+      throw error;
+    }
+    return runtime;
   }
 
   /** The seeded base's snapshot: a runtime seeded once, stopped, and snapshotted. */

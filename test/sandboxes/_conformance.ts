@@ -177,4 +177,42 @@ export function conformance<S extends Sandbox>(
       await assertRejects(() => instance.reset(), InstanceGoneError);
     },
   );
+
+  test(
+    "fork() copies the live state, and neither side sees the other's writes afterwards",
+    async (sandbox, gateway) => {
+      const parent = await sandbox.create({ seed: 1 });
+      assert(parent.fork, `${name} instances cannot fork`);
+      const seeded = await notes(parent);
+      await addNote(gateway, parent, "before the fork");
+      const atFork = await notes(parent);
+      const copy = await parent.fork();
+      assertNotEquals(copy.origin, parent.origin);
+      assertEquals(await notes(copy), atFork);
+      await addNote(gateway, copy, "in the fork");
+      await addNote(gateway, parent, "in the parent");
+      assertEquals((await notes(parent)).map((n) => n.text).slice(-2), [
+        "before the fork",
+        "in the parent",
+      ]);
+      assertEquals((await notes(copy)).map((n) => n.text).slice(-2), [
+        "before the fork",
+        "in the fork",
+      ]);
+      const page = await gateway.request(copy.origin, "/");
+      assertStringIncludes(await page.text(), "in the fork");
+      // A fork of a fork carries the fork's writes, not the parent's.
+      const second = await copy.fork!();
+      assertEquals(await notes(second), await notes(copy));
+      assertNotEquals(await harness.leftovers(sandbox), []);
+      // A fork's reset is the seeded site; the parent keeps its writes.
+      await copy.reset();
+      assertEquals(await notes(copy), seeded);
+      assertEquals((await notes(parent)).length, atFork.length + 1);
+      await Promise.all([copy.destroy(), second.destroy()]);
+      await parent.check();
+      await parent.destroy();
+      assertEquals(await harness.leftovers(sandbox), []);
+    },
+  );
 }

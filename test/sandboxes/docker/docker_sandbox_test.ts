@@ -33,6 +33,8 @@ async function leftovers(client: DockerClient, names: Set<string>) {
   }
   for (const name of names) {
     if (await exists(`${SOCKET_ROOT}/${name}`)) found.push(`folder ${name}`);
+    // A fork's committed image goes with its container.
+    if (await client.hasImage(`${IMAGE}:fork-${name}`)) found.push(`image fork-${name}`);
   }
   return found;
 }

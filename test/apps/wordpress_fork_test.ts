@@ -1,0 +1,79 @@
+/**
+ * A WordPress episode forked mid-task on every backend that runs it
+ * (`deno task test:apps`, and `.ci/apps.sh`): the approve-comment solver runs
+ * to the step before its last action, the episode is forked three ways, the
+ * forks that stop earn 1, the fork that unapproves the comment first earns 0,
+ * and the parent, which never saw a fork's write, still earns 1; each fork's
+ * state hash equals the parent's at the fork. On Incus the container is frozen
+ * while a snapshot of it is cut; on Docker it is paused while committed; on
+ * the shared runtime the env's `mariadbd` is stopped while its datadir is
+ * reflinked.
+ *
+ * `WEBSERV_WORDPRESS_IMAGE` names another image (Incus alias, Docker repository), such as a private
+ * build (`deno task image:apps --alias=NAME wordpress`). Fails,
+ * never skips, when the image is missing: build it with
+ * `deno task image:apps wordpress`.
+ */
+import { Browser } from "../../engine/browser/browser.ts";
+import { quoted } from "../../fixtures/sites/kit/solve.ts";
+import site from "../../fixtures/sites/wordpress/mod.ts";
+import { moderate } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import type { Instance } from "../../sandboxes/types.ts";
+import type { Env } from "../../engine/env.ts";
+import type { Task } from "../../fixtures/sites/kit/types.ts";
+import { assertForkMidEpisode } from "../_util/fork_episode.ts";
+import { type AppImage, type OpenApp, openDocker, openIncus, withInstance } from "./_apps.ts";
+import { openShared } from "./_shared.ts";
+
+const SEED = 1;
+const IMAGE = Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress";
+const APP: AppImage = {
+  image: IMAGE,
+  build: 'build it with "deno task image:apps wordpress"',
+  readyMs: 180_000,
+  prefix: "wstask-",
+};
+
+/** Unapproves the comment the task named: its approval undone, the task not done. */
+async function unapprove(env: Env, task: Task): Promise<void> {
+  await moderate(
+    env,
+    quoted(task.instruction, 0),
+    quoted(task.instruction, 1),
+    "Unapprove this comment",
+  );
+}
+
+async function forkEpisode(instance: Instance): Promise<void> {
+  await using browser = await Browser.launch();
+  await assertForkMidEpisode({
+    browser,
+    site,
+    template: "approve-comment",
+    seed: SEED,
+    instance,
+    undo: unapprove,
+    // Three WordPress containers started (MariaDB's recovery, Apache) on a loaded machine.
+    forkTimeoutMs: 300_000,
+  });
+}
+
+function onBackend(open: OpenApp): Promise<void> {
+  return withInstance(open, ({ instance }) => forkEpisode(instance), { seed: SEED });
+}
+
+Deno.test("WordPress on Incus forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
+  await onBackend(openIncus(APP, "unix"));
+});
+
+Deno.test("WordPress on Docker forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
+  await onBackend(openDocker(APP));
+});
+
+Deno.test("WordPress on the shared runtime forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway, IMAGE, { readyTimeoutMs: 900_000 });
+  await using instance = await sandbox.create({ seed: SEED });
+  await forkEpisode(instance);
+});
