@@ -3,11 +3,16 @@
  * CDP accessibility tree flattened the way BrowserGym does, a flattened
  * `DOMSnapshot.captureSnapshot`, and Playwright's `ariaSnapshot()`, in one
  * run against one Chromium. Reports p50 latency, o200k_base tokens and, on
- * `fixtures/pages`, recall of must-see elements.
+ * `fixtures/pages`, recall of must-see elements. On the real-app suite's
+ * pages (`_observe_real.ts`): tokens, content kept and latency against
+ * `ariaSnapshot()`, the latency measured quiet and again beside CPU burners
+ * (one per core, as `WEBSERV_STRESS=1` runs the tests), so that a loaded
+ * machine's ratio is known.
  *
  * Writes `bench/results/observe.json` and `bench/results/observe.md`.
  *
- * Run: `deno task bench:observe` (`--quick` for fewer runs).
+ * Run: `deno task bench:observe` (`--quick` for fewer runs, `--no-stress` to
+ * skip the loaded pass).
  *
  * @module
  */
@@ -17,6 +22,16 @@ import type { Observation } from "../mod.ts";
 import { FIXTURE_PAGES, type FixturePage, servePages } from "../fixtures/pages/mod.ts";
 import { generatePage } from "./_generated_pages.ts";
 import { openPlaywright, p50 } from "./_harness.ts";
+import { serveApps, truthScripts } from "../fixtures/apps/mod.ts";
+import { startBurners } from "../tools/stress.ts";
+import {
+  measureRealPages,
+  type RealPageRow,
+  realReport,
+  type RealSummary,
+  summarise,
+  tokenShares,
+} from "./_observe_real.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const LOAD_BEFORE = Deno.loadavg();
@@ -332,6 +347,34 @@ for (const fixture of FIXTURE_PAGES) {
   recall[fixture.path] = { expected: expected.length, found, engineIds, falseIds, tokens };
 }
 
+// ---------------------------------------------------------------- real pages
+
+await using apps = await serveApps();
+const realSetup = {
+  observer,
+  page,
+  pwPage,
+  url: (path: string) => apps.url(path),
+  truth: (await truthScripts()).truth,
+};
+const REAL_RUNS = QUICK ? 2 : 5;
+const real = await measureRealPages(realSetup, REAL_RUNS);
+const shares = tokenShares();
+const realSummary = summarise(real);
+console.log("real pages, quiet", realSummary);
+let stressed: { rows: RealPageRow[]; summary: RealSummary; burners: number } | undefined;
+if (!Deno.args.includes("--no-stress")) {
+  const count = navigator.hardwareConcurrency || 2;
+  const burners = startBurners(count, 30 * 60_000);
+  try {
+    const rows = await measureRealPages(realSetup, REAL_RUNS);
+    stressed = { rows, summary: summarise(rows), burners: count };
+  } finally {
+    await burners.stop();
+  }
+  console.log("real pages, stressed", stressed.summary);
+}
+
 await playwright.close();
 
 // ---------------------------------------------------------------- report
@@ -372,6 +415,7 @@ const report = {
   fixtures: recall,
   totals,
   targets,
+  real: { runs: REAL_RUNS, summary: realSummary, rows: real, tokenShares: shares, stressed },
 };
 const dir = new URL("./results/", import.meta.url);
 await Deno.mkdir(dir, { recursive: true });
@@ -403,6 +447,7 @@ const md: string[] = [
   `| recall of must-see elements on fixtures/pages (an id each) | 100% | ${targets.recall}% (${totals.engineIds}/${totals.expected}) |`,
   `| ids on must-not-see (vetoed) elements | 0 | ${targets.falseIds} |`,
   "",
+  ...realReport({ rows: real, summary: realSummary, runs: REAL_RUNS, shares, stressed }),
   "## Generated pages: p50 latency (ms) and tokens",
   "",
   `| elements | ${METHODS.map((m) => `${m} ms`).join(" | ")} | ${

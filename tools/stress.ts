@@ -56,12 +56,22 @@ Deno.exit(0);
 `;
 
 /** The running burners. */
-interface Burners {
+export interface Burners {
+  /** The burners' process ids. */
   pids: number[];
+  /** Kills them and waits for them to end; safe to call more than once. */
   stop(): Promise<void>;
 }
 
-function startBurners(count: number, maxMs: number): Burners {
+/**
+ * Starts `count` CPU burners, each ending by itself after `maxMs` or when
+ * this process goes (its stdin closes).
+ *
+ * @param count how many busy processes
+ * @param maxMs the longest they run
+ * @returns the burners, to stop
+ */
+export function startBurners(count: number, maxMs: number): Burners {
   const children = Array.from({ length: count }, () =>
     new Deno.Command(Deno.execPath(), {
       args: ["eval", "--quiet", BURNER, String(maxMs)],

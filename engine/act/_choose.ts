@@ -59,6 +59,8 @@ export async function selectOption(
   const native = await calls.call(ref, "SELECT_NATIVE", option, by);
   if (native.kind === "done") return native.chosen;
   if (native.kind === "not-found") throw optionNotFound(id, option, by, native.options);
+  const before = await calls.call(ref, "SHOWN_CHOICE", option);
+  if (before.exact && by === "label") return `${option}; it was chosen already`;
   // ARIA: open a combobox with a click, then click the option.
   if (facts.role === "combobox" || facts.role === "button") {
     await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
@@ -78,7 +80,41 @@ export async function selectOption(
       found.session.send("Runtime.releaseObject", { objectId: found.objectId }),
     );
   }
-  return option;
+  return await chosen(tools, ref, id, option, before.mark);
+}
+
+/**
+ * Reads a custom picker back after its option was clicked: the page's
+ * result (what the control shows) is the judge, not whether the clicked
+ * option survived (select2 chooses on mouseup and removes its list).
+ *
+ * @throws {ActionError} `value-not-set` when the control shows exactly what it showed before
+ */
+async function chosen(
+  tools: ChooseTools,
+  ref: Ref,
+  id: number,
+  option: string,
+  before: string,
+): Promise<string> {
+  const read = () =>
+    tools.calls.call(ref, "SHOWN_CHOICE", option).catch((error) => {
+      // Re-rendered away by the choice: nothing is left to read.
+      if (error instanceof ActionError && error.code === "stale-id") return undefined;
+      throw error;
+    });
+  let after = await read();
+  if (after && !after.shows && await tools.settle(BRIEF_SETTLE_MS)) after = await read();
+  if (!after) return `${option}; the control was replaced, so not read back`;
+  if (after.shows) return option;
+  if (after.mark === before) {
+    throw new ActionError(
+      "value-not-set",
+      `Element ${id}'s option "${option}" was clicked, but the control shows no change: the page did not take it`,
+      { id },
+    );
+  }
+  return `${option}; the control changed but does not show it`;
 }
 
 /**

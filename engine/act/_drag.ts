@@ -57,6 +57,13 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * How long a press is held before moving when a quick drag changed nothing:
+ * past the activation delays libraries set for touch-friendly drags (dnd-kit's
+ * examples use 250 ms, SortableJS's `delay` the same order).
+ */
+const HELD_PRESS_MS = 500;
+
 /** How long the first move may take to start an HTML5 drag. */
 const START_WAIT_MS = 150;
 
@@ -78,7 +85,7 @@ export async function drag(
   tools: DragTools,
   action: Extract<Action, { action: "drag" }>,
 ): Promise<string> {
-  const { calls, pointer, timeoutMs } = tools;
+  const { calls, pointer } = tools;
   const ref = await calls.element(action.id);
   let from = await pointer.aim(ref, action.id);
   let to: { x: number; y: number };
@@ -93,8 +100,42 @@ export async function drag(
     to = { x: from.x + (action.dx ?? 0), y: from.y + (action.dy ?? 0) };
   }
   const before = await calls.call(ref, "DRAG_MARK");
+  let html5 = await gesture(tools, from, to, 0), held = false;
+  await tools.settle(BRIEF_SETTLE_MS);
+  if (!html5 && await calls.call(ref, "DRAG_MARK").then((now) => now === before, () => false)) {
+    // Nothing moved: a pointer-driven library may start a drag only once the press was held
+    // still (dnd-kit's delay constraint, SortableJS's `delay`), and a quick move cancelled it.
+    // The page is as it was, so the gesture is made again, held first as a person would.
+    html5 = await gesture(tools, from, to, HELD_PRESS_MS);
+    held = true;
+    await tools.settle(BRIEF_SETTLE_MS);
+  }
+  return await verified(
+    tools,
+    from,
+    before,
+    html5
+      ? "dropped (HTML5 drag and drop)"
+      : held
+      ? `dragged after holding the press ${HELD_PRESS_MS} ms`
+      : "dragged",
+  );
+}
+
+/**
+ * One press, move and release from `from` to `to`, the press held still for
+ * `holdMs` first.
+ *
+ * @returns whether the browser ran it as an HTML5 drag and drop
+ */
+async function gesture(
+  tools: DragTools,
+  from: Aim,
+  to: { x: number; y: number },
+  holdMs: number,
+): Promise<boolean> {
   const session = from.page.session;
-  const options = { timeoutMs };
+  const options = { timeoutMs: tools.timeoutMs };
   let data: DragData | undefined;
   const intercepted = (event: EventParams<"Input.dragIntercepted">) => {
     data = event.data;
@@ -114,6 +155,7 @@ export async function drag(
       options,
     );
     pressed = true;
+    if (holdMs > 0) await pause(holdMs);
     const [first, ...rest] = path(from, to);
     if (first) {
       await session.send(
@@ -199,8 +241,7 @@ export async function drag(
       session.send("Input.setInterceptDrags", { enabled: false }),
     );
   }
-  await tools.settle(BRIEF_SETTLE_MS);
-  return await verified(tools, from, before, data !== undefined);
+  return data !== undefined;
 }
 
 /** The points of the move: a first step past the drag threshold, then even steps to the end. */
@@ -222,9 +263,8 @@ async function verified(
   tools: DragTools,
   from: Aim,
   before: string,
-  html5: boolean,
+  how: string,
 ): Promise<string> {
-  const how = html5 ? "dropped (HTML5 drag and drop)" : "dragged";
   let after: string;
   try {
     after = await tools.calls.call(from.ref, "DRAG_MARK");

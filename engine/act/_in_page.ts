@@ -269,6 +269,25 @@ export interface ActFunctions<E, W = unknown> {
    * file chooser or drop files on it.
    */
   TAKES_FILES(): boolean;
+  /**
+   * What a picker shows as chosen, to read back a `select` on a custom
+   * control: whether its text, the values of the fields inside it, the
+   * selected options of a native select inside it or that it controls, or
+   * an option marked `aria-selected` among those it controls say `wanted`
+   * (folded, case-insensitive), and a mark of all of that to compare
+   * before and after the choice.
+   */
+  SHOWN_CHOICE(wanted: string): ShownChoice;
+}
+
+/** What {@linkcode ActFunctions.SHOWN_CHOICE} reads. */
+export interface ShownChoice {
+  /** Whether the control shows the wanted option as chosen. */
+  shows: boolean;
+  /** Whether one of the things it shows is exactly the wanted option (its value, its text). */
+  exact: boolean;
+  /** What the control shows, to compare before and after. */
+  mark: string;
 }
 
 /** The name of one in-page function. */

@@ -8,7 +8,7 @@
  */
 import type { Page } from "../browser/page.ts";
 import type { FrameInfo } from "./_frame_worlds.ts";
-import { FRAME_MARK } from "./format_observation.ts";
+import { FRAME_MARK, INDENT } from "./format_observation.ts";
 import type { ObservedElement, ObserveOptions } from "./observation.ts";
 import { VETO_TEXT } from "./_stitch.ts";
 import type {
@@ -127,7 +127,7 @@ export function spliceFrames(
     const why = info?.veto ? ` (${VETO_TEXT[info.veto]})` : "";
     lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}${why}`);
     if (!info) continue;
-    for (const subLine of child(slot, info) ?? []) lines.push(`${pad}  ${subLine}`);
+    for (const subLine of child(slot, info) ?? []) lines.push(`${pad}${INDENT}${subLine}`);
   }
   return lines;
 }

@@ -9,6 +9,12 @@ import type { WireElement, WireMore, WireNode } from "./wire.ts";
 const MAX_TEXT_LINE = 4000;
 /** Longest line made by joining a group's parts. */
 const MAX_JOINED = 200;
+/**
+ * One level of nesting: a single space. Two cost a token more on most
+ * lines (`"  ["` splits where `" ["` is one token in o200k_base and
+ * cl100k_base) and say nothing more; the tree reads the same.
+ */
+export const INDENT = " ";
 /** Marks a frame placeholder line: `<indent>\u0001<slot>`; the driver splices the child frame in. */
 export const FRAME_MARK = "\u0001";
 
@@ -195,7 +201,7 @@ function isLeaf(node: WireNode): boolean {
 const TRANSPARENT = new Set(["", "list", "listitem", "group", "cell"]);
 
 function walk(nodes: readonly WireNode[], depth: number, out: string[]): void {
-  const pad = "  ".repeat(depth);
+  const pad = INDENT.repeat(depth);
   for (const node of nodes) {
     if (node.k === "t") {
       for (const line of proseLines(node.t)) out.push(pad + line);

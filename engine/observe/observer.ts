@@ -335,8 +335,10 @@ export class Observer {
     if (mode !== "viewport") this.#previous.set(page, seen);
     const { scroll } = top;
     const url = top.url.length > 200 ? `${top.url.slice(0, 199)}…` : top.url;
-    const header = `# ${top.title || "(untitled)"}   ${url}   scroll ${scroll.y}/${
-      Math.max(0, scroll.height - scroll.vh)
+    // A page that does not scroll says nothing with `scroll 0/0`: the header leaves it out.
+    const scrollMax = Math.max(0, scroll.height - scroll.vh);
+    const header = `# ${top.title || "(untitled)"}   ${url}${
+      scrollMax > 0 || scroll.y > 0 ? `   scroll ${scroll.y}/${scrollMax}` : ""
     }`;
     // What appeared and went since the last observation (a "Copied!" flash, a toast).
     const flashed = top.flashed?.length

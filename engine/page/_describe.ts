@@ -47,6 +47,9 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && node.drawnPlaceholder) name = node.drawnPlaceholder;
   if (!name && node.sig & S_NATIVE) name = hostLabel(target);
+  if (!name && (role === "combobox" || role === "listbox") && !node.proxy) {
+    name = enhancedSelectLabel(target);
+  }
   if (!name && role === "row") {
     // A row that is a target is named by its cells (shown as cells, not again as a name).
     const parts: string[] = [];
@@ -159,6 +162,16 @@ function hostLabel(el: Element): string {
     root = host.getRootNode() as Document | ShadowRoot;
   }
   return "";
+}
+
+/**
+ * The label of the native `<select>` a picker library hid inside the
+ * combobox it draws (Choices.js wraps it; the page's `<label for>` still
+ * names the select): a person reads that label as the picker's name.
+ */
+function enhancedSelectLabel(el: Element): string {
+  const select = el.querySelector("select");
+  return select ? nameFromAttributes(select, "select", { title: false }) : "";
 }
 
 /** The text under `root`, without `skip`'s subtree, scripts and styles. */

@@ -6,7 +6,12 @@
  *
  * @module
  */
-import type { ScrollByResult, SelectResult, ViewportSize } from "../../act/_in_page.ts";
+import type {
+  ScrollByResult,
+  SelectResult,
+  ShownChoice,
+  ViewportSize,
+} from "../../act/_in_page.ts";
 import type { FieldState, FieldWatch } from "../../act/_typing.ts";
 import { activeOf, controlOf, viewOf, viewportOf, visible } from "./_dom.ts";
 
@@ -402,6 +407,82 @@ export function dragMark(this: Element): string {
     .map((el) => el.getAttribute("aria-valuenow") ?? (el as HTMLInputElement).value ?? "");
   const text = doc.body ? (doc.body as HTMLElement).innerText ?? doc.body.textContent ?? "" : "";
   return `${Math.round(r.x)},${Math.round(r.y)}|${values.join("\u0001")}|${text}`;
+}
+
+/**
+ * What a picker shows as chosen: its own text, the fields inside it (a
+ * combobox's input), the selected options of a native select it wraps or
+ * controls (Choices.js keeps one in sync inside its box), and the options marked
+ * selected in the lists it controls (a portal's list, by `aria-controls`).
+ */
+export function shownChoice(this: Element, wanted: string): ShownChoice {
+  const doc = this.ownerDocument;
+  const want = fold(wanted).toLowerCase();
+  const parts: string[] = [shownText(this)];
+  const fields = Array.from(this.querySelectorAll("input, textarea, select"));
+  if (this.matches("input, textarea, select")) fields.unshift(this);
+  for (const attr of ["aria-controls", "aria-owns"]) {
+    for (const id of (this.getAttribute(attr) || "").split(/\s+/)) {
+      const scope = id && doc.getElementById(id);
+      if (!scope) continue;
+      if (scope.localName === "select") fields.push(scope);
+      for (const o of Array.from(scope.querySelectorAll('[role="option"][aria-selected="true"]'))) {
+        parts.push(fold(o.getAttribute("aria-label") || o.textContent));
+      }
+    }
+  }
+  const chosen: string[] = [];
+  for (const field of fields.slice(0, 20)) {
+    if (field.localName === "select") {
+      for (const o of Array.from((field as HTMLSelectElement).selectedOptions ?? [])) {
+        chosen.push(fold(o.label || o.text));
+      }
+    } else parts.push(fold((field as HTMLInputElement).value ?? ""));
+  }
+  const mark = [...parts, ...chosen].join("\u0001");
+  // A native select kept in sync is the control's value: what the page took, whatever its
+  // open list highlights (Choices.js marks the option under the pointer `aria-selected`).
+  if (fields.some((field) => field.localName === "select")) {
+    const exact = chosen.some((label) => label.toLowerCase() === want);
+    return { shows: exact, exact, mark };
+  }
+  const lower = parts.map((part) => part.toLowerCase());
+  // Chips and "Selected: X" count as showing it, a longer word that starts alike does not.
+  const word = new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(want)}($|[^\\p{L}\\p{N}])`, "u");
+  const exact = lower.some((part) => part === want);
+  return { shows: exact || (want !== "" && word.test(lower[0]!)), exact, mark };
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * The text a control shows, leaving out options not chosen (a dropdown that
+ * lives inside the combobox, open or not) and what is not rendered.
+ */
+function shownText(el: Element): string {
+  const parts: string[] = [];
+  const walk = (node: Element): void => {
+    for (let kid = node.firstChild; kid; kid = kid.nextSibling) {
+      if (kid.nodeType === 3) parts.push((kid as Text).data);
+      else if (kid.nodeType === 1) {
+        const child = kid as Element;
+        const role = child.getAttribute("role");
+        if (
+          role === "option" && (child.getAttribute("aria-selected") !== "true" ||
+            child.getAttribute("aria-disabled") === "true")
+        ) continue;
+        if (child.localName === "script" || child.localName === "style") continue;
+        if (typeof child.checkVisibility === "function" && !child.checkVisibility()) continue;
+        parts.push(" ");
+        walk(child);
+        parts.push(" ");
+      }
+    }
+  };
+  walk(el);
+  return fold(parts.join("")).slice(0, 2000);
 }
 
 /** Stops a watch from `watchField` (`this`) and returns what it saw. */

@@ -39,6 +39,7 @@ import {
   selectContents,
   selectNative,
   setValue,
+  shownChoice,
   takesFiles,
   viewport,
   type Watch,
@@ -83,6 +84,7 @@ export const ACT_FUNCTIONS: Library = {
   DRAG_MARK: dragMark,
   FOCUS_STATE: focusState,
   TAKES_FILES: takesFiles,
+  SHOWN_CHOICE: shownChoice,
 };
 
 /** The observer's world, where the distiller finds an element by its id. */

@@ -50,5 +50,6 @@ Deno.test("spliceFrames() puts a child frame's lines under its owner's iframe li
     frames: [{ slot: 0, box: [0, 0, 10, 10], name: "Ad", veto: "inert" }],
   } as unknown as DistillResult;
   const lines = spliceFrames(result, (slot) => slot === 0 ? ['[5] link "x"'] : undefined);
-  assertEquals(lines, ["a", '  iframe "Ad" (inert)', '    [5] link "x"', "b"]);
+  // One space a level: the frame's lines sit one level under its iframe line.
+  assertEquals(lines, ["a", '  iframe "Ad" (inert)', '   [5] link "x"', "b"]);
 });

@@ -397,3 +397,21 @@ Deno.test("resolve() returns undefined for a removed element", async () => {
   await page.session.send("Runtime.evaluate", { expression: "document.body.innerHTML = ''" });
   assertEquals(await observer.resolve(id), undefined);
 });
+
+Deno.test("the header names the page and its URL, and says scroll only where the page scrolls", async () => {
+  await using setup = await openSetup();
+  const { server, observer, page } = setup;
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  await open(page, server.url("/native-controls"));
+  let observation = await observer.observe(page);
+  const [header] = observation.text.split("\n");
+  assertEquals(header, `# ${observation.title}   ${server.url("/native-controls")}`);
+  await open(page, server.url("/offscreen"));
+  observation = await observer.observe(page);
+  assert(/^# .* {3}scroll 0\/\d+$/.test(observation.text.split("\n")[0]!), observation.text);
+});

@@ -191,19 +191,19 @@ Deno.test("createDistiller() writes nothing to the document", () => {
   assertEquals(document.documentElement.outerHTML, before);
 });
 
-Deno.test("formatNodes() joins short groups and lays tables out by rows", () => {
+Deno.test("formatNodes() joins short groups, lays tables out by rows and nests by one space", () => {
   const { distiller } = setup(`
     <main><h1>Cart</h1><ul><li><a href="/1">Shirt</a> $19.99</li><li><a href="/2">Hat</a> $5</li></ul>
     <table><tr><th>Name</th><th>Price</th></tr><tr><td>Shirt</td><td>$19.99</td></tr></table></main>`);
   const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
   assertEquals(lines, [
     "main",
-    '  heading "Cart"',
-    '  [1] link "Shirt" → /1 $19.99',
-    '  [2] link "Hat" → /2 $5',
-    "  table",
-    "    Name | Price",
-    "    Shirt | $19.99",
+    ' heading "Cart"',
+    ' [1] link "Shirt" → /1 $19.99',
+    ' [2] link "Hat" → /2 $5',
+    " table",
+    "  Name | Price",
+    "  Shirt | $19.99",
   ]);
 });
 

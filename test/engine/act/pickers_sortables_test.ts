@@ -1,0 +1,107 @@
+// The second library of two patterns, driven through the observation and
+// the actions: Choices.js (a combobox that filters as it is typed into and
+// lists only some options until then) and dnd-kit (pointer-driven sortable
+// lists whose drag starts past a distance, or after a held press).
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { Env } from "../../../engine/env.ts";
+import type { EnvObservation } from "../../../engine/env_types.ts";
+import { type AppServer, serveApps } from "../../../fixtures/apps/mod.ts";
+
+function elementOf(observation: EnvObservation, role: string, name: string, nth = 0) {
+  const element = observation.elements.filter((el) => el.role === role && el.name === name)[nth];
+  assert(element, `no ${role} "${name}" (#${nth}) in:\n${observation.text}`);
+  return element;
+}
+
+async function pageValue(env: Env, expression: string): Promise<unknown> {
+  const page = env.page;
+  assert(page, "a tab is open");
+  const { result } = await page.session.send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  });
+  return result.value;
+}
+
+async function open(browser: Browser, server: AppServer, path: string): Promise<Env> {
+  const env = await Env.create(browser, { startUrl: server.url(path) });
+  const ready = await pageValue(
+    env,
+    `new Promise((resolve) => { const start = Date.now();
+      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
+      poll(); })`,
+  );
+  assertEquals(ready, true, "the page got ready");
+  return env;
+}
+
+Deno.test("Env.step() selects Choices.js options, listed or found by typing, and the page takes them", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/choices");
+  let observation = await env.observe();
+  const assignee = elementOf(observation, "combobox", "Assignee");
+  // Listed before typing: the option is clicked in the open dropdown.
+  let step = await env.step({ action: "select", id: assignee.id, option: "Barbara Liskov" });
+  assertEquals(await pageValue(env, `document.getElementById("assignee").value`), "u3");
+  assertStringIncludes(step.observation.text, "Assigned to Barbara Liskov");
+  // Not listed until typed (Choices renders eight): typed into its search field, then clicked.
+  step = await env.step({ action: "select", id: assignee.id, option: "Margaret Hamilton" });
+  assertEquals(await pageValue(env, `document.getElementById("assignee").value`), "u12");
+  assertStringIncludes(step.observation.text, "Assigned to Margaret Hamilton");
+  assertEquals(step.result.detail, "Margaret Hamilton");
+  // A listed option the picker refuses (disabled): the click lands, the control shows no
+  // change, and the action says so instead of reporting a choice.
+  const refused = await env.step({ action: "select", id: assignee.id, option: "Donald Knuth" })
+    .then(() => "ok", (error) => error instanceof ActionError ? error.message : String(error));
+  assertStringIncludes(refused, "the page did not take it");
+  assertEquals(await pageValue(env, `document.getElementById("assignee").value`), "u12");
+  // Its list is still open over the next field: closed as a person would.
+  observation = (await env.step({ action: "press", keys: "Escape" })).observation;
+  // The multiple picker adds a label.
+  step = await env.step({
+    action: "select",
+    id: elementOf(observation, "combobox", "Labels").id,
+    option: "urgent",
+  });
+  assertEquals(
+    await pageValue(
+      env,
+      `[...document.getElementById("labels").selectedOptions].map((o) => o.value)`,
+    ),
+    ["urgent"],
+  );
+  assertStringIncludes(step.observation.text, "Labels: urgent");
+});
+
+Deno.test("Env.step() drags dnd-kit items past a distance and after a held press; the order shown changes", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await open(browser, server, "/dnd-kit");
+  let observation = await env.observe();
+  // Drag starts once the pointer moved 10 px.
+  let step = await env.step({
+    action: "drag",
+    id: elementOf(observation, "button", "Plan the trip").id,
+    to: elementOf(observation, "button", "Pack the bags").id,
+  });
+  assertStringIncludes(
+    step.observation.text,
+    "Steps order: Book flights, Pack the bags, Plan the trip, Leave",
+  );
+  // Drag starts once the press was held 250 ms within 5 px: a quick move cancels it.
+  observation = step.observation;
+  step = await env.step({
+    action: "drag",
+    id: elementOf(observation, "button", "Leave", 1).id,
+    to: elementOf(observation, "button", "Plan the trip", 1).id,
+  });
+  assertStringIncludes(
+    step.observation.text,
+    "Held steps order: Leave, Plan the trip, Book flights, Pack the bags",
+  );
+  assertStringIncludes(step.result.detail ?? "", "holding the press");
+});
