@@ -4,8 +4,8 @@ asyncio tasks in this one Python process, against a running WebServ server
 and the scripted model server (``webserv.scripted_model``) started here.
 
 Each of the N slots runs ``--rollouts`` rollouts one after the other (a closed
-loop, as a trainer's rollout workers do), after one warm-up rollout per slot
-that is not measured. The server's own CPU time is read from
+loop, as a trainer's rollout workers do), after up to 16 warm-up rollouts at
+once that are not measured. The server's own CPU time is read from
 ``/proc/<server pid>/stat`` (user + system ticks of that process alone, not
 of the browser it started) before and after the measured loop. Each step's
 latency is timed around ``AsyncWebServClient.step``, the call the harness
@@ -86,7 +86,7 @@ async def main() -> None:
                 # One step per tool call the model made (the last turn's plain reply has none).
                 steps += sum(len(m.get("tool_calls") or []) for m in result.messages if m.get("role") == "assistant")
 
-        await asyncio.gather(*(one(slot, 0) for slot in range(args.sessions)))
+        await asyncio.gather(*(one(slot, 0) for slot in range(min(16, args.sessions))))
         warm_errors = len(errors)
         measuring = True
         cpu_before = cpu_ms(args.server_pid)

@@ -40,7 +40,7 @@ export interface RunResult {
 export interface InProcessJob {
   /** Concurrent rollouts. */
   sessions: number;
-  /** Measured rollouts per slot, after one warm-up rollout each. */
+  /** Measured rollouts per slot, after up to 16 warm-up rollouts at once. */
   rollouts: number;
   /** The model's simulated latency per turn, s. */
   latency: number;
@@ -209,7 +209,10 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
   }
 
   try {
-    await Promise.all(Array.from({ length: job.sessions }, (_, slot) => guarded(slot, 0)));
+    // Warm-up (the JIT, the seeds' files), as many rollouts at once as the smallest size.
+    await Promise.all(
+      Array.from({ length: Math.min(16, job.sessions) }, (_, slot) => guarded(slot, 0)),
+    );
     const warmErrors = errors.length;
     measuring = true;
     rewards = [];

@@ -18,7 +18,7 @@
  *
  * Environment: BENCH_SESSIONS (comma-separated, default "16,32,64,128"),
  * BENCH_LATENCIES_MS (default "0,500"), BENCH_ROLLOUTS (measured rollouts per
- * slot after one warm-up each, default 3), BENCH_ROUNDS (runs of each mode per
+ * slot, after up to 16 warm-up rollouts at once; default: about 48 rollouts a run), BENCH_ROUNDS (runs of each mode per
  * size, default 1), BENCH_TASK (`site/template`, default "demo/add-note"),
  * WEBSERV_VENV (default ~/.cache/webserv-venv). Loopback only. Writes
  * `bench/results/rollouts.{md,json}`.
@@ -34,7 +34,11 @@ const REPO = new URL("../", import.meta.url).pathname;
 const PYTHON_PATH = `${REPO}adapters/python`;
 const SIZES = (Deno.env.get("BENCH_SESSIONS") ?? "16,32,64,128").split(",").map(Number);
 const LATENCIES_MS = (Deno.env.get("BENCH_LATENCIES_MS") ?? "0,500").split(",").map(Number);
-const ROLLOUTS = Number(Deno.env.get("BENCH_ROLLOUTS") ?? 3);
+/** Measured rollouts per slot: BENCH_ROLLOUTS, or enough for about 48 rollouts per run. */
+function rolloutsPerSlot(sessions: number): number {
+  const fixed = Deno.env.get("BENCH_ROLLOUTS");
+  return fixed ? Number(fixed) : Math.max(1, Math.ceil(48 / sessions));
+}
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 1);
 const TASK = Deno.env.get("BENCH_TASK") ?? "demo/add-note";
 const SEEDS = 8;
@@ -121,7 +125,7 @@ async function runServer(sessions: number, latencyMs: number): Promise<RunResult
         "--sessions",
         String(sessions),
         "--rollouts",
-        String(ROLLOUTS),
+        String(rolloutsPerSlot(sessions)),
         "--latency",
         String(latencyMs / 1000),
         "--task-prefix",
@@ -147,7 +151,7 @@ async function runServer(sessions: number, latencyMs: number): Promise<RunResult
 async function runInProcessChild(sessions: number, latencyMs: number): Promise<RunResult> {
   const job: InProcessJob = {
     sessions,
-    rollouts: ROLLOUTS,
+    rollouts: rolloutsPerSlot(sessions),
     latency: latencyMs / 1000,
     taskPrefix: TASK,
     seeds: SEEDS,
@@ -266,8 +270,8 @@ const load = await Deno.readTextFile("/proc/loadavg").catch(() => "n/a");
 const lines = [
   "# Rollout throughput",
   "",
-  `Reference flow (\`webserv.harness.rollout\`, Python, ${ROLLOUTS} measured rollouts per slot after`,
-  `one warm-up each), task \`${TASK}/<seed>\` over ${SEEDS} seeds (type the note, click Add, stop:`,
+  "Reference flow (`webserv.harness.rollout`, Python; each slot runs rollouts back to back, about 48",
+  `measured a run, after 16 warm-up rollouts), task \`${TASK}/<seed>\` over ${SEEDS} seeds (type the note, click Add, stop:`,
   "3 steps and 3 model turns a rollout), fixture backend, scripted model server",
   "(`webserv.scripted_model`) at each latency per turn. Server mode: `adapters/http/serve.ts`",
   "in its own process (trajectories recorded), the harness as asyncio tasks in one Python process",
@@ -314,7 +318,7 @@ await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
 await Deno.writeTextFile(
   new URL("./results/rollouts.json", import.meta.url),
   JSON.stringify(
-    { rollouts: ROLLOUTS, rounds: ROUNDS, task: TASK, summary, rows, failures },
+    { rounds: ROUNDS, task: TASK, summary, rows, failures },
     null,
     2,
   ) +
