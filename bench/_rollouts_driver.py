@@ -9,7 +9,7 @@ once that are not measured. The server's own CPU time is read from
 ``/proc/<server pid>/stat`` (user + system ticks of that process alone, not
 of the browser it started) before and after the measured loop. Each step's
 latency is timed around ``AsyncWebServClient.step``, the call the harness
-makes per tool call. Prints one JSON object on its last line.
+makes per tool call; sessions open at most ``--open-width`` at a time. Prints one JSON object on its last line.
 
 Usage: python _rollouts_driver.py --server URL --server-pid PID --sessions N
        --rollouts R --latency SECONDS --task-prefix demo/add-note --seeds 8
@@ -47,6 +47,7 @@ async def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--task-prefix", default="demo/add-note")
     parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--open-width", type=int, default=8)
     args = parser.parse_args()
 
     # The harness calls the model on a thread (asyncio.to_thread); the default
@@ -66,6 +67,18 @@ async def main() -> None:
         return result
 
     AsyncWebServClient.step = timed_step  # type: ignore[method-assign]
+
+    # Sessions open at most --open-width at a time (a trainer ramps up; the
+    # in-process mode opens envs the same way), so that 128 opens at once do
+    # not all wait out their deadline on a loaded host.
+    opening = asyncio.Semaphore(args.open_width)
+    original_create = AsyncWebServClient.create_session
+
+    async def paced_create(self: AsyncWebServClient, *a: Any, **k: Any) -> Any:
+        async with opening:
+            return await original_create(self, *a, **k)
+
+    AsyncWebServClient.create_session = paced_create  # type: ignore[method-assign]
 
     rewards: List[float] = []
     errors: List[str] = []

@@ -52,6 +52,25 @@ export interface InProcessJob {
   python: string;
   /** The `PYTHONPATH` holding the `webserv` package. */
   pythonPath: string;
+  /** Envs opened at most this many at a time (the server mode's client paces its opens alike). */
+  openWidth: number;
+}
+
+/** A counting semaphore: at most `width` holders at once. */
+function semaphore(width: number): <T>(run: () => Promise<T>) => Promise<T> {
+  let free = width;
+  const waiting: (() => void)[] = [];
+  return async (run) => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await run();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
 }
 
 /** The harness's system prompt (adapters/python/webserv/harness.py `SYSTEM_PROMPT`). */
@@ -124,6 +143,7 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
   let measuring = false;
   let rewards: number[] = [];
   let steps = 0;
+  const opening = semaphore(job.openWidth);
 
   async function chat(messages: Message[]): Promise<Message> {
     const response = await fetch(`${model.baseUrl}/chat/completions`, {
@@ -146,12 +166,26 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
       sandbox = new FixtureSandbox(placement.site, { gateway });
       sandboxes.set(placement.site, sandbox);
     }
-    const instance = await sandbox.create({ seed: placement.seed });
-    const task = placement.bind?.(instance);
-    try {
-      const env = await Env.create(browser, { site: instance, ...(task ? { task } : {}) });
+    const from = sandbox;
+    const { instance, env, first, task } = await opening(async () => {
+      const instance = await from.create({ seed: placement.seed });
+      const task = placement.bind?.(instance);
       try {
-        const first = await env.observe();
+        const env = await Env.create(browser, { site: instance, ...(task ? { task } : {}) });
+        try {
+          // The server's create answers with the first observation: part of the open.
+          return { instance, env, task, first: await env.observe() };
+        } catch (error) {
+          await env.close();
+          throw error;
+        }
+      } catch (error) {
+        await instance.destroy();
+        throw error;
+      }
+    });
+    try {
+      try {
         const messages: Message[] = [
           { role: "system", content: SYSTEM_PROMPT },
           { role: "user", content: `Task: ${task?.instruction ?? ""}\n\n${first.text}` },

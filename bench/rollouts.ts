@@ -42,8 +42,16 @@ function rolloutsPerSlot(sessions: number): number {
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 1);
 const TASK = Deno.env.get("BENCH_TASK") ?? "demo/add-note";
 const SEEDS = 8;
+/** Sessions opened at most this many at a time, in both modes (as `bench:server` opens them). */
+const OPEN_WIDTH = 8;
+/**
+ * A copy of the tree before a change (`git archive REV | tar -x -C DIR`): its
+ * server runs as a third mode, "server before", beside the others in the
+ * same run, so a change's effect is measured side by side.
+ */
+const BEFORE = Deno.env.get("BENCH_BEFORE_DIR");
 
-type Mode = "server" | "in-process";
+type Mode = "server" | "server before" | "in-process";
 
 /** One measured run. */
 interface Row {
@@ -71,6 +79,7 @@ function percentile(values: number[], p: number): number {
 
 /** Starts `serve.ts` on port 0; resolves with its URL and the child once it prints the URL. */
 async function startServe(
+  tree: string,
   sessions: number,
   runDir: string,
 ): Promise<{ url: string; child: Deno.ChildProcess }> {
@@ -78,7 +87,7 @@ async function startServe(
     args: [
       "run",
       "--allow-all",
-      `${REPO}adapters/http/serve.ts`,
+      `${tree}adapters/http/serve.ts`,
       "--port",
       "0",
       "--max-sessions",
@@ -110,10 +119,10 @@ async function startServe(
   return { url, child };
 }
 
-/** One server-mode run: a fresh server, the Python driver against it. */
-async function runServer(sessions: number, latencyMs: number): Promise<RunResult> {
+/** One server-mode run: a fresh server from `tree`, the Python driver against it. */
+async function runServer(tree: string, sessions: number, latencyMs: number): Promise<RunResult> {
   const runDir = await Deno.makeTempDir({ prefix: "webserv-bench-rollouts-" });
-  const { url, child } = await startServe(sessions, runDir);
+  const { url, child } = await startServe(tree, sessions, runDir);
   try {
     const output = await new Deno.Command(PYTHON, {
       args: [
@@ -132,6 +141,8 @@ async function runServer(sessions: number, latencyMs: number): Promise<RunResult
         TASK,
         "--seeds",
         String(SEEDS),
+        "--open-width",
+        String(OPEN_WIDTH),
       ],
       env: { PYTHONPATH: PYTHON_PATH },
       stdout: "piped",
@@ -157,6 +168,7 @@ async function runInProcessChild(sessions: number, latencyMs: number): Promise<R
     seeds: SEEDS,
     python: PYTHON,
     pythonPath: PYTHON_PATH,
+    openWidth: OPEN_WIDTH,
   };
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", new URL(import.meta.url).pathname, "--in-process"],
@@ -209,12 +221,13 @@ const failures: string[] = [];
 for (const latencyMs of LATENCIES_MS) {
   for (const n of SIZES) {
     for (let round = 1; round <= ROUNDS; round++) {
-      const order: Mode[] = round % 2 ? ["in-process", "server"] : ["server", "in-process"];
+      const modes: Mode[] = ["in-process", "server", ...(BEFORE ? ["server before" as const] : [])];
+      const order = round % 2 ? modes : [...modes].reverse();
       for (const mode of order) {
         try {
-          const result = mode === "server"
-            ? await runServer(n, latencyMs)
-            : await runInProcessChild(n, latencyMs);
+          const result = mode === "in-process"
+            ? await runInProcessChild(n, latencyMs)
+            : await runServer(mode === "server" ? REPO : `${BEFORE}/`, n, latencyMs);
           const row = rowOf(mode, n, latencyMs, result);
           rows.push(row);
           console.log(JSON.stringify(row));
@@ -243,9 +256,15 @@ const summary = LATENCIES_MS.flatMap((latencyMs) =>
       rows.filter((r) => r.latencyMs === latencyMs && r.sessions === sessions && r.mode === mode);
     const local = of("in-process");
     const served = of("server");
-    const pairs = Math.min(local.length, served.length);
-    const paired = (pick: (r: Row) => number) =>
-      median(Array.from({ length: pairs }, (_, i) => pick(served[i]!) / pick(local[i]!)));
+    const before = of("server before");
+    /** The median over rounds of `list`'s value / in-process's value, run by run. */
+    const paired = (list: Row[], pick: (r: Row) => number) =>
+      median(
+        Array.from(
+          { length: Math.min(local.length, list.length) },
+          (_, i) => pick(list[i]!) / pick(local[i]!),
+        ),
+      );
     const medians = (list: Row[]) => ({
       rolloutsPerHour: median(list.map((r) => r.rolloutsPerHour)),
       stepsPerSecond: median(list.map((r) => r.stepsPerSecond)),
@@ -256,12 +275,19 @@ const summary = LATENCIES_MS.flatMap((latencyMs) =>
     return {
       latencyMs,
       sessions,
-      rounds: pairs,
+      rounds: Math.min(local.length, served.length),
       inProcess: medians(local),
       server: medians(served),
-      cpuRatio: paired((r) => r.cpuMsPerStep),
-      p50Ratio: paired((r) => r.p50Ms),
-      throughputRatio: paired((r) => r.stepsPerSecond),
+      cpuRatio: paired(served, (r) => r.cpuMsPerStep),
+      p50Ratio: paired(served, (r) => r.p50Ms),
+      throughputRatio: paired(served, (r) => r.stepsPerSecond),
+      ...(before.length > 0
+        ? {
+          before: medians(before),
+          beforeCpuRatio: paired(before, (r) => r.cpuMsPerStep),
+          beforeP50Ratio: paired(before, (r) => r.p50Ms),
+        }
+        : {}),
     };
   })
 );
@@ -296,6 +322,23 @@ const lines = [
     } | ${ratio(s.p50Ratio)} | ${round1(s.inProcess.p95Ms)} | ${round1(s.server.p95Ms)} |`
   ),
   "",
+  ...(BEFORE
+    ? [
+      "The server before the change under test (`BENCH_BEFORE_DIR`), in the same run, against the",
+      "same in-process runs:",
+      "",
+      "| model latency | sessions | CPU ms/step before | CPU ratio before | CPU ms/step now | CPU ratio now | p50 ms before | p50 ratio before | p50 ms now | p50 ratio now |",
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+      ...summary.map((s) =>
+        `| ${s.latencyMs} ms | ${s.sessions} | ${round2(s.before?.cpuMsPerStep ?? NaN)} | ${
+          ratio(s.beforeCpuRatio ?? NaN)
+        } | ${round2(s.server.cpuMsPerStep)} | ${ratio(s.cpuRatio)} | ${
+          round1(s.before?.p50Ms ?? NaN)
+        } | ${ratio(s.beforeP50Ratio ?? NaN)} | ${round1(s.server.p50Ms)} | ${ratio(s.p50Ratio)} |`
+      ),
+      "",
+    ]
+    : []),
   "Every run:",
   "",
   "| model latency | sessions | mode | rollouts | solved | infra errors | steps | s | rollouts/h | steps/s | CPU ms/step | p50 ms | p95 ms |",
