@@ -218,6 +218,139 @@ if (Deno.args[0] === "--in-process") {
 
 const rows: Row[] = [];
 const failures: string[] = [];
+/** Writes the results of the runs so far (after every run, so a cut-short run keeps its rows). */
+async function report(): Promise<string> {
+  const median = (values: number[]) => percentile(values, 50);
+  const round1 = (x: number) => Math.round(x * 10) / 10;
+  const round2 = (x: number) => Math.round(x * 100) / 100;
+  const ratio = (x: number) => `×${round2(x)}`;
+
+  /** Per latency and size: medians of each mode and the median of the rounds' paired ratios. */
+  const summary = LATENCIES_MS.flatMap((latencyMs) =>
+    SIZES.map((sessions) => {
+      const of = (mode: Mode) =>
+        rows.filter((r) => r.latencyMs === latencyMs && r.sessions === sessions && r.mode === mode);
+      const local = of("in-process");
+      const served = of("server");
+      const before = of("server before");
+      /** The median over rounds of `list`'s value / in-process's value, run by run. */
+      const paired = (list: Row[], pick: (r: Row) => number) =>
+        median(
+          Array.from(
+            { length: Math.min(local.length, list.length) },
+            (_, i) => pick(list[i]!) / pick(local[i]!),
+          ),
+        );
+      const medians = (list: Row[]) => ({
+        rolloutsPerHour: median(list.map((r) => r.rolloutsPerHour)),
+        stepsPerSecond: median(list.map((r) => r.stepsPerSecond)),
+        cpuMsPerStep: median(list.map((r) => r.cpuMsPerStep)),
+        p50Ms: median(list.map((r) => r.p50Ms)),
+        p95Ms: median(list.map((r) => r.p95Ms)),
+      });
+      return {
+        latencyMs,
+        sessions,
+        rounds: Math.min(local.length, served.length),
+        inProcess: medians(local),
+        server: medians(served),
+        cpuRatio: paired(served, (r) => r.cpuMsPerStep),
+        p50Ratio: paired(served, (r) => r.p50Ms),
+        throughputRatio: paired(served, (r) => r.stepsPerSecond),
+        ...(before.length > 0
+          ? {
+            before: medians(before),
+            beforeCpuRatio: paired(before, (r) => r.cpuMsPerStep),
+            beforeP50Ratio: paired(before, (r) => r.p50Ms),
+          }
+          : {}),
+      };
+    })
+  );
+
+  const load = await Deno.readTextFile("/proc/loadavg").catch(() => "n/a");
+  const lines = [
+    "# Rollout throughput",
+    "",
+    "Reference flow (`webserv.harness.rollout`, Python; each slot runs rollouts back to back, about 48",
+    `measured a run, after 16 warm-up rollouts), task \`${TASK}/<seed>\` over ${SEEDS} seeds (type the note, click Add, stop:`,
+    "3 steps and 3 model turns a rollout), fixture backend, scripted model server",
+    "(`webserv.scripted_model`) at each latency per turn. Server mode: `adapters/http/serve.ts`",
+    "in its own process (trajectories recorded), the harness as asyncio tasks in one Python process",
+    "(CI venv) beside the model server. In-process: the same episodes through `Env` in one Deno",
+    "process, the agent loop in TypeScript asking the same model server with the same messages.",
+    `${navigator.hardwareConcurrency} cores shared with other work (load average at the end: ${load.trim()}),`,
+    `${new Date().toISOString()}, ${ROUNDS} round(s) per size, modes alternating which goes first.`,
+    "",
+    "CPU/step is the user + system CPU of the server's process alone (not its browser, not the",
+    "Python client) over the measured loop, divided by the steps; in-process, that of the process",
+    "running `Env` and its agent loop. Ratios are server / in-process, paired run by run, medians.",
+    "",
+    "| model latency | sessions | in-process rollouts/h | server rollouts/h | in-process steps/s | server steps/s | CPU ms/step in-process | CPU ms/step server | CPU ratio | p50 ms in-process | p50 ms server | p50 ratio | p95 ms in-process | p95 ms server |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...summary.map((s) =>
+      `| ${s.latencyMs} ms | ${s.sessions} | ${Math.round(s.inProcess.rolloutsPerHour)} | ${
+        Math.round(s.server.rolloutsPerHour)
+      } | ${round1(s.inProcess.stepsPerSecond)} | ${round1(s.server.stepsPerSecond)} | ${
+        round2(s.inProcess.cpuMsPerStep)
+      } | ${round2(s.server.cpuMsPerStep)} | ${ratio(s.cpuRatio)} | ${
+        round1(s.inProcess.p50Ms)
+      } | ${round1(s.server.p50Ms)} | ${ratio(s.p50Ratio)} | ${round1(s.inProcess.p95Ms)} | ${
+        round1(s.server.p95Ms)
+      } |`
+    ),
+    "",
+    ...(BEFORE
+      ? [
+        "The server before the change under test (`BENCH_BEFORE_DIR`), in the same run, against the",
+        "same in-process runs:",
+        "",
+        "| model latency | sessions | CPU ms/step before | CPU ratio before | CPU ms/step now | CPU ratio now | p50 ms before | p50 ratio before | p50 ms now | p50 ratio now |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ...summary.map((s) =>
+          `| ${s.latencyMs} ms | ${s.sessions} | ${round2(s.before?.cpuMsPerStep ?? NaN)} | ${
+            ratio(s.beforeCpuRatio ?? NaN)
+          } | ${round2(s.server.cpuMsPerStep)} | ${ratio(s.cpuRatio)} | ${
+            round1(s.before?.p50Ms ?? NaN)
+          } | ${ratio(s.beforeP50Ratio ?? NaN)} | ${round1(s.server.p50Ms)} | ${
+            ratio(s.p50Ratio)
+          } |`
+        ),
+        "",
+      ]
+      : []),
+    "Every run:",
+    "",
+    "| model latency | sessions | mode | rollouts | solved | infra errors | steps | s | rollouts/h | steps/s | CPU ms/step | p50 ms | p95 ms |",
+    "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows.map((r) =>
+      `| ${r.latencyMs} ms | ${r.sessions} | ${r.mode} | ${r.rollouts} | ${r.solved} | ${r.errorCount} | ${r.steps} | ${
+        round1(r.seconds)
+      } | ${Math.round(r.rolloutsPerHour)} | ${round1(r.stepsPerSecond)} | ${
+        round2(r.cpuMsPerStep)
+      } | ${round1(r.p50Ms)} | ${round1(r.p95Ms)} |`
+    ),
+    "",
+    ...(failures.length ? ["Runs that failed:", "", ...failures.map((f) => `- ${f}`), ""] : []),
+    ...rows.filter((r) => r.errors.length > 0).flatMap((r) => [
+      `Errors, ${r.latencyMs} ms, ${r.sessions} sessions, ${r.mode}: ${r.errors.join(" | ")}`,
+      "",
+    ]),
+  ];
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    new URL("./results/rollouts.json", import.meta.url),
+    JSON.stringify(
+      { rounds: ROUNDS, task: TASK, summary, rows, failures },
+      null,
+      2,
+    ) +
+      "\n",
+  );
+  await Deno.writeTextFile(new URL("./results/rollouts.md", import.meta.url), lines.join("\n"));
+  return lines.join("\n");
+}
+
 for (const latencyMs of LATENCIES_MS) {
   for (const n of SIZES) {
     for (let round = 1; round <= ROUNDS; round++) {
@@ -231,6 +364,7 @@ for (const latencyMs of LATENCIES_MS) {
           const row = rowOf(mode, n, latencyMs, result);
           rows.push(row);
           console.log(JSON.stringify(row));
+          await report();
         } catch (error) {
           failures.push(
             `${n} sessions, ${latencyMs} ms, ${mode}: ${
@@ -244,128 +378,4 @@ for (const latencyMs of LATENCIES_MS) {
   }
 }
 
-const median = (values: number[]) => percentile(values, 50);
-const round1 = (x: number) => Math.round(x * 10) / 10;
-const round2 = (x: number) => Math.round(x * 100) / 100;
-const ratio = (x: number) => `×${round2(x)}`;
-
-/** Per latency and size: medians of each mode and the median of the rounds' paired ratios. */
-const summary = LATENCIES_MS.flatMap((latencyMs) =>
-  SIZES.map((sessions) => {
-    const of = (mode: Mode) =>
-      rows.filter((r) => r.latencyMs === latencyMs && r.sessions === sessions && r.mode === mode);
-    const local = of("in-process");
-    const served = of("server");
-    const before = of("server before");
-    /** The median over rounds of `list`'s value / in-process's value, run by run. */
-    const paired = (list: Row[], pick: (r: Row) => number) =>
-      median(
-        Array.from(
-          { length: Math.min(local.length, list.length) },
-          (_, i) => pick(list[i]!) / pick(local[i]!),
-        ),
-      );
-    const medians = (list: Row[]) => ({
-      rolloutsPerHour: median(list.map((r) => r.rolloutsPerHour)),
-      stepsPerSecond: median(list.map((r) => r.stepsPerSecond)),
-      cpuMsPerStep: median(list.map((r) => r.cpuMsPerStep)),
-      p50Ms: median(list.map((r) => r.p50Ms)),
-      p95Ms: median(list.map((r) => r.p95Ms)),
-    });
-    return {
-      latencyMs,
-      sessions,
-      rounds: Math.min(local.length, served.length),
-      inProcess: medians(local),
-      server: medians(served),
-      cpuRatio: paired(served, (r) => r.cpuMsPerStep),
-      p50Ratio: paired(served, (r) => r.p50Ms),
-      throughputRatio: paired(served, (r) => r.stepsPerSecond),
-      ...(before.length > 0
-        ? {
-          before: medians(before),
-          beforeCpuRatio: paired(before, (r) => r.cpuMsPerStep),
-          beforeP50Ratio: paired(before, (r) => r.p50Ms),
-        }
-        : {}),
-    };
-  })
-);
-
-const load = await Deno.readTextFile("/proc/loadavg").catch(() => "n/a");
-const lines = [
-  "# Rollout throughput",
-  "",
-  "Reference flow (`webserv.harness.rollout`, Python; each slot runs rollouts back to back, about 48",
-  `measured a run, after 16 warm-up rollouts), task \`${TASK}/<seed>\` over ${SEEDS} seeds (type the note, click Add, stop:`,
-  "3 steps and 3 model turns a rollout), fixture backend, scripted model server",
-  "(`webserv.scripted_model`) at each latency per turn. Server mode: `adapters/http/serve.ts`",
-  "in its own process (trajectories recorded), the harness as asyncio tasks in one Python process",
-  "(CI venv) beside the model server. In-process: the same episodes through `Env` in one Deno",
-  "process, the agent loop in TypeScript asking the same model server with the same messages.",
-  `${navigator.hardwareConcurrency} cores shared with other work (load average at the end: ${load.trim()}),`,
-  `${new Date().toISOString()}, ${ROUNDS} round(s) per size, modes alternating which goes first.`,
-  "",
-  "CPU/step is the user + system CPU of the server's process alone (not its browser, not the",
-  "Python client) over the measured loop, divided by the steps; in-process, that of the process",
-  "running `Env` and its agent loop. Ratios are server / in-process, paired run by run, medians.",
-  "",
-  "| model latency | sessions | in-process rollouts/h | server rollouts/h | in-process steps/s | server steps/s | CPU ms/step in-process | CPU ms/step server | CPU ratio | p50 ms in-process | p50 ms server | p50 ratio | p95 ms in-process | p95 ms server |",
-  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-  ...summary.map((s) =>
-    `| ${s.latencyMs} ms | ${s.sessions} | ${Math.round(s.inProcess.rolloutsPerHour)} | ${
-      Math.round(s.server.rolloutsPerHour)
-    } | ${round1(s.inProcess.stepsPerSecond)} | ${round1(s.server.stepsPerSecond)} | ${
-      round2(s.inProcess.cpuMsPerStep)
-    } | ${round2(s.server.cpuMsPerStep)} | ${ratio(s.cpuRatio)} | ${round1(s.inProcess.p50Ms)} | ${
-      round1(s.server.p50Ms)
-    } | ${ratio(s.p50Ratio)} | ${round1(s.inProcess.p95Ms)} | ${round1(s.server.p95Ms)} |`
-  ),
-  "",
-  ...(BEFORE
-    ? [
-      "The server before the change under test (`BENCH_BEFORE_DIR`), in the same run, against the",
-      "same in-process runs:",
-      "",
-      "| model latency | sessions | CPU ms/step before | CPU ratio before | CPU ms/step now | CPU ratio now | p50 ms before | p50 ratio before | p50 ms now | p50 ratio now |",
-      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-      ...summary.map((s) =>
-        `| ${s.latencyMs} ms | ${s.sessions} | ${round2(s.before?.cpuMsPerStep ?? NaN)} | ${
-          ratio(s.beforeCpuRatio ?? NaN)
-        } | ${round2(s.server.cpuMsPerStep)} | ${ratio(s.cpuRatio)} | ${
-          round1(s.before?.p50Ms ?? NaN)
-        } | ${ratio(s.beforeP50Ratio ?? NaN)} | ${round1(s.server.p50Ms)} | ${ratio(s.p50Ratio)} |`
-      ),
-      "",
-    ]
-    : []),
-  "Every run:",
-  "",
-  "| model latency | sessions | mode | rollouts | solved | infra errors | steps | s | rollouts/h | steps/s | CPU ms/step | p50 ms | p95 ms |",
-  "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-  ...rows.map((r) =>
-    `| ${r.latencyMs} ms | ${r.sessions} | ${r.mode} | ${r.rollouts} | ${r.solved} | ${r.errorCount} | ${r.steps} | ${
-      round1(r.seconds)
-    } | ${Math.round(r.rolloutsPerHour)} | ${round1(r.stepsPerSecond)} | ${
-      round2(r.cpuMsPerStep)
-    } | ${round1(r.p50Ms)} | ${round1(r.p95Ms)} |`
-  ),
-  "",
-  ...(failures.length ? ["Runs that failed:", "", ...failures.map((f) => `- ${f}`), ""] : []),
-  ...rows.filter((r) => r.errors.length > 0).flatMap((r) => [
-    `Errors, ${r.latencyMs} ms, ${r.sessions} sessions, ${r.mode}: ${r.errors.join(" | ")}`,
-    "",
-  ]),
-];
-await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-await Deno.writeTextFile(
-  new URL("./results/rollouts.json", import.meta.url),
-  JSON.stringify(
-    { rounds: ROUNDS, task: TASK, summary, rows, failures },
-    null,
-    2,
-  ) +
-    "\n",
-);
-await Deno.writeTextFile(new URL("./results/rollouts.md", import.meta.url), lines.join("\n"));
-console.log(lines.join("\n"));
+console.log(await report());
