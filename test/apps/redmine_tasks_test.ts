@@ -118,6 +118,18 @@ Deno.test("seedMirror() draws the same users, versions, issues, journals and tim
       );
       assertEquals(ACTIVITIES.indexOf(String(row["activity"])) + 8, entry["activity_id"]);
     }
+    // Wiki pages: the mirror's titles per project, and each project's start page beside them.
+    const wikis = new Map(
+      (await tableRows(instance, "wikis")).map((w) => [w["id"], w["project_id"]]),
+    );
+    const pages = (await tableRows(instance, "wiki_pages"))
+      .map((page) => `${wikis.get(page["wiki_id"])}/${page["title"]}`).sort();
+    const expected = db.prepare("SELECT project_id, title FROM wiki_pages").all()
+      .map((row) => `${row["project_id"]}/${row["title"]}`);
+    for (const project of new Set(expected.map((key) => key.split("/")[0]))) {
+      expected.push(`${project}/Wiki`);
+    }
+    assertEquals(pages, expected.sort());
   }, { seed: SEED });
 });
 
