@@ -1,5 +1,5 @@
 /**
- * `deno run -A bench/sites_blind.ts [--test N] [--sites a,b] [--splits public,keyed] [--jobs J]`:
+ * `deno run -A bench/sites_blind.ts [--test N] [--sites a,b] [--splits public,keyed] [--jobs J] [--render]`:
  * the blind controls (`fixtures/sites/kit/blind.ts`) of every answer and page
  * template of the recreated sites and the real applications' task mirrors,
  * and the hedge control beside them, on the public test split and on a
@@ -51,6 +51,7 @@ const { values } = parseArgs({
     splits: { type: "string", default: "public,keyed" },
     jobs: { type: "string", default: "2" },
     chunk: { type: "string", default: "50" },
+    render: { type: "boolean", default: false },
   },
 });
 const testSeeds = Number(values.test);
@@ -152,7 +153,10 @@ ${table.join("\n")}
 }
 
 let measured = load().filter((m) => all[m.site] !== undefined);
-for (const name of names) {
+// `--render` rewrites the report from the counts alone (after merging counts measured
+// in another tree or on another machine), measuring nothing.
+if (values.render) write(measured);
+for (const name of values.render ? [] : names) {
   const started = performance.now();
   const trainRange = `${BLIND_TRAIN_SEEDS[0]}-${BLIND_TRAIN_SEEDS.at(-1)}`;
   const models = await part<unknown>(["learn", name, trainRange], undefined);
