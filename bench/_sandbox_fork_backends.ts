@@ -10,8 +10,9 @@
  * memory of a fork beside those of a new env, each after the same write.
  *
  * Environment: BENCH_FORK_BACKENDS (keys, default `incus-btrfs,docker,shared`),
- * BENCH_FORK_BACKEND_RUNS (samples per row, default 3), and the real-application
- * bench's BENCH_SHARED_IMAGE_WORDPRESS and BENCH_SHARED_PREFIX.
+ * BENCH_FORK_BACKEND_RUNS (samples per row, default 3), BENCH_FORK_IMAGE (the
+ * image on every backend, default `webserv-wordpress`), and the
+ * real-application bench's BENCH_SHARED_PREFIX.
  *
  * @module
  */
@@ -135,8 +136,10 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
  * @returns what each measured
  */
 export async function benchForkBackends(): Promise<BackendForkResult[]> {
-  const app = APPS.find((a) => a.key === "wordpress");
-  if (!app) throw new Error("WordPress declares no sandbox bench");
+  const found = APPS.find((a) => a.key === "wordpress");
+  if (!found) throw new Error("WordPress declares no sandbox bench");
+  // A private build (`deno task image:apps --alias=NAME wordpress`) on every backend.
+  const app = { ...found, image: Deno.env.get("BENCH_FORK_IMAGE") ?? found.image };
   const results: BackendForkResult[] = [];
   for (const backend of backendsOf(app, KEYS)) {
     if (backend.key === "shared-cold") continue;

@@ -19,7 +19,10 @@
  * Reset re-copies the snapshot into a new container, points the gateway at
  * it, and deletes the old container in the background (the origin stays the
  * same); `reset: "restore"` instead stops the container and restores a
- * snapshot taken at creation. The benchmark compares the two.
+ * snapshot taken at creation. The benchmark compares the two. A fork
+ * (`Instance.fork()`) freezes the env's container while a snapshot of it is
+ * cut, copies that snapshot copy-on-write into a new env container, starts
+ * it and deletes the snapshot; the fork's reset re-copies the seeded base.
  *
  * @module
  */

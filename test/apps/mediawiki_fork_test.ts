@@ -1,0 +1,54 @@
+/**
+ * A MediaWiki episode forked mid-task on Incus (`deno task test:apps`): the
+ * add-category solver runs to the step before its last action, the episode is
+ * forked three ways (each container frozen while a snapshot of it is cut),
+ * the forks that stop earn 1, the fork that undoes the edit from the page's
+ * history first earns 0, and the parent still earns 1; each fork's state hash
+ * equals the parent's at the fork.
+ *
+ * Fails, never skips, when the image is missing: build it with
+ * `deno task image:apps mediawiki`.
+ */
+import { Browser } from "../../engine/browser/browser.ts";
+import type { Env } from "../../engine/env.ts";
+import { look, quoted } from "../../fixtures/sites/kit/solve.ts";
+import type { Task } from "../../fixtures/sites/kit/types.ts";
+import site from "../../fixtures/sites/mediawiki/mod.ts";
+import { follow, goTo, save } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
+import { assertForkMidEpisode } from "../_util/fork_episode.ts";
+import { openIncus, withInstance } from "./_apps.ts";
+
+const SEED = 1;
+/** `WEBSERV_MEDIAWIKI_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
+const OPEN = openIncus({
+  image: Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki",
+  build: 'build it with "deno task image:apps mediawiki"',
+  readyMs: 900_000,
+}, "unix");
+
+/** Undoes the page's latest edit (the category the solver added) from its history. */
+async function undoLatest(env: Env, task: Task): Promise<void> {
+  await goTo(env, quoted(task.instruction, 0));
+  const history = await follow(env, "View history");
+  const undo = history.elements.find((el) => el.role === "link" && el.name === "undo");
+  if (!undo) throw new Error(`No undo link in:\n${history.text}`);
+  await env.step({ action: "click", id: undo.id });
+  await look(env);
+  await save(env, "Undo the category");
+}
+
+Deno.test("MediaWiki on Incus forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
+  await withInstance(OPEN, async ({ instance }) => {
+    await using browser = await Browser.launch();
+    await assertForkMidEpisode({
+      browser,
+      site,
+      template: "add-category",
+      seed: SEED,
+      instance,
+      undo: undoLatest,
+      // Three MediaWiki containers started (MariaDB's recovery, Apache) on a loaded machine.
+      forkTimeoutMs: 300_000,
+    });
+  }, { seed: SEED });
+});
