@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { decodePng } from "../../../engine/observe/_png.ts";
 
 /** Evaluates until `check` holds, for at most 10 s. */
 async function until<T>(env: Env, expression: string, check: (value: T) => boolean): Promise<T> {
@@ -77,6 +78,27 @@ Deno.test("the viewer draws the step's element marks over its screenshot, and th
     assertEquals(
       recorded.marks.elements.map((m: { id: number }) => m.id),
       inView.map((e) => e.id),
+    );
+
+    // The recorded picture is raw: along the button's top edge, where the
+    // engine's set-of-marks draws its box, it shows what a plain screenshot shows.
+    const raw = await decodePng(await Deno.readFile(join(runDir, recorded.screenshot)));
+    const plain = await decodePng(await client.screenshot(session.id, false));
+    const marked = await decodePng(await client.screenshot(session.id, true));
+    const scale = raw.width / recorded.marks.viewport[0];
+    const pixel = (image: typeof raw, x: number, y: number) => {
+      const at = (Math.round(y * scale) * image.width + Math.round(x * scale)) * 4;
+      return [...image.data.slice(at, at + 4)].join();
+    };
+    const [bx, by, bw] = button.box;
+    const edge = [0.25, 0.5, 0.75].flatMap((f) => [0, 1].map((dy) => [bx + bw * f, by + dy]));
+    assertEquals(
+      edge.map(([x, y]) => pixel(raw, x!, y!)),
+      edge.map(([x, y]) => pixel(plain, x!, y!)),
+    );
+    assert(
+      edge.some(([x, y]) => pixel(marked, x!, y!) !== pixel(plain, x!, y!)),
+      "the set-of-marks screenshot draws no box there: the comparison proves nothing",
     );
 
     await using viewer = await Env.create(server.browser!, {

@@ -164,6 +164,21 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     assertEquals(unknown.status, 404);
     assertStringIncludes((await unknown.json()).message, '"past-run"');
 
+    // A past session's lines and page come from its run, and only with it.
+    const get = (path: string) => fetch(`${server.url}${path}`);
+    const notHere = await get(`/dashboard/trajectories/${errored}`);
+    assertEquals(notHere.status, 404);
+    await notHere.body?.cancel();
+    const lines = await (await get(`/dashboard/trajectories/${errored}?run=past-run`)).json();
+    assertEquals(
+      lines.events.map((e: { type: string; status?: string }) => e.status ?? e.type),
+      ["start", "action_error", "ok", "end"],
+    );
+    assertStringIncludes(
+      await (await get(`/dashboard/sessions/${errored}?run=past-run`)).text(),
+      "action_error",
+    );
+
     await using env = await Env.create(server.browser!, { startUrl: `${server.url}/` });
     const atFirst = await until<Shown>(
       env,
