@@ -64,6 +64,8 @@ class Rollout:
     task: Optional[Task] = None
     completions: List[Dict[str, Any]] = field(default_factory=list)
     """Each chat completion response as the endpoint returned it (usage, token ids when the proxy adds them)."""
+    tools: List[Dict[str, Any]] = field(default_factory=list)
+    """The tool definitions every request offered (OpenAI's function format), for a chat template."""
 
 
 def _post_json(url: str, body: Dict[str, Any], api_key: Optional[str], timeout: float) -> Dict[str, Any]:
@@ -179,7 +181,7 @@ async def rollout(
             verdict = await client.verify(session.id)
         except (WebServError, WebServNetworkError) as error:
             raise HarnessError(f"Could not verify session {session.id}: {error}") from error
-        return Rollout(verdict.reward, verdict, messages, turns, session.task, completions)
+        return Rollout(verdict.reward, verdict, messages, turns, session.task, completions, tools)
     finally:
         try:
             await client.close(session.id)

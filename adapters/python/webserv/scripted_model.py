@@ -16,7 +16,10 @@ check what the harness sent::
 
 ``policy="solve"`` reads the task from the conversation and plays its
 template's solver (one tool call a turn); ``policy="wrong"`` plays the same
-moves with a wrong value, so a verifier that works scores it 0. Templates with
+moves with a wrong value, so a verifier that works scores it 0. A request
+without ``tools`` (a loop that reads actions from the reply's text, such as
+verifiers' OpenEnv taskset) gets the same move as a JSON action in the
+content (``{"action": "click", "id": 3}``). Templates with
 a script: ``demo/add-note`` (type the note the instruction names, click Add,
 stop). Run it alone with ``python -m webserv.scripted_model --port 8000``.
 """
@@ -29,10 +32,22 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["POLICIES", "ScriptedModelServer", "scripted_reply"]
+__all__ = ["POLICIES", "ScriptedModelServer", "scripted_reply", "text_action"]
 
 Call = Dict[str, Any]
 """One tool call, ``{"name": ..., "arguments": {...}}``, or a plain reply, ``{"content": ...}``."""
+
+
+def _page_text(content: str) -> str:
+    """A message's page text: the content itself, or the observation's text when the content is an
+    OpenEnv step as JSON (``{"observation": {"text": ...}, ...}``, what text-action loops send)."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content
+    observation = data.get("observation") if isinstance(data, dict) else None
+    text = observation.get("text") if isinstance(observation, dict) else None
+    return text if isinstance(text, str) else content
 
 
 def _last_observation(messages: List[Dict[str, Any]]) -> str:
@@ -42,8 +57,17 @@ def _last_observation(messages: List[Dict[str, Any]]) -> str:
         if isinstance(content, list):  # content parts
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         if message.get("role") in ("tool", "user") and isinstance(content, str) and "[" in content:
-            return content
+            return _page_text(content)
     return ""
+
+
+def text_action(call: "Call") -> Optional[str]:
+    """A tool call as the JSON action a text-action loop parses (``{"action": "click", "id": 3}``),
+    or ``None`` for a plain reply. Null arguments are left out, as the tool schemas make them
+    optional."""
+    if "name" not in call:
+        return None
+    return json.dumps(dict({k: v for k, v in call["arguments"].items() if v is not None}, action=call["name"]))
 
 
 def _instruction(messages: List[Dict[str, Any]]) -> str:
@@ -144,10 +168,16 @@ class _Handler(BaseHTTPRequestHandler):
         with owner.lock:
             owner.calls += 1
             number = owner.calls
-        message: Dict[str, Any] = {"role": "assistant", "content": call.get("content"), "tool_calls": [{
-            "id": f"call_{number}", "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
-        }] if "name" in call else None}
+        if body.get("tools"):
+            message: Dict[str, Any] = {"role": "assistant", "content": call.get("content"), "tool_calls": [{
+                "id": f"call_{number}", "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+            }] if "name" in call else None}
+        else:
+            # No tools offered: the loop reads actions from text (verifiers' OpenEnv taskset), so the
+            # same move is answered as its JSON action.
+            message = {"role": "assistant", "content": text_action(call) or call.get("content"),
+                       "tool_calls": None}
         prompt_tokens = len(json.dumps(messages)) // 4
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 16, "total_tokens": prompt_tokens + 16}
         head = {"id": f"chatcmpl-{number}", "created": int(time.time()), "model": body.get("model", owner.model)}

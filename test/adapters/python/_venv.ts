@@ -12,6 +12,9 @@ export const OPENENV_VENV = Deno.env.get("WEBSERV_OPENENV_VENV") ??
 /** The third venv's directory: Prime Intellect's verifiers, whose pins (mcp, openai) conflict with the first's. */
 export const VERIFIERS_VENV = Deno.env.get("WEBSERV_VERIFIERS_VENV") ??
   `${HOME}/.cache/webserv-venv-verifiers`;
+/** The fourth venv's directory: the RL frameworks webserv.integrations wraps (Agent Lightning, ART, rLLM's gateway). */
+export const HARNESS_VENV = Deno.env.get("WEBSERV_HARNESS_VENV") ??
+  `${HOME}/.cache/webserv-venv-harnesses`;
 const HERE = new URL(".", import.meta.url).pathname;
 const REPO = new URL("../../../", import.meta.url).pathname;
 
@@ -28,7 +31,7 @@ export function venvPython(venv: string = VENV): string {
     Deno.statSync(python);
   } catch {
     throw new Error(
-      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV, WEBSERV_VERIFIERS_VENV)`,
+      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV, WEBSERV_VERIFIERS_VENV, WEBSERV_HARNESS_VENV)`,
     );
   }
   return python;
