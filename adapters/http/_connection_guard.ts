@@ -75,6 +75,7 @@ export class ConnectionGuard {
   #sweeper: ReturnType<typeof setInterval>;
   #accepting: Promise<void>;
   #cut = 0;
+  #accepted = 0;
 
   /**
    * Starts accepting.
@@ -99,6 +100,11 @@ export class ConnectionGuard {
   /** Connections open now. */
   get open(): number {
     return this.#open.size;
+  }
+
+  /** Connections accepted so far (a kept-alive client opens one for many requests). */
+  get accepted(): number {
+    return this.#accepted;
   }
 
   /** Connections closed for a bound (late head, idle, over the cap). */
@@ -130,6 +136,7 @@ export class ConnectionGuard {
         logFailure("accept a connection", error);
         continue;
       }
+      this.#accepted++;
       if (this.#open.size >= this.#options.maxConnections) {
         this.#cut++;
         close(client);
