@@ -46,7 +46,7 @@ const SEEDS = 8;
 const OPEN_WIDTH = 8;
 /**
  * A copy of the tree before a change (`git archive REV | tar -x -C DIR`): its
- * server runs as a third mode, "server before", beside the others in the
+ * server, driven by its own Python client, runs as a third mode, "server before", beside the others in the
  * same run, so a change's effect is measured side by side.
  */
 const BEFORE = Deno.env.get("BENCH_BEFORE_DIR");
@@ -144,7 +144,8 @@ async function runServer(tree: string, sessions: number, latencyMs: number): Pro
         "--open-width",
         String(OPEN_WIDTH),
       ],
-      env: { PYTHONPATH: PYTHON_PATH },
+      // The tree's own client: a change to the Python client is part of what is measured.
+      env: { PYTHONPATH: `${tree}adapters/python` },
       stdout: "piped",
       stderr: "inherit",
     }).output();
@@ -318,7 +319,7 @@ async function report(): Promise<string> {
     ...targets,
     ...(BEFORE
       ? [
-        "The server before the change under test (`BENCH_BEFORE_DIR`), in the same run, against the",
+        "The server before the change under test (`BENCH_BEFORE_DIR`, with its own Python client), in the same run, against the",
         "same in-process runs:",
         "",
         "| model latency | sessions | CPU ms/step before | CPU ratio before | CPU ms/step now | CPU ratio now | p50 ms before | p50 ratio before | p50 ms now | p50 ratio now |",

@@ -66,6 +66,45 @@ const LINGER = { ms: 2_000, bytes: 8 << 20 };
 
 const STATUS_PREFIX = "HTTP/1.1 1";
 
+/** The size of a relay buffer: a read takes at most this much. */
+const BUFFER_BYTES = 16 * 1024;
+/** The most spare buffers kept (4 MiB): enough for the connections a busy server churns through. */
+const MAX_SPARE = 256;
+
+/**
+ * The relay's buffers, reused across connections: each direction of a
+ * connection holds one while it relays, and gives it back when its relay
+ * ends (no read or write of it is in flight then), instead of allocating
+ * two zeroed 16 KB buffers for every connection a client opens.
+ */
+class BufferPool {
+  #spare: Uint8Array[] = [];
+  /** Buffers allocated so far. */
+  made = 0;
+
+  take(): Uint8Array {
+    const spare = this.#spare.pop();
+    if (spare) return spare;
+    this.made++;
+    return new Uint8Array(BUFFER_BYTES);
+  }
+
+  give(buffer: Uint8Array): void {
+    if (this.#spare.length < MAX_SPARE) this.#spare.push(buffer);
+  }
+}
+
+const BUFFERS = new BufferPool();
+
+/**
+ * How many relay buffers the guards of this process allocated so far.
+ *
+ * @returns the count (two per connection open at once at the busiest, not per connection accepted)
+ */
+export function relayBuffersMade(): number {
+  return BUFFERS.made;
+}
+
 /** Accepts connections on `listener` and relays them to the server, within bounds. */
 export class ConnectionGuard {
   #listener: Deno.Listener;
@@ -75,6 +114,7 @@ export class ConnectionGuard {
   #sweeper: ReturnType<typeof setInterval>;
   #accepting: Promise<void>;
   #cut = 0;
+  #accepted = 0;
 
   /**
    * Starts accepting.
@@ -99,6 +139,11 @@ export class ConnectionGuard {
   /** Connections open now. */
   get open(): number {
     return this.#open.size;
+  }
+
+  /** Connections accepted so far (a kept-alive client opens one for many requests). */
+  get accepted(): number {
+    return this.#accepted;
   }
 
   /** Connections closed for a bound (late head, idle, over the cap). */
@@ -130,6 +175,7 @@ export class ConnectionGuard {
         logFailure("accept a connection", error);
         continue;
       }
+      this.#accepted++;
       if (this.#open.size >= this.#options.maxConnections) {
         this.#cut++;
         close(client);
@@ -167,7 +213,21 @@ export class ConnectionGuard {
   }
 
   async #pump(guarded: Guarded, from: Deno.Conn, to: Deno.Conn, fromClient: boolean) {
-    const buffer = new Uint8Array(16 * 1024);
+    const buffer = BUFFERS.take();
+    try {
+      await this.#relayFrom(guarded, from, to, fromClient, buffer);
+    } finally {
+      BUFFERS.give(buffer);
+    }
+  }
+
+  async #relayFrom(
+    guarded: Guarded,
+    from: Deno.Conn,
+    to: Deno.Conn,
+    fromClient: boolean,
+    buffer: Uint8Array,
+  ): Promise<void> {
     let matched = 0;
     let headBytes = 0;
     try {

@@ -6,8 +6,11 @@
  * one linear pass before `JSON.parse` runs, so no route, recorder or event
  * stream ever holds a value too deep to serialise again.
  *
- * The checked text becomes the request's body again, where `c.req.json()`
- * and the routes' validators read it.
+ * The checked text goes into Hono's body cache, where `c.req.text()`,
+ * `c.req.json()` and the routes' validators read it, and the value parsed
+ * for the check is what the first `c.req.json()` returns: a body is read
+ * and parsed once. A route that wants the text reads `c.req.text()`; the
+ * raw request's stream is spent.
  *
  * @module
  */
@@ -153,7 +156,7 @@ export function jsonBodies(bounds: BodyBounds): (c: Context, next: Next) => Prom
     const bytes = await readBounded(request, bounds.maxBytes);
     if (bytes.byteLength === 0) {
       // No body after all (a bare POST or DELETE): nothing to check.
-      c.req.raw = new Request(request, { body: "" });
+      cacheText(c, "");
       return await next();
     }
     if (!json) throw notJson(type);
@@ -172,9 +175,13 @@ export function jsonBodies(bounds: BodyBounds): (c: Context, next: Next) => Prom
           `${at}): flatten it; no action or spec nests that deep`,
       );
     }
+    // Every later `c.req.text()` reads this text from Hono's body cache, not
+    // the spent stream: no second Request, no second copy of the body.
+    cacheText(c, text);
     if (text.trim() !== "") {
+      let parsed: unknown;
       try {
-        JSON.parse(text);
+        parsed = JSON.parse(text);
       } catch (error) {
         throw new HttpError(
           400,
@@ -182,9 +189,31 @@ export function jsonBodies(bounds: BodyBounds): (c: Context, next: Next) => Prom
           `The body is not JSON: ${(error as Error).message}`,
         );
       }
+      handOn(c, text, parsed);
     }
-    // Every later `c.req.json()` / `c.req.text()` reads this text, not the spent stream.
-    c.req.raw = new Request(request, { body: text });
     await next();
   };
+}
+
+/**
+ * Makes the request's first `c.req.json()` return the value the check
+ * parsed (nobody else holds it); later calls parse the text again, so no two
+ * readers share one object that either might change.
+ */
+function handOn(c: Context, text: string, parsed: unknown): void {
+  let first: { value: unknown } | undefined = { value: parsed };
+  // deno-lint-ignore no-explicit-any
+  c.req.json = <T = any>(): Promise<T> => {
+    const value = first ? first.value : JSON.parse(text);
+    first = undefined;
+    return Promise.resolve(value as T);
+  };
+}
+
+/**
+ * Puts the body's text in Hono's body cache. Its type names the values, but
+ * `HonoRequest` stores (and awaits) promises of them there: so does this.
+ */
+function cacheText(c: Context, text: string): void {
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
 }

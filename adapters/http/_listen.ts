@@ -23,6 +23,8 @@ export interface ListenBounds {
 export interface Listening {
   port: number;
   readonly connections: number;
+  /** Connections accepted so far (0 without the guard: `Deno.serve` counts none). */
+  readonly accepted: number;
   readonly cut: number;
   shutdown(): Promise<void>;
 }
@@ -49,7 +51,13 @@ export async function listen(
   const headerTimeoutMs = bounds.headerTimeoutMs ?? 10_000;
   if (headerTimeoutMs === 0) {
     const server = bind(port, (p) => Deno.serve({ hostname, port: p, onListen() {} }, handler));
-    return { port: server.addr.port, connections: 0, cut: 0, shutdown: () => server.shutdown() };
+    return {
+      port: server.addr.port,
+      connections: 0,
+      accepted: 0,
+      cut: 0,
+      shutdown: () => server.shutdown(),
+    };
   }
   // Deno.serve has no header or idle timeout: the guard accepts and relays to it on a unix socket.
   const listener = bind(port, (p) => Deno.listen({ hostname, port: p }));
@@ -69,6 +77,9 @@ export async function listen(
     port: listener.addr.port,
     get connections() {
       return guard.open;
+    },
+    get accepted() {
+      return guard.accepted;
     },
     get cut() {
       return guard.cut;

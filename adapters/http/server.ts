@@ -176,6 +176,12 @@ function sessionLimits(
 function measureConnections(metrics: Metrics, server: Listening): void {
   metrics.gauge("webserv_connections", "Client connections open now.", () => server.connections);
   metrics.gauge(
+    "webserv_connections_accepted_total",
+    "Client connections accepted: a kept-alive client opens one for many requests.",
+    () => server.accepted,
+    "counter",
+  );
+  metrics.gauge(
     "webserv_connections_cut_total",
     "Connections closed for a bound: a late request head, idle, past the cap.",
     () => server.cut,

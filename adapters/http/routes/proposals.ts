@@ -37,7 +37,6 @@ import {
 import type { SiteModule } from "../../../fixtures/sites/mod.ts";
 import { badSeed, type Catalog } from "../catalog.ts";
 import { HttpError } from "../http_error.ts";
-import { readBounded } from "../_json_body.ts";
 import { RateLimit } from "../_rate_limit.ts";
 
 /** How many proposals one client may make in a minute, by default. */
@@ -148,16 +147,15 @@ export function proposalRoutes(
         { "Retry-After": String(Math.ceil(wait / 1000)) },
       );
     }
-    const text = new TextDecoder().decode(
-      await readBounded(c.req.raw, MAX_PROPOSAL_BYTES, () =>
-        new HttpError(
-          413,
-          "proposal-too-large",
-          `A proposal is at most ${MAX_PROPOSAL_BYTES} bytes of JSON`,
-          // The rest of the body is left in the connection: it carries no other request.
-          { connection: "close" },
-        )),
-    );
+    // The body door (`_json_body.ts`) read and checked the body: its text is in Hono's cache.
+    const text = await c.req.text();
+    if (new TextEncoder().encode(text).byteLength > MAX_PROPOSAL_BYTES) {
+      throw new HttpError(
+        413,
+        "proposal-too-large",
+        `A proposal is at most ${MAX_PROPOSAL_BYTES} bytes of JSON`,
+      );
+    }
     let spec: unknown;
     try {
       spec = JSON.parse(text);

@@ -13,8 +13,9 @@ and :class:`webserv.WebServEnv`, awaited (standard library only: asyncio streams
     asyncio.run(rollout("http://127.0.0.1:8800"))
 
 Many rollouts run concurrently on one event loop (``asyncio.gather``); each
-request is one HTTP/1.1 exchange on its own connection, under the client's
-deadline. Sessions behave as the sync ones do: kept alive while held (a task
+request is one HTTP/1.1 exchange under the client's deadline, on a kept-alive
+connection (a client keeps up to ``pool_size`` idle ones; ``disconnect()``
+closes them). Sessions behave as the sync ones do: kept alive while held (a task
 renews the lease at a third of its idle timeout), reopened on the same task
 and seed when a reset finds them reaped, and opening past the server's cap
 waits up to ``capacity_wait`` seconds.
@@ -28,12 +29,23 @@ import time
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ._pool import retryable
 from .client import WebServCapacityError, WebServError, WebServNetworkError, _clean, _decode, _fork_refusal
 from .types import Session, StepResult, Task, Verdict
 
 __all__ = ["AsyncWebServClient", "AsyncWebServEnv"]
 
 log = logging.getLogger("webserv")
+
+
+class _Exchange:
+    """What one request got to: on a reused connection, and sent whole."""
+
+    __slots__ = ("reused", "sent")
+
+    def __init__(self) -> None:
+        self.reused = False
+        self.sent = False
 
 
 class AsyncWebServClient:
@@ -56,6 +68,11 @@ class AsyncWebServClient:
         self.capacity_wait = capacity_wait
         self.capacity_waits = 0
         """How many times a session waited for capacity."""
+        self.pool_size = 4
+        """The most idle connections kept for reuse."""
+        self.connections_opened = 0
+        """How many connections this client opened so far (kept alive between requests)."""
+        self._idle: List[Tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def request(
         self, method: str, path: str, body: Any = None, accept: Sequence[int] = (),
@@ -78,15 +95,22 @@ class AsyncWebServClient:
 
     async def _once(self, method: str, path: str, body: Any, accept: Sequence[int], deadline: float) -> Any:
         url = self.url + path
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
-        try:
-            status, headers, raw = await asyncio.wait_for(self._exchange(method, path, body), left)
-        except asyncio.TimeoutError as error:
-            raise WebServNetworkError(url, True, error) from None
-        except (ConnectionError, OSError, asyncio.IncompleteReadError, ValueError) as error:
-            raise WebServNetworkError(url, False, error) from None
+        for _ in range(2):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
+            state = _Exchange()
+            try:
+                status, headers, raw = await asyncio.wait_for(self._exchange(method, path, body, state), left)
+            except asyncio.TimeoutError as error:
+                raise WebServNetworkError(url, True, error) from None
+            except (ConnectionError, OSError, asyncio.IncompleteReadError, ValueError) as error:
+                if retryable(method, state.reused, state.sent, error):
+                    continue  # the server had closed this kept-alive connection: a new one
+                raise WebServNetworkError(url, False, error) from None
+            break
+        else:
+            raise WebServNetworkError(url, False, ConnectionError("the server closed two connections unanswered"))
         content_type = headers.get("content-type", "")
         if status < 400 or status in accept:
             return _decode(content_type, raw)
@@ -98,19 +122,35 @@ class AsyncWebServClient:
         retry = headers.get("retry-after")
         raise WebServError(status, code, message, float(retry) if retry else None)
 
-    async def _exchange(self, method: str, path: str, body: Any) -> Tuple[int, Dict[str, str], bytes]:
+    async def _connection(self, state: "_Exchange") -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        # An idle connection the server closed has seen its EOF (the loop read it): skip it.
+        while self._idle:
+            reader, writer = self._idle.pop()
+            if reader.at_eof() or writer.is_closing():
+                writer.close()
+                continue
+            state.reused = True
+            return reader, writer
+        self.connections_opened += 1
+        return await asyncio.open_connection(self.host, self.port)
+
+    async def _exchange(self, method: str, path: str, body: Any, state: "_Exchange") -> Tuple[int, Dict[str, str], bytes]:
         data = b"" if body is None else json.dumps(body).encode("utf-8")
         lines = [f"{method} {self.base}{path} HTTP/1.1", f"host: {self.host}:{self.port}",
-                 "accept: application/json", "connection: close", f"content-length: {len(data)}"]
+                 "accept: application/json", f"content-length: {len(data)}"]
         if body is not None:
             lines.append("content-type: application/json")
         if self.token:
             lines.append(f"authorization: Bearer {self.token}")
-        reader, writer = await asyncio.open_connection(self.host, self.port)
+        reader, writer = await self._connection(state)
+        keep = False
         try:
             writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
             await writer.drain()
+            state.sent = True
             status_line = await reader.readline()
+            if not status_line:
+                raise ConnectionResetError("the server closed the connection without an answer")
             parts = status_line.decode("latin-1").split(" ", 2)
             if len(parts) < 2 or not parts[0].startswith("HTTP/"):
                 raise ValueError(f"Not an HTTP response: {status_line[:80]!r}")
@@ -121,6 +161,7 @@ class AsyncWebServClient:
                     break
                 name, _, value = line.decode("latin-1").partition(":")
                 headers[name.strip().lower()] = value.strip()
+            keep = headers.get("connection", "").lower() != "close" and parts[0] == "HTTP/1.1"
             if headers.get("transfer-encoding", "").lower() == "chunked":
                 raw = b""
                 while True:
@@ -133,10 +174,30 @@ class AsyncWebServClient:
             elif "content-length" in headers:
                 raw = await reader.readexactly(int(headers["content-length"]))
             else:
+                keep = False  # the body ends with the connection
                 raw = await reader.read()
             return int(parts[1]), headers, raw
+        except BaseException:
+            keep = False
+            raise
         finally:
+            # Back to the pool only when the answer was read whole (not on a
+            # timeout's cancellation, which may leave half of it in the socket).
+            if keep and len(self._idle) < self.pool_size:
+                self._idle.append((reader, writer))
+            else:
+                writer.close()
+
+    async def disconnect(self) -> None:
+        """Closes the client's idle connections (a later request opens a new one)."""
+        idle, self._idle = self._idle, []
+        for _, writer in idle:
             writer.close()
+        for _, writer in idle:
+            try:
+                await writer.wait_closed()
+            except (ConnectionError, OSError):
+                pass  # the server closed it first: closed either way
 
     async def health(self) -> Dict[str, Any]:
         """The server's health: status, live and free sessions."""
@@ -217,6 +278,7 @@ class AsyncWebServEnv:
         client: Optional[AsyncWebServClient] = None, capacity_wait: float = 300.0, **spec: Any,
     ):
         self.client = client or AsyncWebServClient(url, token, capacity_wait=capacity_wait)
+        self._owns_client = client is None
         self.spec = _clean(spec)
         self.keep_alive = keep_alive
         self.session_id: Optional[str] = None
@@ -322,18 +384,22 @@ class AsyncWebServEnv:
         return await self.client.verify(self.session_id)
 
     async def close(self) -> None:
-        """Closes the session and the forks it made (one already gone is not an error)."""
+        """Closes the session and the forks it made (one already gone is not an error),
+        and the connections of a client this env made."""
         forks, self.forks = self.forks, []
         await asyncio.gather(*(fork.close() for fork in forks))
-        if self.session_id is None:
-            return
-        session = self.session_id
-        self._forget()
         try:
-            await self.client.close(session)
-        except WebServError as error:
-            if error.status not in (0, 404, 410):
-                raise
+            if self.session_id is not None:
+                session = self.session_id
+                self._forget()
+                try:
+                    await self.client.close(session)
+                except WebServError as error:
+                    if error.status not in (0, 404, 410):
+                        raise
+        finally:
+            if self._owns_client:
+                await self.client.disconnect()
 
     async def __aenter__(self) -> "AsyncWebServEnv":
         return self

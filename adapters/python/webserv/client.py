@@ -1,21 +1,21 @@
 """The HTTP session API of one WebServ rollout server (``deno task serve``).
 
-Standard library only (urllib), Python 3.9+. Results are typed
+Standard library only (http.client, connections kept alive: ``_pool.py``), Python 3.9+. Results are typed
 (:mod:`webserv.types`). A session refused for capacity (429) waits with a
 bounded backoff, up to ``capacity_wait`` seconds, then raises
 :class:`WebServCapacityError` saying what was full and for how long.
 """
 
+import http.client
 import json
 import logging
 import random
 import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ._pool import ConnectionPool, retryable
 from .types import Session, StepResult, Task, Verdict
 
 __all__ = [
@@ -101,6 +101,8 @@ class WebServClient:
         self.capacity_wait = capacity_wait
         self.capacity_waits = 0
         """How many times a session waited for capacity (for a trainer's logs)."""
+        self._base = urllib.parse.urlsplit(self.url).path
+        self._pool = _pool_for(self.url)
 
     def request(
         self, method: str, path: str, body: Any = None, accept: Sequence[int] = (), timeout: Optional[float] = None,
@@ -131,31 +133,61 @@ class WebServClient:
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         url = self.url + path
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
-        try:
-            with urllib.request.urlopen(request, timeout=left) as response:
-                return _decode(response.headers.get("content-type", ""), response.read())
-        except urllib.error.HTTPError as error:
-            raw = error.read()
-            if error.code in accept:
-                return _decode(error.headers.get("content-type", ""), raw)
+        for _ in range(2):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WebServNetworkError(url, True, TimeoutError("deadline passed"))
+            connection, reused = self._pool.take(left)
+            sent = False
             try:
-                parsed = json.loads(raw.decode("utf-8"))
-                code, message = parsed.get("code", "http-error"), parsed.get("message", "")
-            except ValueError:
-                code, message = "http-error", raw.decode("utf-8", "replace")
-            retry = error.headers.get("retry-after")
-            raise WebServError(error.code, code, message, float(retry) if retry else None) from None
-        except urllib.error.URLError as error:
-            timed_out = isinstance(error.reason, (socket.timeout, TimeoutError))
-            raise WebServNetworkError(url, timed_out, error.reason) from None
-        except (socket.timeout, TimeoutError) as error:
-            raise WebServNetworkError(url, True, error) from None
-        except (ConnectionError, OSError) as error:
-            raise WebServNetworkError(url, False, error) from None
+                connection.request(method, self._base + path, body=data, headers=headers)
+                sent = True
+                response = connection.getresponse()
+                raw = response.read()
+            except (socket.timeout, TimeoutError) as error:
+                connection.close()
+                raise WebServNetworkError(url, True, error) from None
+            except (OSError, http.client.HTTPException) as error:
+                connection.close()
+                if retryable(method, reused, sent, error):
+                    continue  # the server had closed this kept-alive connection: a new one
+                raise WebServNetworkError(url, False, error) from None
+            if response.will_close:
+                connection.close()
+            else:
+                self._pool.give(connection)
+            return self._answer(response.status, response.headers, raw, accept)
+        raise WebServNetworkError(url, False, ConnectionError("the server closed two connections unanswered"))
+
+    def _answer(self, status: int, headers: Any, raw: bytes, accept: Sequence[int]) -> Any:
+        if status < 400 or status in accept:
+            return _decode(headers.get("content-type", ""), raw)
+        try:
+            parsed = json.loads(raw.decode("utf-8"))
+            code, message = parsed.get("code", "http-error"), parsed.get("message", "")
+        except ValueError:
+            code, message = "http-error", raw.decode("utf-8", "replace")
+        retry = headers.get("retry-after")
+        raise WebServError(status, code, message, float(retry) if retry else None)
+
+    @property
+    def connections_opened(self) -> int:
+        """How many connections this client opened so far (kept alive between requests)."""
+        return self._pool.opened
+
+    def disconnect(self) -> None:
+        """Closes the client's idle connections (a later request opens a new one)."""
+        self._pool.clear()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Plain data travels (URL, token, deadlines); connections stay with their process.
+        state = dict(self.__dict__)
+        del state["_pool"]
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._pool = _pool_for(self.url)
 
     def health(self) -> Dict[str, Any]:
         """The server's health: status, live and free sessions."""
@@ -313,6 +345,13 @@ def choose(urls: Sequence[str], token: Optional[str] = None) -> WebServClient:
             except (OSError, WebServError):
                 continue
         raise
+
+
+def _pool_for(url: str) -> ConnectionPool:
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"Expected an http:// or https:// server URL, got {url!r}")
+    return ConnectionPool(parsed.scheme, parsed.hostname, parsed.port)
 
 
 def _clean(spec: Dict[str, Any]) -> Dict[str, Any]:

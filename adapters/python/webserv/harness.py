@@ -146,6 +146,7 @@ async def rollout(
         tools = (await client.request("GET", "/v1/tools?format=openai"))["tools"]
         session = await client.create_session(task=task_id)
     except (WebServError, WebServNetworkError) as error:
+        await client.disconnect()
         raise HarnessError(f"Could not open a session on {task_id!r}: {error}") from error
     try:
         instruction = session.task.instruction if session.task else ""
@@ -187,6 +188,7 @@ async def rollout(
             await client.close(session.id)
         except (WebServError, WebServNetworkError):
             pass  # already gone: the server reaps it, and the verdict (or the error) stands
+        await client.disconnect()
 
 
 class _Done(str):
