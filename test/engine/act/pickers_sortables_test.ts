@@ -5,9 +5,9 @@
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
-import { Env } from "../../../engine/env.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
-import { type AppServer, serveApps } from "../../../fixtures/apps/mod.ts";
+import { serveApps } from "../../../fixtures/apps/mod.ts";
+import { openAppPage, pageValue } from "./_app_pages.ts";
 
 function elementOf(observation: EnvObservation, role: string, name: string, nth = 0) {
   const element = observation.elements.filter((el) => el.role === role && el.name === name)[nth];
@@ -15,33 +15,10 @@ function elementOf(observation: EnvObservation, role: string, name: string, nth 
   return element;
 }
 
-async function pageValue(env: Env, expression: string): Promise<unknown> {
-  const page = env.page;
-  assert(page, "a tab is open");
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    awaitPromise: true,
-    returnByValue: true,
-  });
-  return result.value;
-}
-
-async function open(browser: Browser, server: AppServer, path: string): Promise<Env> {
-  const env = await Env.create(browser, { startUrl: server.url(path) });
-  const ready = await pageValue(
-    env,
-    `new Promise((resolve) => { const start = Date.now();
-      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-      poll(); })`,
-  );
-  assertEquals(ready, true, "the page got ready");
-  return env;
-}
-
 Deno.test("Env.step() selects Choices.js options, listed or found by typing, and the page takes them", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/choices");
+  await using env = await openAppPage(browser, server, "/choices");
   let observation = await env.observe();
   const assignee = elementOf(observation, "combobox", "Assignee");
   // Listed before typing: the option is clicked in the open dropdown.
@@ -80,7 +57,7 @@ Deno.test("Env.step() selects Choices.js options, listed or found by typing, and
 Deno.test("Env.step() drags dnd-kit items past a distance and after a held press; the order shown changes", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/dnd-kit");
+  await using env = await openAppPage(browser, server, "/dnd-kit");
   let observation = await env.observe();
   // Drag starts once the pointer moved 10 px.
   let step = await env.step({

@@ -8,7 +8,8 @@ import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { Env } from "../../../engine/env.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
-import { type AppServer, serveApps } from "../../../fixtures/apps/mod.ts";
+import { serveApps } from "../../../fixtures/apps/mod.ts";
+import { openAppPage, pageValue } from "./_app_pages.ts";
 
 function idOf(observation: EnvObservation, role: string, name: string): number {
   const element = observation.elements.find((el) => el.role === role && el.name === name);
@@ -16,33 +17,10 @@ function idOf(observation: EnvObservation, role: string, name: string): number {
   return element.id;
 }
 
-async function pageValue(env: Env, expression: string): Promise<unknown> {
-  const page = env.page;
-  assert(page, "a tab is open");
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    awaitPromise: true,
-    returnByValue: true,
-  });
-  return result.value;
-}
-
-async function open(browser: Browser, server: AppServer, path: string): Promise<Env> {
-  const env = await Env.create(browser, { startUrl: server.url(path) });
-  const ready = await pageValue(
-    env,
-    `new Promise((resolve) => { const start = Date.now();
-      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-      poll(); })`,
-  );
-  assertEquals(ready, true, "the page got ready");
-  return env;
-}
-
 Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip; a bare grip gets no id", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/icon-feed");
+  await using env = await openAppPage(browser, server, "/icon-feed");
   const observation = await env.observe();
   const names = observation.elements.map((el) => `${el.role} ${el.name}`);
   assertEquals(
@@ -69,7 +47,7 @@ Deno.test("Env.step() acts on icon-only controls named by their icon or tooltip;
 Deno.test("Env.step() shows a flash that came and went during the step", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/icon-feed");
+  await using env = await openAppPage(browser, server, "/icon-feed");
   const observation = await env.observe();
   const step = await env.step({ action: "click", id: idOf(observation, "button", "Copy link") });
   assertEquals(step.observation.flashed, ["Copied!"]);
@@ -82,7 +60,7 @@ Deno.test("Env.step() shows a flash that came and went during the step", async (
 Deno.test("Env.step() chooses a select2 option by click and by select, judged by the value the page took", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/select2");
+  await using env = await openAppPage(browser, server, "/select2");
   let observation = await env.observe();
   const picker = idOf(observation, "combobox", "Choose a country");
   // Opened by a click, the option clicked: select2 chooses on mouseup and removes its list.
@@ -111,7 +89,7 @@ Deno.test("Env.step() chooses a select2 option by click and by select, judged by
 Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle by an offset, a card into a lane", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/drag");
+  await using env = await openAppPage(browser, server, "/drag");
   let observation = await env.observe();
   // SortableJS (HTML5 drag and drop): the first item dropped on the third.
   let step = await env.step({
@@ -148,7 +126,7 @@ Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending 
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await t.step("Quill", async () => {
-    await using env = await open(browser, server, "/quill");
+    await using env = await openAppPage(browser, server, "/quill");
     let observation = await env.observe();
     const editor = idOf(observation, "textbox", "");
     observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
@@ -167,7 +145,7 @@ Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending 
     assert(/<li data-list="bullet">.*first item<\/(strong|li)>/.test(html), html);
   });
   await t.step("TipTap", async () => {
-    await using env = await open(browser, server, "/tiptap");
+    await using env = await openAppPage(browser, server, "/tiptap");
     let observation = await env.observe();
     const editor = idOf(observation, "textbox", "Note");
     observation = (await env.step({ action: "type", id: editor, text: "Plain " })).observation;
@@ -192,7 +170,7 @@ Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending 
 Deno.test("Env.step() observes and fills a form inside a closed shadow root as in an open one", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using env = await open(browser, server, "/closed-shadow");
+  await using env = await openAppPage(browser, server, "/closed-shadow");
   let observation = await env.observe();
   assertStringIncludes(observation.text, "One email a week, no more.");
   const email = idOf(observation, "textbox", "Email");
