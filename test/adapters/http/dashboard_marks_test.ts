@@ -7,18 +7,8 @@ import { join } from "node:path";
 import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { until } from "./_dashboard.ts";
 import { decodePng } from "../../../engine/observe/_png.ts";
-
-/** Evaluates until `check` holds, for at most 10 s. */
-async function until<T>(env: Env, expression: string, check: (value: T) => boolean): Promise<T> {
-  let value: T | undefined;
-  for (let i = 0; i < 100; i++) {
-    value = await env.evaluate(expression) as T;
-    if (check(value)) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`Never held: ${expression} gave ${JSON.stringify(value)}`);
-}
 
 /** An element as the client's JSON observation reports it. */
 interface Seen {

@@ -8,35 +8,11 @@ import { join } from "node:path";
 import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { solveAddNote, until } from "./_dashboard.ts";
 
 const TASK = "demo/add-note";
 /** Set to write the screenshots docs/dashboard.md shows. */
 const DOCS_SHOTS = Deno.env.get("WEBSERV_DASHBOARD_SHOTS");
-
-function idOf(text: string, pattern: RegExp): number {
-  const line = text.split("\n").find((l) => pattern.test(l));
-  const match = line?.match(/\[(\d+)\]/);
-  if (!match) throw new Error(`No element ${pattern} in:\n${text}`);
-  return Number(match[1]);
-}
-
-/** Adds the task's note and stops: reward 1. */
-async function solve(client: WebServClient, id: string, seed: number): Promise<void> {
-  const words = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", "honey"];
-  const text = (await client.observe(id)).text;
-  const typed = await client.step(id, {
-    action: "type",
-    id: idOf(text, /textbox "New note"/),
-    text: `buy ${words[seed % words.length]} ${seed}`,
-  });
-  assertEquals(typed.status, "ok");
-  const after = (await client.observe(id)).text;
-  assertEquals(
-    (await client.step(id, { action: "click", id: idOf(after, /button "Add"/) })).status,
-    "ok",
-  );
-  assertEquals((await client.step(id, { action: "stop", answer: "" })).reward, 1);
-}
 
 /** Stops at once: reward 0. */
 async function giveUp(client: WebServClient, id: string): Promise<void> {
@@ -63,18 +39,6 @@ async function fromFiles(runDir: string) {
     }
   }
   return { finished, successes, steps, codes, lengths };
-}
-
-/** Evaluates until `check` holds, for at most 10 s. */
-async function until<T>(env: Env, expression: string, check: (value: T) => boolean): Promise<T> {
-  let value: T | undefined;
-  for (let i = 0; i < 100; i++) {
-    value = await env.evaluate(expression) as T;
-    if (check(value)) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const page = await env.evaluate("document.body.innerText").catch(() => "");
-  throw new Error(`Never held: ${expression} gave ${JSON.stringify(value)}\n${page}`);
 }
 
 async function shoot(env: Env, file: string): Promise<void> {
@@ -160,8 +124,8 @@ Deno.test("the dashboard shows the run's figures, filters them and steps through
       equal = g2.group;
       solved = g1.sessions[0]!.id;
       failedId = single.id;
-      await solve(client, g1.sessions[0]!.id, 1);
-      await solve(client, g1.sessions[1]!.id, 1);
+      await solveAddNote(client, g1.sessions[0]!.id, 1);
+      await solveAddNote(client, g1.sessions[1]!.id, 1);
       await giveUp(client, g1.sessions[2]!.id);
       await giveUp(client, g1.sessions[3]!.id);
       for (const s of g2.sessions) await giveUp(client, s.id);

@@ -9,6 +9,7 @@ import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { runDirectories } from "../../../adapters/http/_run_catalog.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
+import { solveAddNote, until } from "./_dashboard.ts";
 import { TEST_SEED_START } from "../../../fixtures/sites/mod.ts";
 
 const TEMPLATE = "demo/add-note";
@@ -16,30 +17,6 @@ const TEMPLATE = "demo/add-note";
 const TEST_SEED = TEST_SEED_START + 7;
 /** Set to write the screenshot docs/dashboard.md shows of a past run picked. */
 const DOCS_SHOTS = Deno.env.get("WEBSERV_DASHBOARD_SHOTS");
-
-function idOf(text: string, pattern: RegExp): number {
-  const match = text.split("\n").find((l) => pattern.test(l))?.match(/\[(\d+)\]/);
-  if (!match) throw new Error(`No element ${pattern} in:\n${text}`);
-  return Number(match[1]);
-}
-
-/** Adds the task's note and stops: reward 1, three steps. */
-async function solve(client: WebServClient, id: string, seed: number): Promise<void> {
-  const words = ["apples", "bread", "coffee", "dates", "eggs", "flour", "grapes", "honey"];
-  const text = (await client.observe(id)).text;
-  const typed = await client.step(id, {
-    action: "type",
-    id: idOf(text, /textbox "New note"/),
-    text: `buy ${words[seed % words.length]} ${seed}`,
-  });
-  assertEquals(typed.status, "ok");
-  const after = (await client.observe(id)).text;
-  assertEquals(
-    (await client.step(id, { action: "click", id: idOf(after, /button "Add"/) })).status,
-    "ok",
-  );
-  assertEquals((await client.step(id, { action: "stop", answer: "" })).reward, 1);
-}
 
 /** A run's figures, counted from its files here, apart from the server. */
 async function fromFiles(runDir: string) {
@@ -59,17 +36,6 @@ async function fromFiles(runDir: string) {
     }
   }
   return { episodes, finished, successes, steps };
-}
-
-/** Evaluates until `check` holds, for at most 10 s. */
-async function until<T>(env: Env, expression: string, check: (value: T) => boolean): Promise<T> {
-  let value: T | undefined;
-  for (let i = 0; i < 100; i++) {
-    value = await env.evaluate(expression) as T;
-    if (check(value)) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`Never held: ${expression} gave ${JSON.stringify(value)}`);
 }
 
 interface Shown {
@@ -140,7 +106,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     });
     const client = new WebServClient(server.url);
     const solved = await client.createSession({ task: `${TEMPLATE}/6` });
-    await solve(client, solved.id, 6);
+    await solveAddNote(client, solved.id, 6);
     const open = await client.createSession({ task: `${TEMPLATE}/8` });
     await server.trajectories!.flush();
     const currentFiles = await fromFiles(current);
