@@ -6,8 +6,6 @@ killed mid-episode fails the rollout with no reward recorded (never 0)."""
 
 import asyncio
 import os
-import subprocess
-import tempfile
 
 # LiteLLM (imported by Agent Lightning) fetches a model price map from the web at import unless
 # told to use the copy it ships; every server here is on loopback.
@@ -16,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import agentlightning as agl  # noqa: E402
 from agentlightning.emitter.reward import find_final_reward  # noqa: E402
 
-from test_rllm import _listening_url  # noqa: E402
+from _support import server_killed_on_second_turn  # noqa: E402
 from webserv.integrations.agent_lightning import webserv_agent  # noqa: E402
 from webserv.scripted_model import ScriptedModelServer  # noqa: E402
 
@@ -65,23 +63,7 @@ def test_wrong_rollouts_earn_0():
 
 
 def test_a_server_killed_mid_episode_fails_the_rollout_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-agl-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-agl-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             results = dev(model, ["demo/add-note/1"], server=url)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
     assert results == {"demo/add-note/1": ("failed", None)}

@@ -6,14 +6,12 @@ exception and never a trajectory with reward 0."""
 
 import asyncio
 import os
-import subprocess
-import tempfile
 
 import art
 import pytest
 from openai.types.chat.chat_completion import Choice
 
-from test_rllm import _listening_url
+from _support import server_killed_on_second_turn
 from webserv.harness import HarnessError
 from webserv.integrations.art import webserv_rollout
 from webserv.scripted_model import ScriptedModelServer
@@ -54,28 +52,12 @@ def test_wrong_trajectories_earn_0():
 
 
 def test_a_server_killed_mid_episode_is_an_exception_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-art-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-art-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             # ART's default: an exception fails the gather.
             with pytest.raises(HarnessError):
                 gather(model_at(model.base_url), "demo/add-note/1", 1, server=url)
             # Tolerated, it is recorded as the group's exception, with no trajectory (no reward).
             groups = gather(model_at(model.base_url), "demo/add-note/1", 1, server=url, max_exceptions=1)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
     assert all(not group.trajectories for group in groups)
     assert sum(len(group.exceptions) for group in groups) <= 1

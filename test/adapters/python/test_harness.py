@@ -4,11 +4,10 @@ a solvable rollout earns 1, a wrong one 0, and infrastructure failures raise."""
 import asyncio
 import os
 import socket
-import subprocess
-import time
 
 import pytest
 
+from _support import server_killed_on_second_turn
 from webserv.harness import HarnessError, rollout
 from webserv.scripted_model import ScriptedModelServer
 
@@ -49,40 +48,8 @@ def test_an_unreachable_model_endpoint_raises_not_0():
 
 
 def test_a_server_killed_mid_episode_raises_not_0():
-    repo = os.environ["WEBSERV_REPO"]
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", os.path.join(os.environ.get("TMPDIR", "/tmp"), f"webserv-harness-{os.getpid()}")],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if len([m for m in body["messages"] if m.get("role") == "assistant"]) == 1:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-harness-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             with pytest.raises(HarnessError):
                 asyncio.run(rollout(TASK, model.base_url, "scripted", server=url))
             assert len(model.requests) == 2
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
-
-
-def _listening_url(server):
-    """The URL the started server prints, within 60 s."""
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        for word in line.split():
-            if word.startswith("http://127.0.0.1:"):
-                return word.rstrip("/").rstrip(",")
-    raise AssertionError("The server printed no URL: " + "".join(seen))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from test_verifiers import _listening_url
+from _support import server_killed_on_second_turn
 from webserv.nemo_gym import ResourcesServer, dataset_rows
 from webserv.scripted_model import ScriptedModelServer
 
@@ -65,25 +65,9 @@ def test_wrong_rollouts_earn_0():
 
 
 def test_a_server_killed_mid_episode_errs_the_rollout_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-nemo-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-nemo-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             episodes = vf_eval_nemo(model.base_url, url, ["demo/add-note/1"])
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
     assert [e["ok"] for e in episodes] == [False]
     assert score(episodes[0]) is None  # no reward at all, not 0
 

@@ -13,6 +13,7 @@ import time
 import httpx
 import pytest
 
+from _support import server_killed_on_second_turn
 from webserv.harness import HarnessError
 from webserv.integrations.rllm import gateway_rollout
 from webserv.scripted_model import ScriptedModelServer
@@ -77,39 +78,8 @@ def test_wrong_rollouts_earn_0():
 
 
 def test_a_server_killed_mid_episode_raises_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-rllm-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-rllm-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model, \
                 Gateway(model.base_url) as gateway:
             with pytest.raises(HarnessError):
                 asyncio.run(gateway_rollout("demo/add-note/1", gateway.url, "scripted", server=url))
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
-
-
-def _listening_url(server):
-    """The URL the started server prints, within 60 s."""
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        for word in line.split():
-            if word.startswith("http://127.0.0.1:"):
-                return word.rstrip("/").rstrip(",")
-    raise AssertionError("The server printed no URL: " + "".join(seen))

@@ -9,9 +9,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from _support import server_killed_on_second_turn
 from webserv.scripted_model import ScriptedModelServer
 from webserv_verifiers import WebServConfig, WebServTaskset
 
@@ -66,25 +66,9 @@ def test_wrong_rollouts_earn_0():
 
 
 def test_a_server_killed_mid_episode_errs_the_rollout_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-vf-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-vf-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             episodes = vf_eval(model.base_url, url, rollouts=1, seeds=1)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
     assert len(episodes) == 1
     assert episodes[0]["ok"] is False
     assert episodes[0]["errors"] or episodes[0]["traces"][0]["errors"]
@@ -103,18 +87,3 @@ def test_taskset_splits_by_template():
     assert held not in {t.data.template for t in train}
     assert len(train) + len(test) == len(every)
     assert {t.data.seed for t in test} == {0, 1}
-
-
-def _listening_url(server):
-    """The URL the started server prints, within 60 s."""
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = server.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        for word in line.split():
-            if word.startswith("http://127.0.0.1:"):
-                return word.rstrip("/").rstrip(",")
-    raise AssertionError("The server printed no URL: " + "".join(seen))

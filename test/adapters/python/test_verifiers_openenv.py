@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from test_verifiers import _listening_url
+from _support import server_killed_on_second_turn
 from webserv.scripted_model import ScriptedModelServer
 
 URL = os.environ["WEBSERV_URL"]
@@ -61,25 +61,9 @@ def test_wrong_rollouts_earn_0():
 
 
 def test_a_server_killed_mid_episode_errs_the_rollout_not_0():
-    server = subprocess.Popen(
-        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
-         "--run-dir", tempfile.mkdtemp(prefix="webserv-vf-openenv-run-")],
-        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        url = _listening_url(server)
-
-        def kill_on_second_turn(body):
-            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
-                server.kill()
-                server.wait(30)
-
+    with server_killed_on_second_turn("webserv-vf-openenv-run-") as (url, kill_on_second_turn):
         with ScriptedModelServer(policy="solve", on_request=kill_on_second_turn) as model:
             episodes = vf_eval_openenv(model.base_url, url, ["demo/add-note/1"])
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
     assert len(episodes) == 1
     assert episodes[0]["ok"] is False
     assert episodes[0]["errors"] or episodes[0]["traces"][0]["errors"]

@@ -1,0 +1,49 @@
+"""What the integration tests of this directory share: a WebServ server started for one test
+and killed when the scripted model is asked for its second turn, so that a rollout meets an
+infrastructure failure mid-episode (which must never be a reward of 0)."""
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+
+
+def listening_url(server):
+    """The URL the started server prints, within 60 s."""
+    deadline = time.monotonic() + 60
+    seen = []
+    while time.monotonic() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        for word in line.split():
+            if word.startswith("http://127.0.0.1:"):
+                return word.rstrip("/").rstrip(",")
+    raise AssertionError("The server printed no URL: " + "".join(seen))
+
+
+@contextlib.contextmanager
+def server_killed_on_second_turn(run_prefix):
+    """Starts `adapters/http/serve.ts` on a free loopback port with a fresh run directory (named
+    with `run_prefix`); yields its URL and an `on_request` hook for ScriptedModelServer that kills
+    the server when the model is asked for its second turn. The server is killed on exit."""
+    server = subprocess.Popen(
+        ["deno", "run", "--allow-all", "adapters/http/serve.ts", "--port", "0", "--max-sessions", "2",
+         "--run-dir", tempfile.mkdtemp(prefix=run_prefix)],
+        cwd=os.environ["WEBSERV_REPO"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        url = listening_url(server)
+
+        def kill_on_second_turn(body):
+            if sum(1 for m in body["messages"] if m.get("role") == "assistant") == 1 and server.poll() is None:
+                server.kill()
+                server.wait(30)
+
+        yield url, kill_on_second_turn
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(30)
