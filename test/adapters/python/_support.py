@@ -1,12 +1,16 @@
 """What the integration tests of this directory share: a WebServ server started for one test
 and killed when the scripted model is asked for its second turn, so that a rollout meets an
-infrastructure failure mid-episode (which must never be a reward of 0)."""
+infrastructure failure mid-episode (which must never be a reward of 0), and a `vf-eval` run
+read back as its traces."""
 
 import contextlib
+import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 
 def listening_url(server):
@@ -47,3 +51,23 @@ def server_killed_on_second_turn(run_prefix):
         if server.poll() is None:
             server.kill()
             server.wait(30)
+
+
+BIN = Path(sys.executable).parent
+
+
+def run_vf_eval(out, args, model_url, rollouts, timeout):
+    """Runs verifiers' `vf-eval` of this venv in `out` with `args` (the environment and harness)
+    against the scripted model at `model_url`, writing its run to `out/run`; fails with its output
+    unless it exits 0, and returns the traces it wrote."""
+    command = [
+        str(BIN / "vf-eval"), *args,
+        "-m", "scripted", "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_KEY",
+        "-r", str(rollouts), "--no-rich", "--no-push", "-o", str(out), "--run.dir", "run",
+    ]
+    # The harness's chat program is a uv script: uv from this venv (pinned), packages from PyPI.
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
+    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = (out / "run" / "traces.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

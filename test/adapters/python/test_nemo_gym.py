@@ -5,19 +5,16 @@ wrong ones 0, a server killed mid-episode errs the rollout with no reward."""
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import httpx
 
-from _support import server_killed_on_second_turn
+from _support import run_vf_eval, server_killed_on_second_turn
 from webserv.nemo_gym import ResourcesServer, dataset_rows
 from webserv.scripted_model import ScriptedModelServer
 
 URL = os.environ["WEBSERV_URL"]
-BIN = Path(sys.executable).parent
 
 
 def vf_eval_nemo(model_url, server_url, tasks, rollouts=1, timeout=240):
@@ -31,17 +28,12 @@ def vf_eval_nemo(model_url, server_url, tasks, rollouts=1, timeout=240):
         config = out / "eval.toml"
         config.write_text(f'[env.taskset]\nid = "nemo_gym"\ndataset = "{dataset}"\n'
                           f'[env.taskset.task]\nresources_url = "{resources.url}"\n')
-        command = [
-            str(BIN / "vf-eval"), "@", str(config),
+        episodes = run_vf_eval(out, [
+            "@", str(config),
             "--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess",
-            "-m", "scripted", "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_KEY",
-            "-r", str(rollouts), "--no-rich", "--no-push", "-o", str(out), "--run.dir", "run",
-        ]
-        env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
-        done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        ], model_url, rollouts, timeout)
         assert resources.sessions == {}  # every session verified and closed
-    return [json.loads(line) for line in (out / "run" / "traces.jsonl").read_text().splitlines() if line.strip()]
+    return episodes
 
 
 def score(episode):

@@ -4,38 +4,26 @@ server) against a real WebServ server and the scripted model server: solvable
 rollouts earn 1, wrong ones 0, and a server that dies mid-episode makes
 errored rollouts, never a reward of 0."""
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _support import server_killed_on_second_turn
+from _support import run_vf_eval, server_killed_on_second_turn
 from webserv.scripted_model import ScriptedModelServer
 from webserv_verifiers import WebServConfig, WebServTaskset
 
 URL = os.environ["WEBSERV_URL"]
-BIN = Path(sys.executable).parent
 
 
 def vf_eval(model_url, server_url, rollouts=2, seeds=2, timeout=240):
     """Runs vf-eval on the demo site's add-note tasks; returns the traces it wrote."""
     out = Path(tempfile.mkdtemp(prefix="webserv-vf-"))
-    command = [
-        str(BIN / "vf-eval"), "webserv_verifiers",
+    return run_vf_eval(out, [
+        "webserv_verifiers",
         "--env.taskset.server", server_url, "--env.taskset.site", "demo",
         "--env.taskset.templates", "add-note", "--env.taskset.seeds", str(seeds),
         "--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess",
-        "-m", "scripted", "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_KEY",
-        "-r", str(rollouts), "--no-rich", "--no-push", "-o", str(out), "--run.dir", "run",
-    ]
-    # The harness's chat program is a uv script: uv from this venv (pinned), packages from PyPI.
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
-    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    lines = (out / "run" / "traces.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    ], model_url, rollouts, timeout)
 
 
 def reward_of(episode):

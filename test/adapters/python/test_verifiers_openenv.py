@@ -6,16 +6,13 @@ no reward."""
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _support import server_killed_on_second_turn
+from _support import run_vf_eval, server_killed_on_second_turn
 from webserv.scripted_model import ScriptedModelServer
 
 URL = os.environ["WEBSERV_URL"]
-BIN = Path(sys.executable).parent
 
 
 def vf_eval_openenv(model_url, server_url, task_ids, rollouts=1, timeout=240):
@@ -25,17 +22,10 @@ def vf_eval_openenv(model_url, server_url, task_ids, rollouts=1, timeout=240):
     # A TOML config: vf-eval validates the taskset's fields (base_url) before it reads flags.
     config = out / "eval.toml"
     config.write_text(f'[env.taskset]\nid = "openenv"\nbase_url = "{server_url}"\nresets = [{resets}]\n')
-    command = [
-        str(BIN / "vf-eval"), "@", str(config),
+    return run_vf_eval(out, [
+        "@", str(config),
         "--env.player.harness.id", "null", "--env.player.runtime.type", "subprocess",
-        "-m", "scripted", "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_KEY",
-        "-r", str(rollouts), "--no-rich", "--no-push", "-o", str(out), "--run.dir", "run",
-    ]
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}")
-    done = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    lines = (out / "run" / "traces.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    ], model_url, rollouts, timeout)
 
 
 def score(episode):
