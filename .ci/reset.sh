@@ -43,10 +43,11 @@ if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
 fi
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}"
-log "removing caches under $cache: webserv, webserv-node, the venvs (test, openenv, verifiers, trl), deno"
+log "removing caches under $cache: webserv, webserv-node, the venvs (test, openenv, verifiers, harnesses, trl), deno"
 for dir in "$cache/webserv" "$cache/webserv-node" "${WEBSERV_VENV:-$cache/webserv-venv}" \
   "${WEBSERV_OPENENV_VENV:-$cache/webserv-venv-openenv}" \
   "${WEBSERV_VERIFIERS_VENV:-$cache/webserv-venv-verifiers}" \
+  "${WEBSERV_HARNESS_VENV:-$cache/webserv-venv-harnesses}" \
   "${WEBSERV_TRL_VENV:-$cache/webserv-venv-trl}" "${DENO_DIR:-$cache/deno}"; do
   # A Deno process still running elsewhere may write into its cache while it
   # goes: a second pass, then a warning rather than a failed reset.
