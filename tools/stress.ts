@@ -30,7 +30,9 @@ export const TEST_COMMANDS: string[][] = [
     "--allow-all",
     "--parallel",
     "--doc",
-    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts",
+    // The framework wrappers' tests need a venv whose pins do not resolve from
+    // scratch yet (docs/python.md, "Trainers and harnesses").
+    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts,test/adapters/python/integrations_test.ts",
   ],
   ["deno", "test", "--allow-all", "test/sandboxes/incus"],
   ["deno", "test", "--allow-all", "test/bench/soak_test.ts"],
