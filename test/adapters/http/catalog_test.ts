@@ -92,7 +92,8 @@ Deno.test("GET /v1/tasks filters and pages, and refuses an unknown site or templ
 Deno.test("createSession() binds a site's task to the session's own instance, and the export re-verifies its recorded end", async () => {
   const runDir = await Deno.makeTempDir();
   await using server = await startServer({ port: 0, runDir });
-  const client = new WebServClient(server.url);
+  // Generous: a loaded machine stretches the browser's launch and the seeding, not the behaviour.
+  const client = new WebServClient(server.url, { timeoutMs: 600_000 });
   const id = "forum/join-forum/3";
   const task = generateTask(siteByName("forum"), "join-forum", 3);
   const byId = await client.createSession({ task: id, observation: "json" });
