@@ -5,11 +5,11 @@
  *
  * @example Drive a browser through chrome-remote-interface
  * ```ts ignore
- * import { Browser } from "@webserv/webserv";
+ * import { Browser, newContext } from "@webserv/webserv/engine";
  * import { CriTransport } from "@webserv/webserv/adapters/cri";
  * const transport = await CriTransport.connect("ws://127.0.0.1:9222/devtools/browser/…");
  * await using browser = await Browser.connect(transport);
- * const page = await (await browser.newContext()).newPage();
+ * const page = await (await newContext(browser)).newPage();
  * ```
  *
  * @module
@@ -245,3 +245,7 @@ function keepEarlyAnswers(client: CriClient): void {
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+// The transport contract this class implements, so this entry point's
+// documentation stands alone.
+export type { OutgoingMessage, Transport } from "../engine/cdp/transport.ts";

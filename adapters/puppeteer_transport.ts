@@ -5,11 +5,11 @@
  * @example Hand a puppeteer browser to the engine
  * ```ts ignore
  * import puppeteer from "puppeteer-core";
- * import { Browser } from "@webserv/webserv";
+ * import { Browser, newContext } from "@webserv/webserv/engine";
  * import { PuppeteerTransport } from "@webserv/webserv/adapters/puppeteer";
  * const pptr = await puppeteer.connect({ browserWSEndpoint: "ws://…", defaultViewport: null });
  * const browser = await Browser.connect(await PuppeteerTransport.create(pptr));
- * const page = await (await browser.newContext()).newPage();
+ * const page = await (await newContext(browser)).newPage();
  * await browser.close(); // puppeteer stays connected
  * await pptr.disconnect();
  * ```
@@ -278,3 +278,7 @@ function inferCode(message: string): number {
   if (/^Internal error/.test(message)) return -32603;
   return SERVER_ERROR;
 }
+
+// The transport contract this class implements, so this entry point's
+// documentation stands alone.
+export type { OutgoingMessage, Transport } from "../engine/cdp/transport.ts";

@@ -7,6 +7,7 @@
  */
 import { chromium } from "playwright-core";
 import type { Browser } from "../mod.ts";
+import { browserInternals } from "../engine/browser/browser.ts";
 
 /**
  * The median (lower middle for an even count).
@@ -90,7 +91,7 @@ export async function openPlaywright(
   browser: Browser,
   viewport: { width: number; height: number },
 ): Promise<PlaywrightTab> {
-  const endpoint = browser.process?.wsEndpoint;
+  const endpoint = browserInternals(browser).process?.wsEndpoint;
   if (!endpoint) throw new Error("Cannot run the benchmark: the browser has no DevTools endpoint");
   const playwright = await chromium.connectOverCDP(endpoint);
   const context = await playwright.newContext({ viewport });

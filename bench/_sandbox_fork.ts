@@ -21,6 +21,7 @@ import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
 import { machine, MIB, round, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 import { groupPss } from "./_proc.ts";
 import { backendLines, benchForkBackends } from "./_sandbox_fork_backends.ts";
+import { browserInternals } from "../engine/browser/browser.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const FORKS = [1, 4, 16] as const;
@@ -106,7 +107,7 @@ export async function benchFork(): Promise<string> {
     );
   }
   // Memory: the browser's PSS grown by HELD new envs, then by HELD forks of the parent.
-  const group = browser.process?.pid;
+  const group = browserInternals(browser).process?.pid;
   const weigh = async <T>(open: () => Promise<T[]>, close: (held: T[]) => Promise<void>) => {
     const before = await groupPss(group!);
     const held = await open();

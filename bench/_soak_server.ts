@@ -13,6 +13,7 @@
  */
 import { parseArgs } from "node:util";
 import { type Backend, startServer } from "../adapters/http/server.ts";
+import { browserInternals } from "../engine/browser/browser.ts";
 
 /** How often the monitor's timer is due, ms. */
 export const TICK_MS = 5;
@@ -123,9 +124,10 @@ function status(type: ServerStatus["type"]): void {
     t: Date.now(),
     ...(type === "listening" ? { url: server.url } : {}),
     pid: Deno.pid,
-    browserPid: server.browser?.process?.pid ?? null,
+    browserPid: (server.browser ? browserInternals(server.browser).process?.pid : undefined) ??
+      null,
     live: server.sessions.live,
-    contexts: server.browser?.contexts.length ?? 0,
+    contexts: (server.browser ? browserInternals(server.browser).contexts.length : undefined) ?? 0,
     instances: server.sessions.list().flatMap((state) => {
       try {
         const instance = server.sessions.instance(state.id) as { containerName?: string };

@@ -33,6 +33,7 @@ import {
   spaClock,
   type SpaScenario,
 } from "../fixtures/spa/mod.ts";
+import { browserInternals, newContext } from "../engine/browser/browser.ts";
 
 type Strategy = "webserv" | "playwright-mcp" | "stagehand" | "sleep-1s";
 const STRATEGIES: Strategy[] = ["webserv", "playwright-mcp", "stagehand", "sleep-1s"];
@@ -166,7 +167,7 @@ async function runOnce(
   scenario: SpaScenario,
   strategy: Strategy,
 ): Promise<Run> {
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const settler = Settler.install(context);
   const page = await context.newPage(scenario.path ? origin + scenario.path : "about:blank");
   await settler.settle(page);
@@ -232,7 +233,7 @@ const runs: Run[] = [];
 {
   await using server = serveSpa();
   await using browser = await Browser.launch();
-  const version = await browser.version();
+  const version = await browserInternals(browser).version();
   let turn = 0;
   for (const scenario of scenarios) {
     for (let rep = 0; rep < reps; rep++) {

@@ -60,6 +60,8 @@ import {
   type TaskRow,
 } from "./_apps_report.ts";
 import { logFailure } from "../engine/log.ts";
+import { envInternals } from "../engine/env.ts";
+import { browserInternals } from "../engine/browser/browser.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const ONLY = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
@@ -113,7 +115,7 @@ const playwright = await openPlaywright(browser, VIEWPORT);
 const pwPage = playwright.page;
 
 function enginePage() {
-  const page = env.actor.page;
+  const page = envInternals(env).actor.page;
   if (!page) throw new Error("Cannot run the benchmark: the env has no open tab");
   return page;
 }
@@ -172,7 +174,7 @@ async function truthOf(): Promise<Map<CdpSession, Truth>> {
 }
 
 async function classifyId(id: number): Promise<{ session: CdpSession; c: Classified } | undefined> {
-  const handle = await env.observer.resolve(id);
+  const handle = await envInternals(env).observer.resolve(id);
   if (!handle) return undefined;
   const { session } = handle;
   const { node } = await session.send("DOM.describeNode", { objectId: handle.objectId });
@@ -416,7 +418,7 @@ let probes = 0;
 
 /** Arms the probe on the click's target; the probe to read, or undefined. */
 async function armProbe(id: number): Promise<Probe | undefined> {
-  const handle = await env.observer.resolve(id);
+  const handle = await envInternals(env).observer.resolve(id);
   if (!handle) return undefined;
   const key = `__benchClick${++probes}`;
   await handle.session.send("Runtime.callFunctionOn", {
@@ -552,7 +554,7 @@ if (ONLY !== undefined && !NO_PAGES) {
 }
 
 const summary = summarise(pageRows, taskRows);
-const version = await browser.version();
+const version = await browserInternals(browser).version();
 const report = {
   date: new Date().toISOString(),
   browser: version.product,

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { Browser } from "../engine/browser/browser.ts";
+import { Browser, browserInternals } from "../engine/browser/browser.ts";
 import { checkSite } from "../fixtures/sites/kit/check.ts";
 import forum from "../fixtures/sites/forum/mod.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
@@ -58,7 +58,7 @@ async function runOnce(name: string, path: string, seed: number): Promise<Run> {
   await using gateway = new Gateway();
   await using sandbox = new FixtureSandbox(forum, { gateway });
   await using browser = await Browser.launch({ executablePath: path });
-  const group = browser.process?.pid;
+  const group = browserInternals(browser).process?.pid;
   if (!group) throw new Error("Cannot measure: the browser has no process group");
   const seen = new Map<number, [string, number]>();
   await sample(group, seen);

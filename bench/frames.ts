@@ -10,6 +10,7 @@
  * @module
  */
 import { Browser, Observer } from "../engine/mod.ts";
+import { newContext } from "../engine/browser/browser.ts";
 
 const LABEL = Deno.args[0] ?? "run";
 const RUNS = 15;
@@ -58,7 +59,7 @@ const browser = await Browser.launch();
 const rows: string[] = [];
 try {
   for (const [count, kind] of [[10, "cross"], [25, "cross"], [25, "same"]] as const) {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const observer = Observer.attach(context);
     const page = await context.newPage(
       `http://127.0.0.1:${server.addr.port}/page/${count}/${kind}`,

@@ -32,6 +32,7 @@ import {
   summarise,
   tokenShares,
 } from "./_observe_real.ts";
+import { browserInternals, newContext } from "../engine/browser/browser.ts";
 
 const QUICK = Deno.args.includes("--quick");
 const LOAD_BEFORE = Deno.loadavg();
@@ -182,12 +183,12 @@ const extra: Record<string, string> = {};
 for (const [size, page] of generated) extra[`/gen/${size}`] = page.html;
 await using server = servePages(extra);
 await using browser = await Browser.launch({ args: ["--window-size=1280,800"] });
-const context = await browser.newContext();
+const context = await newContext(browser);
 const observer = Observer.attach(context);
 const page = await context.newPage();
 // The CDP methods run in a tab of their own, so that the accessibility mode
 // `getFullAXTree` switches on stays out of the tab this engine observes.
-const cdpContext = await browser.newContext();
+const cdpContext = await newContext(browser);
 const cdpPage = await cdpContext.newPage();
 for (const tab of [page, cdpPage]) {
   await tab.session.send("Emulation.setDeviceMetricsOverride", {
@@ -388,7 +389,7 @@ for (const result of Object.values(recall)) {
     totals.found[method] = (totals.found[method] ?? 0) + n;
   }
 }
-const version = await browser.version();
+const version = await browserInternals(browser).version();
 const at8k = sizeResults.find((r) => r.target === 8000)!;
 const ratio = (a: number, b: number) => Math.round((a / b) * 10) / 10;
 const targets = {

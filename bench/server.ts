@@ -42,6 +42,7 @@ import {
   savedAppRows,
   withAppSection,
 } from "./_server_apps.ts";
+import { browserInternals } from "../engine/browser/browser.ts";
 
 const APP = Deno.env.get("BENCH_SERVER_APP");
 
@@ -98,7 +99,7 @@ function buttonId(text: string): number {
 
 /** User and system CPU of the browser's process group so far, in ms (Linux, 100 ticks/s). */
 async function browserCpuMs(browser: Browser): Promise<number> {
-  const group = browser.process?.pid;
+  const group = browserInternals(browser).process?.pid;
   if (!group) return NaN;
   let ticks = 0;
   for await (const { stat } of groupProcesses(group)) ticks += Number(stat[11]) + Number(stat[12]);
@@ -129,7 +130,7 @@ async function cpuPerStep(
 
 /** Resident memory of the browser's process group, in MiB (Linux). */
 async function browserMiB(browser: Browser): Promise<number> {
-  const group = browser.process?.pid;
+  const group = browserInternals(browser).process?.pid;
   if (!group) return NaN;
   let kib = 0;
   for await (const { pid } of groupProcesses(group)) {

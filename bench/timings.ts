@@ -15,7 +15,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { Browser } from "../engine/browser/browser.ts";
+import { Browser, browserInternals, newContext } from "../engine/browser/browser.ts";
 import { ConnectionClosedError } from "../engine/cdp/errors.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
@@ -48,14 +48,14 @@ async function pendingAfterKill(): Promise<Stats> {
   for (let i = 0; i < KILLS; i++) {
     const browser = await Browser.launch();
     try {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       const pages = [await context.newPage(), await context.newPage()];
       const forever = { expression: "new Promise(() => {})", awaitPromise: true };
       const pending = pages.map((page) => page.session.send("Runtime.evaluate", forever));
       // The commands reach the browser before it dies.
-      await browser.connection.send("Browser.getVersion");
+      await browserInternals(browser).connection.send("Browser.getVersion");
       const killedAt = performance.now();
-      Deno.kill(-browser.process!.pid, "SIGKILL"); // the browser's whole process group
+      Deno.kill(-browserInternals(browser).process!.pid, "SIGKILL"); // the browser's whole process group
       const results = await Promise.allSettled(pending);
       samples.push(performance.now() - killedAt);
       for (const result of results) {

@@ -16,6 +16,7 @@ import type { CdpCommandMap } from "./cdp/protocol.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
+import { browserInternals } from "./browser/browser.ts";
 
 /** A cookie as `Storage.getCookies` reports it. */
 type Cookie = CdpCommandMap["Storage.getCookies"]["returnType"]["cookies"][number];
@@ -116,7 +117,9 @@ export async function captureBrowserState(
   page: Page,
 ): Promise<BrowserState> {
   const [{ cookies }, pageState] = await Promise.all([
-    browser.connection.send("Storage.getCookies", { browserContextId: context.id }),
+    browserInternals(browser).connection.send("Storage.getCookies", {
+      browserContextId: context.id,
+    }),
     evaluate<PageState>(page, CAPTURE),
   ]);
   return { ...pageState, cookies };
@@ -178,7 +181,7 @@ export async function restoreCookies(
       ...(cookie.session ? {} : { expires: cookie.expires }),
     };
   });
-  await browser.connection.send("Storage.setCookies", {
+  await browserInternals(browser).connection.send("Storage.setCookies", {
     cookies: params,
     browserContextId: context.id,
   });

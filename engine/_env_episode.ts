@@ -27,6 +27,7 @@ import {
   restoreCookies,
   restorePage,
 } from "./_browser_state.ts";
+import { browserInternals, newContext } from "./browser/browser.ts";
 
 /** One episode of an env: its context and the parts that observe and act on it. */
 export interface Episode {
@@ -102,12 +103,12 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
   const site = options.site;
   const startUrl = startUrlOf(options, task);
   const onlyOrigins = options.onlyOrigins ?? (site ? [site.origin] : undefined);
-  const connection = browser.connection;
+  const connection = browserInternals(browser).connection;
   // Outside the abort scope: a context created but never heard of would leak.
   const context = await withSignal(
     undefined,
     () =>
-      browser.newContext({
+      newContext(browser, {
         ...(onlyOrigins ? { onlyOrigins } : {}),
         viewport: options.viewport ?? DEFAULT_VIEWPORT,
       }),

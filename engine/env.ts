@@ -76,12 +76,75 @@ import { call, positive, startUrlOf } from "./_env_options.ts";
 import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
 import { captureBrowserState, moveBrowserState } from "./_browser_state.ts";
+import { browserInternals } from "./browser/browser.ts";
 
 /** The most forks one call makes. */
 export const MAX_FORKS = 16;
 
 /** The default deadline of every operation. */
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * The engine beneath an {@linkcode Env}'s current episode, for code that
+ * drives it below the agent's actions (the rollout server's screenshots,
+ * tests, benches): kept off the class so the root entry point, which exports
+ * `Env`, documents an agent loop's surface without the engine's types.
+ */
+export interface EnvInternals {
+  /** The context of the current episode. */
+  readonly context: BrowserContext;
+  /** The actor of the current episode (tabs, dialog, answer). */
+  readonly actor: Actor;
+  /** The observer of the current episode. */
+  readonly observer: Observer;
+  /**
+   * The active tab, for raw CDP. Commands sent through it directly are not
+   * serialized with the env's operations: inside {@linkcode EnvInternals.withPage}
+   * they are, and they honour its deadline.
+   *
+   * @throws {EnvError} when the env is closed or has no episode
+   */
+  readonly page: Page;
+  /**
+   * Runs `fn` with the active tab as one serialized operation: CDP commands
+   * it sends through the page honour the deadline and are refused once it
+   * passed.
+   *
+   * @param fn what to do with the page
+   * @param options the deadline and signal
+   * @returns what `fn` returns
+   * @throws {EnvError} when the env fails it or the deadline passes; what
+   *   `fn` throws goes through the same mapping as the env's own errors (an
+   *   `ActionError` passes, an unknown error, a `TypeError` included, becomes
+   *   `EnvError("internal")`)
+   */
+  withPage<T>(fn: (page: Page) => Promise<T>, options?: EnvCallOptions): Promise<T>;
+}
+
+/** Set by `Env`'s static block, which alone reaches its private state. */
+let internalsOf: (env: Env) => EnvInternals;
+
+/**
+ * The engine beneath an env's current episode: its context, actor, observer
+ * and active tab, and a serialized operation on that tab.
+ *
+ * @param env the env
+ * @returns its internals; each getter reads the current episode when called
+ * @throws {EnvError} from a getter when the env is closed or has no episode
+ *
+ * @example Read the active tab's title through raw CDP
+ * ```ts ignore
+ * import { Browser, Env, envInternals } from "@webserv/webserv/engine";
+ * await using browser = await Browser.launch();
+ * await using env = await Env.create(browser, { startUrl: "data:text/html,<title>Hi</title>" });
+ * const title = await envInternals(env).withPage(async (page) =>
+ *   (await page.session.send("Runtime.evaluate", { expression: "document.title" })).result.value
+ * );
+ * ```
+ */
+export function envInternals(env: Env): EnvInternals {
+  return internalsOf(env);
+}
 
 /**
  * An environment: one isolated context on one site, observed and acted on by
@@ -156,30 +219,23 @@ export class Env implements AsyncDisposable {
     return env;
   }
 
-  /** The context of the current episode. */
-  get context(): BrowserContext {
-    return this.#have().context;
-  }
-
-  /** The actor of the current episode (tabs, dialog, answer). */
-  get actor(): Actor {
-    return this.#have().actor;
-  }
-
-  /** The observer of the current episode. */
-  get observer(): Observer {
-    return this.#have().observer;
-  }
-
-  /**
-   * The active tab, for raw CDP. Commands sent through it directly are not
-   * serialized with the env's operations: inside {@linkcode Env.withPage}
-   * they are, and they honour its deadline.
-   *
-   * @throws {EnvError} when the env is closed or has no episode
-   */
-  get page(): Page {
-    return activePage(this.#have());
+  static {
+    internalsOf = (env) => ({
+      get context() {
+        return env.#have().context;
+      },
+      get actor() {
+        return env.#have().actor;
+      },
+      get observer() {
+        return env.#have().observer;
+      },
+      get page() {
+        return activePage(env.#have());
+      },
+      withPage: (fn, options = {}) =>
+        env.#run("use the page", options, () => fn(activePage(env.#live()))),
+    });
   }
 
   /** The task of the episode, if any. */
@@ -423,7 +479,7 @@ export class Env implements AsyncDisposable {
 
   /**
    * Waits until the active tab is quiet, after something the caller did
-   * itself (through `withPage`, `evaluate` or the site).
+   * itself (through `envInternals(env).withPage`, `evaluate` or the site).
    *
    * @param options the settle cap, quiet window and start, the deadline and signal
    * @returns how the page settled
@@ -464,23 +520,6 @@ export class Env implements AsyncDisposable {
       }
       return result.value;
     });
-  }
-
-  /**
-   * Runs `fn` with the active tab as one serialized operation: CDP commands
-   * it sends through the page honour the deadline and are refused once it
-   * passed.
-   *
-   * @param fn what to do with the page
-   * @param options the deadline and signal
-   * @returns what `fn` returns
-   * @throws {EnvError} when the env fails it or the deadline passes; what
-   *   `fn` throws goes through the same mapping as the env's own errors (an
-   *   `ActionError` passes, an unknown error, a `TypeError` included, becomes
-   *   `EnvError("internal")`)
-   */
-  withPage<T>(fn: (page: Page) => Promise<T>, options: EnvCallOptions = {}): Promise<T> {
-    return this.#run("use the page", options, () => fn(activePage(this.#live())));
   }
 
   /**
@@ -538,7 +577,8 @@ export class Env implements AsyncDisposable {
   #map(error: unknown, what: string, signal: AbortSignal): unknown {
     return envFailure(error, what, signal, {
       closed: this.#closed,
-      gone: this.#episode?.connection.closeReason ?? this.#browser.connection.closeReason,
+      gone: this.#episode?.connection.closeReason ??
+        browserInternals(this.#browser).connection.closeReason,
       crash: this.#episode?.actor.page?.crash?.status,
     });
   }

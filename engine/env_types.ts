@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ActorOptions, ActResult, DialogInfo } from "./act/actor.ts";
+import type { ActResult, DialogInfo, DialogPolicy } from "./act/actor.ts";
 import type { Viewport } from "./browser/browser.ts";
 import type { Observation, ObserveOptions } from "./observe/observation.ts";
 import type { SettleOptions, SettlerOptions } from "./settle/settler.ts";
@@ -106,10 +106,10 @@ export interface EnvOptions {
   /** The settler's waits and caps. */
   settle?: SettlerOptions;
   /** The dialog policy of the actor. */
-  dialogs?: ActorOptions["dialogs"];
+  dialogs?: DialogPolicy;
   /**
    * The deadline of every operation (create, observe, step, reset, verify,
-   * settle, evaluate, withPage), in milliseconds, unless the call gives its
+   * settle, evaluate, `envInternals(env).withPage`), in milliseconds, unless the call gives its
    * own. It covers everything the operation does: browser commands,
    * loading, settling, the site's reset.
    *

@@ -8,9 +8,9 @@
  *
  * @example Observe a page without an env
  * ```ts ignore
- * import { Browser, Observer } from "@webserv/webserv/engine";
+ * import { Browser, newContext, Observer } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
+ * const context = await newContext(browser);
  * const observer = Observer.attach(context);
  * const page = await context.newPage("data:text/html,<button>Go</button>");
  * console.log((await observer.observe(page)).text); // … [1] button "Go"
@@ -22,7 +22,8 @@
 // Each engine folder's mod.ts lists its own public names.
 
 // Env
-export { Env } from "./env.ts";
+export { Env, envInternals } from "./env.ts";
+export type { EnvInternals } from "./env.ts";
 export type {
   EnvBranch,
   EnvCallOptions,
@@ -64,6 +65,7 @@ export type {
   AnthropicTool,
   DialogAnswer,
   DialogInfo,
+  DialogPolicy,
   DialogType,
   ElementLocation,
   ElementRef,
@@ -98,10 +100,12 @@ export type {
 export {
   Browser,
   BrowserContext,
+  browserInternals,
   BrowserLaunchError,
   BrowserNotFoundError,
   BrowserProcess,
   findChrome,
+  newContext,
   Page,
 } from "./browser/mod.ts";
 export type {
@@ -109,6 +113,7 @@ export type {
   BrowserContextEvents,
   BrowserEvents,
   BrowserExit,
+  BrowserInternals,
   BrowserProcessOptions,
   BrowserSandbox,
   ConnectOptions,

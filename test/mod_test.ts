@@ -67,13 +67,23 @@ Deno.test("mod.ts exports the public names and none of the internals", async () 
       "WORLD_NAME",
       "OBJECT_GROUP",
       "drawMarks",
+      // the engine beneath an Env and a Browser (`envInternals`, `browserInternals`)
+      "envInternals",
+      "browserInternals",
+      "newContext",
+      "BrowserContext",
+      "Page",
+      "Connection",
     ]
   ) {
     assertEquals(name in mod, false, `the internal "${name}" is exported`);
   }
 });
 
-Deno.test("mod.ts exports at most 30 names, and ./engine the engine beneath them", async () => {
+// The root names what an agent loop calls and the data types their signatures
+// reference (so its documentation stands alone); the engine's classes stay in
+// ./engine. 64 leaves room for a few more options, not for the engine.
+Deno.test("mod.ts exports at most 64 names, and ./engine the engine beneath them", async () => {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["doc", "--json", "mod.ts"],
     cwd: new URL("../", import.meta.url),
@@ -86,7 +96,7 @@ Deno.test("mod.ts exports at most 30 names, and ./engine the engine beneath them
   };
   const names = Object.values(doc.nodes).flatMap((node) => node.symbols.map((s) => s.name));
   assertEquals(
-    names.length <= 30,
+    names.length <= 64,
     true,
     `mod.ts exports ${names.length} names: ${names.join(", ")}`,
   );
@@ -94,7 +104,19 @@ Deno.test("mod.ts exports at most 30 names, and ./engine the engine beneath them
   const engine: Record<string, unknown> = await import(
     new URL("../engine/mod.ts", import.meta.url).href
   );
-  for (const name of ["Env", "Browser", "Observer", "Actor", "Settler", "findElement"]) {
+  for (
+    const name of [
+      "Env",
+      "Browser",
+      "Observer",
+      "Actor",
+      "Settler",
+      "findElement",
+      "envInternals",
+      "browserInternals",
+      "newContext",
+    ]
+  ) {
     assertEquals(name in engine, true, `"${name}" is not exported by ./engine`);
   }
 });

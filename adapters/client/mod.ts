@@ -35,6 +35,8 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
+// The modifier keys an action names, so this entry point's documentation stands alone.
+export type { Modifier } from "../../engine/act/action.ts";
 
 /** Options of {@linkcode WebServClient}. */
 export interface WebServClientOptions {

@@ -14,6 +14,7 @@ import type {
   TaskBody,
 } from "./protocol.ts";
 import type { Session } from "./_session.ts";
+import { envInternals } from "../../engine/env.ts";
 
 /**
  * Turns an env observation into the protocol's shape.
@@ -92,8 +93,8 @@ export function createdBody(
  * @returns the PNG bytes
  */
 export function shoot(env: Env, marks: boolean): Promise<Uint8Array> {
-  return env.withPage(async (page) => {
-    if (marks) return (await env.observer.setOfMarks(page)).png;
+  return envInternals(env).withPage(async (page) => {
+    if (marks) return (await envInternals(env).observer.setOfMarks(page)).png;
     const shot = await page.session.send("Page.captureScreenshot", { format: "png" });
     return Uint8Array.from(atob(shot.data), (c) => c.charCodeAt(0));
   });

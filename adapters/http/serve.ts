@@ -37,6 +37,7 @@ import { parseArgs } from "node:util";
 import { type Backend, BACKENDS, startServer } from "./server.ts";
 import { BACKEND_REGISTRY } from "./backends.ts";
 import { runDirectories } from "./_run_catalog.ts";
+import { browserInternals } from "../../engine/browser/browser.ts";
 
 /** One line a registered backend, with what it serves. */
 function backendLines(): string {
@@ -221,7 +222,7 @@ async function main(): Promise<void> {
   console.log(`  dashboard  ${server.url}/${suffix}`);
   console.log(`  API docs   ${server.url}/docs${suffix}`);
   console.log(`  OpenAPI    ${server.url}/openapi.json`);
-  const sandbox = server.browser?.process?.sandbox;
+  const sandbox = server.browser ? browserInternals(server.browser).process?.sandbox : undefined;
   if (sandbox) {
     console.log(
       sandbox.sandboxed

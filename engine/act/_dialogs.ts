@@ -16,6 +16,9 @@ export type DialogType = "alert" | "confirm" | "prompt" | "beforeunload";
 /** What to do when a dialog opens: answer it at once, or leave it to the agent. */
 export type DialogAnswer = "accept" | "dismiss" | "ask";
 
+/** How each kind of dialog is answered: the dialog policy. */
+export type DialogPolicy = Partial<Record<DialogType, DialogAnswer>>;
+
 /** A JavaScript dialog, open or answered by the policy. */
 export interface DialogInfo {
   /** The kind of dialog. */

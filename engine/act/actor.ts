@@ -62,11 +62,11 @@ import { type ChooseTools, selectOption, setChecked } from "./_choose.ts";
 import { uploadFiles, type UploadTools } from "./_upload.ts";
 import { scroll, type ScrollTools } from "./_scroll.ts";
 import { drag, type DragTools } from "./_drag.ts";
-import { type DialogAnswer, type DialogInfo, Dialogs, type DialogType } from "./_dialogs.ts";
+import { type DialogInfo, type DialogPolicy, Dialogs } from "./_dialogs.ts";
 import { goto, history } from "./_navigate.ts";
 import { translate } from "./_translate.ts";
 
-export type { DialogAnswer, DialogInfo, DialogType } from "./_dialogs.ts";
+export type { DialogAnswer, DialogInfo, DialogPolicy, DialogType } from "./_dialogs.ts";
 
 /** Options of an {@linkcode Actor}. */
 export interface ActorOptions {
@@ -81,7 +81,7 @@ export interface ActorOptions {
    *
    * @default {{ alert: "accept", beforeunload: "accept", confirm: "ask", prompt: "ask" }}
    */
-  dialogs?: Partial<Record<DialogType, DialogAnswer>>;
+  dialogs?: DialogPolicy;
   /**
    * Timeout of every browser command, in milliseconds.
    *
@@ -151,9 +151,9 @@ type ActTools = TypeTools & ChooseTools & UploadTools & ScrollTools & DragTools;
  *
  * @example Click an element by id, then read how the page settled
  * ```ts ignore
- * import { Actor, Browser, Observer, Settler } from "@webserv/webserv/engine";
+ * import { Actor, Browser, newContext, Observer, Settler } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
+ * const context = await newContext(browser);
  * const settler = Settler.install(context);
  * const observer = Observer.attach(context);
  * const page = await context.newPage("http://127.0.0.1:8000/");

@@ -10,7 +10,14 @@ export type { Action, ActionName, ActionSchemaOf, Modifier } from "./action.ts";
 export { actionTools, parseToolCall } from "./tools.ts";
 export type { ActionToolsOptions, AnthropicTool, OpenAiTool, ToolSchema } from "./tools.ts";
 export { Actor } from "./actor.ts";
-export type { ActorOptions, ActResult, DialogAnswer, DialogInfo, DialogType } from "./actor.ts";
+export type {
+  ActorOptions,
+  ActResult,
+  DialogAnswer,
+  DialogInfo,
+  DialogPolicy,
+  DialogType,
+} from "./actor.ts";
 export type { PressOutcome } from "./_pointer.ts";
 export type { ElementLocation, ElementRef, ElementResolver } from "./element_resolver.ts";
 export { ActionError } from "./errors.ts";

@@ -80,6 +80,78 @@ export interface Viewport {
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 
 /**
+ * The engine beneath a {@linkcode Browser}: its connection, process and
+ * contexts. Kept off the class so the root entry point, which exports
+ * `Browser` for launching and connecting, documents no CDP types.
+ */
+export interface BrowserInternals {
+  /** The CDP connection to the browser; a new one after {@linkcode Browser.relaunch}. */
+  readonly connection: Connection;
+  /** The browser process, when this browser was launched here; a new one after a relaunch. */
+  readonly process: BrowserProcess | undefined;
+  /** The contexts this browser created that are still open. */
+  readonly contexts: BrowserContext[];
+  /**
+   * The browser's product and protocol versions.
+   *
+   * @returns `Browser.getVersion`'s answer
+   */
+  version(): Promise<CommandResult<"Browser.getVersion">>;
+  /**
+   * Creates an isolated context: cookies, storage and cache of its own.
+   *
+   * @param options which origins the context may reach, and its viewport
+   * @returns the new context
+   * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
+   */
+  newContext(options?: NewContextOptions): Promise<BrowserContext>;
+}
+
+/** Set by `Browser`'s static block, which alone reaches its private state. */
+let internalsOf: (browser: Browser) => BrowserInternals;
+
+/**
+ * The engine beneath a browser: its CDP connection, process, contexts and
+ * version.
+ *
+ * @param browser the browser
+ * @returns its internals; each getter reads the current connection and process
+ *
+ * @example Ask the browser its version
+ * ```ts ignore
+ * import { Browser, browserInternals } from "@webserv/webserv/engine";
+ * await using browser = await Browser.launch();
+ * console.log((await browserInternals(browser).version()).product);
+ * ```
+ */
+export function browserInternals(browser: Browser): BrowserInternals {
+  return internalsOf(browser);
+}
+
+/**
+ * Creates an isolated context in a browser: cookies, storage and cache of its own.
+ *
+ * @param browser the browser
+ * @param options which origins the context may reach, and its viewport
+ * @returns the new context
+ * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
+ *
+ * @example Open a page in a fresh context
+ * ```ts ignore
+ * import { Browser, newContext } from "@webserv/webserv/engine";
+ * await using browser = await Browser.launch();
+ * const context = await newContext(browser);
+ * const page = await context.newPage("data:text/html,<h1>Hi</h1>");
+ * ```
+ */
+export function newContext(
+  browser: Browser,
+  options: NewContextOptions = {},
+): Promise<BrowserContext> {
+  return internalsOf(browser).newContext(options);
+}
+
+/**
  * A browser: one CDP connection, many isolated contexts.
  *
  * A launched browser that died (killed, crashed, out of memory) can be
@@ -88,15 +160,14 @@ const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: t
  * (a trainer, an `Env`) keeps working; contexts and pages of the old process
  * are closed, and an `Env` recovers with `reset()`.
  *
- * @example Open a page in a fresh context
+ * Its contexts, connection and process are the engine's:
+ * {@linkcode newContext} and {@linkcode browserInternals} in `./engine`.
+ *
+ * @example Open an env in a launched browser
  * ```ts ignore
- * import { Browser } from "@webserv/webserv";
+ * import { Browser, Env } from "@webserv/webserv";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
- * const page = await context.newPage("data:text/html,<h1>Hi</h1>");
- * const { result } = await page.session.send("Runtime.evaluate", {
- *   expression: "document.title",
- * });
+ * await using env = await Env.create(browser, { startUrl: "data:text/html,<h1>Hi</h1>" });
  * ```
  */
 export class Browser implements AsyncDisposable {
@@ -116,14 +187,24 @@ export class Browser implements AsyncDisposable {
     this.#wire(connection, process);
   }
 
-  /** The CDP connection to the browser; a new one after {@linkcode Browser.relaunch}. */
-  get connection(): Connection {
-    return this.#connection;
-  }
+  // One object per browser, so a test's spy on one of its methods sees every call.
+  #internals: BrowserInternals | undefined;
 
-  /** The browser process, when this browser was launched here; a new one after a relaunch. */
-  get process(): BrowserProcess | undefined {
-    return this.#process;
+  static {
+    internalsOf = (browser) =>
+      browser.#internals ??= {
+        get connection() {
+          return browser.#connection;
+        },
+        get process() {
+          return browser.#process;
+        },
+        get contexts() {
+          return [...browser.#contexts.values()];
+        },
+        version: () => browser.#connection.send("Browser.getVersion"),
+        newContext: (options = {}) => browser.#newContext(options),
+      };
   }
 
   /**
@@ -198,7 +279,7 @@ export class Browser implements AsyncDisposable {
   }
 
   async #init(): Promise<void> {
-    const connection = this.connection;
+    const connection = this.#connection;
     connection.on("Target.attachedToTarget", (event) => this.#onAttached(event));
     connection.on("Target.targetCrashed", ({ targetId, status, errorCode }) => {
       this.#pages.get(targetId)?._markCrashed({ status, errorCode });
@@ -207,14 +288,9 @@ export class Browser implements AsyncDisposable {
     await connection.send("Target.setAutoAttach", AUTO_ATTACH);
   }
 
-  /** The contexts this browser created that are still open. */
-  get contexts(): BrowserContext[] {
-    return [...this.#contexts.values()];
-  }
-
   /** Whether the connection is still open. */
   get connected(): boolean {
-    return this.connection.closeReason === undefined;
+    return this.#connection.closeReason === undefined;
   }
 
   /** Adds a listener. */
@@ -230,26 +306,10 @@ export class Browser implements AsyncDisposable {
     this.#events.off(event, listener);
   }
 
-  /**
-   * The browser's product and protocol versions.
-   *
-   * @returns `Browser.getVersion`'s answer
-   */
-  version(): Promise<CommandResult<"Browser.getVersion">> {
-    return this.connection.send("Browser.getVersion");
-  }
-
-  /**
-   * Creates an isolated context: cookies, storage and cache of its own.
-   *
-   * @param options which origins the context may reach
-   * @returns the new context
-   * @throws {TypeError} when an entry of `onlyOrigins` is not an http(s) origin
-   */
-  async newContext(options: NewContextOptions = {}): Promise<BrowserContext> {
+  async #newContext(options: NewContextOptions): Promise<BrowserContext> {
     const viewport = options.viewport;
     if (viewport) checkViewport(viewport);
-    const { browserContextId } = await this.connection.send("Target.createBrowserContext", {
+    const { browserContextId } = await this.#connection.send("Target.createBrowserContext", {
       disposeOnDetach: true,
       ...networkPolicy(options),
     });
@@ -339,12 +399,12 @@ export class Browser implements AsyncDisposable {
   }
 
   async #close(): Promise<void> {
-    if (this.process) {
-      this.connection.close();
-      await this.process.kill();
+    if (this.#process) {
+      this.#connection.close();
+      await this.#process.kill();
     } else {
-      await Promise.allSettled(this.contexts.map((context) => context.close()));
-      this.connection.close();
+      await Promise.allSettled([...this.#contexts.values()].map((context) => context.close()));
+      this.#connection.close();
     }
     this.#forgetTargets("Browser closed");
   }
@@ -353,7 +413,7 @@ export class Browser implements AsyncDisposable {
   async _newPage(context: BrowserContext, url: string): Promise<Page> {
     // A window of its own: a background tab in a shared window answers no
     // input or screenshot until it is brought to the front.
-    const { targetId } = await this.connection.send("Target.createTarget", {
+    const { targetId } = await this.#connection.send("Target.createTarget", {
       url: "about:blank",
       browserContextId: context.id,
       newWindow: true,
@@ -382,11 +442,11 @@ export class Browser implements AsyncDisposable {
     // A context of a process that was relaunched since is gone with it.
     if (!this.#contexts.delete(context.id)) return;
     if (!this.connected) return;
-    await this.connection.send("Target.disposeBrowserContext", { browserContextId: context.id });
+    await this.#connection.send("Target.disposeBrowserContext", { browserContextId: context.id });
   }
 
   #onAttached(event: EventParams<"Target.attachedToTarget">): void {
-    const session = this.connection.session(event.sessionId);
+    const session = this.#connection.session(event.sessionId);
     if (!session) return;
     bestEffort(`preparing target "${event.targetInfo.url}"`, this.#prepare(session, event));
   }
@@ -452,7 +512,7 @@ export class Browser implements AsyncDisposable {
   #ownerPage(session: CdpSession): Page | undefined {
     let parentId = session.parentSessionId;
     while (parentId) {
-      const parent = this.connection.session(parentId);
+      const parent = this.#connection.session(parentId);
       if (!parent) return undefined;
       const page = parent.targetInfo && this.#pages.get(parent.targetInfo.targetId);
       if (page && page.session === parent) return page;

@@ -45,7 +45,7 @@ export interface ContextHost {
 /**
  * One isolated browser context (CDP `Target.createBrowserContext`). Cookies,
  * storage and cache are not shared with any other context. Create one with
- * `Browser.newContext()`.
+ * `newContext(Browser)`.
  */
 export class BrowserContext implements AsyncDisposable {
   /** The CDP browser context id. */

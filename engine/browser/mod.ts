@@ -3,9 +3,10 @@
  *
  * @module
  */
-export { Browser } from "./browser.ts";
+export { Browser, browserInternals, newContext } from "./browser.ts";
 export type {
   BrowserEvents,
+  BrowserInternals,
   ConnectOptions,
   LaunchOptions,
   NewContextOptions,

@@ -89,9 +89,9 @@ function randomSecret(): string {
  *
  * @example Observe a page, then find the element behind an id
  * ```ts ignore
- * import { Browser, Observer } from "@webserv/webserv/engine";
+ * import { Browser, newContext, Observer } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
+ * const context = await newContext(browser);
  * const observer = Observer.attach(context); // before the pages open
  * const page = await context.newPage("data:text/html,<button>Go</button>");
  * const { text, elements } = await observer.observe(page);

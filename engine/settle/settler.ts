@@ -166,9 +166,9 @@ const BARRIER_TRIES = 3;
  *
  * @example Settle after a click
  * ```ts ignore
- * import { Browser, Settler } from "@webserv/webserv/engine";
+ * import { Browser, newContext, Settler } from "@webserv/webserv/engine";
  * await using browser = await Browser.launch();
- * const context = await browser.newContext();
+ * const context = await newContext(browser);
  * const settler = Settler.install(context);
  * const page = await context.newPage("http://127.0.0.1:8000/");
  * const since = performance.now();

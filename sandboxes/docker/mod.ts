@@ -15,3 +15,8 @@ export { DockerSandbox } from "./docker_sandbox.ts";
 export type { DockerSandboxOptions } from "./docker_sandbox.ts";
 export { ContainerInstance } from "../_container_instance.ts";
 export type { ContainerLimits, DockerLimits } from "../_container_limits.ts";
+
+// The sandbox contract and gateway these classes implement and take, so this
+// entry point's documentation stands alone.
+export type { Gateway, GatewayRoute, GatewayTarget } from "../gateway.ts";
+export type { Instance, InstanceSpec, Sandbox, SiteHandler, StateClient } from "../types.ts";

@@ -4,6 +4,7 @@ import puppeteer from "puppeteer-core";
 import { Browser, BrowserProcess } from "../../engine/mod.ts";
 import { PuppeteerTransport } from "../../adapters/puppeteer_transport.ts";
 import { transportContract } from "../engine/cdp/_transport_contract.ts";
+import { newContext } from "../../engine/browser/browser.ts";
 
 transportContract({
   name: "PuppeteerTransport",
@@ -36,7 +37,7 @@ Deno.test("PuppeteerTransport.close() leaves puppeteer connected and usable when
     const [pptrPage] = await pptr.pages();
     assertExists(pptrPage);
     const browser = await Browser.connect(await PuppeteerTransport.create(pptrPage));
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const page = await context.newPage("data:text/html,<title>Engine</title>");
     const { result } = await page.session.send("Runtime.evaluate", {
       expression: "document.title",

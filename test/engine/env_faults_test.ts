@@ -4,9 +4,9 @@
 // promise fails the test that made it.
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../engine/act/errors.ts";
-import { Browser } from "../../engine/browser/browser.ts";
+import { Browser, browserInternals } from "../../engine/browser/browser.ts";
 import type { BrowserContext } from "../../engine/browser/browser_context.ts";
-import { Env } from "../../engine/env.ts";
+import { Env, envInternals } from "../../engine/env.ts";
 import type { EnvObservation, EnvSite } from "../../engine/env_types.ts";
 import { EnvError, type EnvErrorCode } from "../../engine/env_error.ts";
 import { findElement } from "../../engine/observe/find_element.ts";
@@ -77,9 +77,10 @@ function pause(ms: number): Promise<void> {
 /** Every context `browser` opens from now on, as it is made (a spy on the real method). */
 function spyContexts(browser: Browser): BrowserContext[] {
   const opened: BrowserContext[] = [];
-  const newContext = browser.newContext.bind(browser);
-  browser.newContext = async (...args) => {
-    const context = await newContext(...args);
+  const internals = browserInternals(browser);
+  const open = internals.newContext.bind(internals);
+  internals.newContext = async (options) => {
+    const context = await open(options);
     opened.push(context);
     return context;
   };
@@ -97,7 +98,9 @@ Deno.test("Env.create() rejects with EnvError timeout and nothing rejects unhand
   await using site = serveHanging({ "/": FORM });
   await using launched = await Browser.launch();
   // A short CDP timeout: a leaked waiter would reject within the pause below.
-  await using browser = await Browser.connect(launched.process!.wsEndpoint, { timeoutMs: 1_500 });
+  await using browser = await Browser.connect(browserInternals(launched).process!.wsEndpoint, {
+    timeoutMs: 1_500,
+  });
   const opened = spyContexts(browser);
   const unhandled: unknown[] = [];
   const record = (event: PromiseRejectionEvent) => {
@@ -113,12 +116,16 @@ Deno.test("Env.create() rejects with EnvError timeout and nothing rejects unhand
     await waitFor(() => opened.length === 2 && opened.every((context) => context.closed), {
       message: "each failed create opens its context and closes it",
     });
-    assertEquals(browser.contexts.length, 0, "a failed create leaves no context behind");
+    assertEquals(
+      browserInternals(browser).contexts.length,
+      0,
+      "a failed create leaves no context behind",
+    );
     // Every CDP waiter the creates started has the 1,500 ms timeout and began
     // before now: a timer of that length started now fires after all of
     // them, however late (timers fire in deadline order), and by then a
     // leaked waiter's rejection is recorded.
-    await pause(browser.connection.timeoutMs);
+    await pause(browserInternals(browser).connection.timeoutMs);
     assertEquals(unhandled.map(String), [], "a rejection nobody handled");
   } finally {
     globalThis.removeEventListener("unhandledrejection", record);
@@ -177,7 +184,7 @@ Deno.test("Env reports a crashed renderer at once as EnvError renderer-crashed, 
   const a = idOf(observation, "textbox", "A");
   // The step waits for a request that never ends: crash it meanwhile.
   const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
-  const page = env.page;
+  const page = envInternals(env).page;
   await requested(site, "/hang-api");
   page.session.send("Page.crash", undefined, { timeoutMs: 2_000 }).catch(() => {});
   await rejectsEnv(loading, "renderer-crashed");
@@ -194,7 +201,7 @@ Deno.test("Env reports a killed browser as EnvError browser-gone, and works agai
   const a = idOf(observation, "textbox", "A");
   const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
   await requested(site, "/hang-api");
-  Deno.kill(-browser.process!.pid, "SIGKILL");
+  Deno.kill(-browserInternals(browser).process!.pid, "SIGKILL");
   await rejectsEnv(loading, "browser-gone");
   await rejectsEnv(env.observe(), "browser-gone");
   await rejectsEnv(env.step({ action: "click", id: a }), "browser-gone");
@@ -298,7 +305,7 @@ Deno.test("Env.close() rejects the operation in flight with EnvError closed, and
   await queued;
   await rejectsEnv(env.observe(), "closed");
   await rejectsEnv(env.reset(), "closed");
-  assertEquals(browser.contexts.length, 0);
+  assertEquals(browserInternals(browser).contexts.length, 0);
 });
 
 Deno.test("an internal TypeError during a step is EnvError internal, never the agent's; bad input is invalid-action", async () => {
@@ -310,7 +317,7 @@ Deno.test("an internal TypeError during a step is EnvError internal, never the a
   assertEquals(invalid.code, "invalid-action");
   // Ours: an internal check throwing a TypeError mid-step (as settle/_session_tracker.ts,
   // settler.ts and browser/page.ts do) is injected at the step's reload command.
-  const session = env.page.session;
+  const session = envInternals(env).page.session;
   const send = session.send.bind(session);
   session.send = ((method: string, ...rest: unknown[]) => {
     if (method === "Page.reload") throw new TypeError("Cannot reload: an injected internal check");

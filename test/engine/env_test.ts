@@ -9,7 +9,7 @@ import {
 } from "@std/assert";
 import { ActionError } from "../../engine/act/errors.ts";
 import { Browser } from "../../engine/browser/browser.ts";
-import { Env } from "../../engine/env.ts";
+import { Env, envInternals } from "../../engine/env.ts";
 import type { EnvObservation } from "../../engine/env_types.ts";
 import type { EnvTask, Verdict } from "../../engine/task.ts";
 import { serveHtml } from "../_util/html_server.ts";
@@ -139,7 +139,7 @@ Deno.test("Env's pages reach the site's origin and no other", async () => {
   await using home = await openHome();
   const { env, server } = home;
   const status = (url: string) =>
-    env.actor.page!.session.send("Runtime.evaluate", {
+    envInternals(env).actor.page!.session.send("Runtime.evaluate", {
       // no-cors: a cross-origin answer resolves (status 0); only a blocked request rejects.
       expression: `fetch(${
         JSON.stringify(url)
@@ -178,7 +178,7 @@ Deno.test("Env.reset() resets the site and starts a fresh episode", async () => 
   assertEquals(idOf(observation, "button", "Mark"), done);
   const { result } = await env.step({ action: "goto", url: server.url("/") });
   assert(result.settle);
-  const cookies = await env.actor.page!.session.send("Runtime.evaluate", {
+  const cookies = await envInternals(env).actor.page!.session.send("Runtime.evaluate", {
     expression: "document.cookie",
     returnByValue: true,
   });
@@ -291,8 +291,8 @@ Deno.test("Env.settle(), evaluate() and withPage() run on the active tab in turn
   assert(settled.settled);
   assertStringIncludes((await env.observe()).text, "late text");
 
-  assertEquals(env.page.targetId, env.actor.page?.targetId);
-  const title = await env.withPage(async (page) => {
+  assertEquals(envInternals(env).page.targetId, envInternals(env).actor.page?.targetId);
+  const title = await envInternals(env).withPage(async (page) => {
     const { result } = await page.session.send("Runtime.evaluate", {
       expression: "document.title",
     });

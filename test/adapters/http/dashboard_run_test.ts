@@ -9,6 +9,7 @@ import { Env } from "../../../mod.ts";
 import { startServer } from "../../../adapters/http/server.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { solveAddNote, until } from "./_dashboard.ts";
+import { envInternals } from "../../../engine/env.ts";
 
 const TASK = "demo/add-note";
 /** Set to write the screenshots docs/dashboard.md shows. */
@@ -44,7 +45,7 @@ async function fromFiles(runDir: string) {
 async function shoot(env: Env, file: string): Promise<void> {
   if (!DOCS_SHOTS) return;
   // A tall window, so the live cards are on screen and fetch their thumbnails.
-  await env.withPage((page) =>
+  await envInternals(env).withPage((page) =>
     page.session.send("Emulation.setDeviceMetricsOverride", {
       width: 1280,
       height: 2400,
@@ -57,7 +58,7 @@ async function shoot(env: Env, file: string): Promise<void> {
     "[...document.querySelectorAll('#sessions img')].slice(0, 3).every((img) => img.naturalWidth > 0)",
     (loaded) => loaded,
   );
-  const png = await env.withPage(async (page) => {
+  const png = await envInternals(env).withPage(async (page) => {
     const { cssContentSize } = await page.session.send("Page.getLayoutMetrics");
     const shot = await page.session.send("Page.captureScreenshot", {
       format: "png",

@@ -11,6 +11,7 @@ import { runDirectories } from "../../../adapters/http/_run_catalog.ts";
 import { WebServClient } from "../../../adapters/client/mod.ts";
 import { solveAddNote, until } from "./_dashboard.ts";
 import { TEST_SEED_START } from "../../../fixtures/sites/mod.ts";
+import { envInternals } from "../../../engine/env.ts";
 
 const TEMPLATE = "demo/add-note";
 /** A seed of the test split, for the split filter. */
@@ -174,7 +175,7 @@ Deno.test("the run picker switches the dashboard's figures and viewer between ru
     assert(pastShown.links.every((l) => l.includes("run=past-run")), pastShown.links.join());
     assertEquals(await env.evaluate("new URLSearchParams(location.search).get('run')"), "past-run");
     if (DOCS_SHOTS) {
-      const png = await env.withPage(async (page) => {
+      const png = await envInternals(env).withPage(async (page) => {
         const shot = await page.session.send("Page.captureScreenshot", { format: "png" });
         return Uint8Array.from(atob(shot.data), (c) => c.charCodeAt(0));
       });

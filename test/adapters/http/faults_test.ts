@@ -7,6 +7,7 @@ import { WebServClient } from "../../../adapters/client/mod.ts";
 import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import { waitFor } from "../../_util/wait.ts";
 import type { Action } from "../../../adapters/client/types.ts";
+import { browserInternals } from "../../../engine/browser/browser.ts";
 
 function random(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -128,7 +129,7 @@ Deno.test("step() reports env_error when a renderer crashes, and reset() recover
   const bystander = await client.createSession({ task: "demo/add-note/1" });
   const origin = new URL(victim.observation.url).origin;
   let page;
-  for (const candidate of server.browser!.contexts.flatMap((c) => c.pages)) {
+  for (const candidate of browserInternals(server.browser!).contexts.flatMap((c) => c.pages)) {
     const { result } = await candidate.session.send("Runtime.evaluate", {
       expression: "location.origin",
       returnByValue: true,
@@ -154,7 +155,7 @@ Deno.test("step() reports env_error when Chromium dies, and the server starts a 
   const client = new WebServClient(server.url);
   const before = await client.createSession({ task: "demo/add-note/1" });
   const old = server.browser!;
-  await old.process!.kill();
+  await browserInternals(old).process!.kill();
   const failed = await client.step(before.id, { action: "reload" });
   assertEquals(failed.status, "env_error");
   assertEquals(failed.info.error?.code, "browser-gone");
@@ -203,11 +204,12 @@ Deno.test("createSession() leaves no browser context behind when the env opens a
   const opened: BrowserContext[] = [];
   let calls = 0;
   let ended = 0;
-  const newContext = browser.newContext.bind(browser);
-  browser.newContext = async (...args) => {
+  const internals = browserInternals(browser);
+  const open = internals.newContext.bind(internals);
+  internals.newContext = async (options) => {
     calls++;
     try {
-      const context = await newContext(...args);
+      const context = await open(options);
       opened.push(context);
       return context;
     } finally {
@@ -226,9 +228,9 @@ Deno.test("createSession() leaves no browser context behind when the env opens a
     message: "the abandoned create closes the context it opened",
   });
   assert(opened.length <= 1, `the create opened ${opened.length} contexts`);
-  assertEquals(browser.contexts.length, 0);
+  assertEquals(browserInternals(browser).contexts.length, 0);
   letGo();
-  assertEquals([calls, browser.contexts.length], [opened.length, 0]);
+  assertEquals([calls, browserInternals(browser).contexts.length], [opened.length, 0]);
 });
 
 Deno.test("step() reports an internal TypeError as env_error internal, never action_error", async () => {
@@ -238,7 +240,7 @@ Deno.test("step() reports an internal TypeError as env_error internal, never act
   const malformed = await client.step(victim.id, { action: "jump" } as unknown as Action);
   assertEquals(malformed.status, "action_error");
   assertEquals(malformed.info.error?.code, "invalid-action");
-  const pages = server.browser!.contexts.flatMap((c) => c.pages);
+  const pages = browserInternals(server.browser!).contexts.flatMap((c) => c.pages);
   assertEquals(pages.length, 1);
   const session = pages[0]!.session;
   const send = session.send.bind(session);

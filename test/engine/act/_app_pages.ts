@@ -6,7 +6,7 @@
  */
 import { assert, assertEquals } from "@std/assert";
 import type { Browser } from "../../../engine/browser/browser.ts";
-import { Env } from "../../../engine/env.ts";
+import { Env, envInternals } from "../../../engine/env.ts";
 import type { AppServer } from "../../../fixtures/apps/mod.ts";
 
 /**
@@ -17,7 +17,7 @@ import type { AppServer } from "../../../fixtures/apps/mod.ts";
  * @returns the value, by value
  */
 export async function pageValue(env: Env, expression: string): Promise<unknown> {
-  const page = env.page;
+  const page = envInternals(env).page;
   assert(page, "a tab is open");
   const { result } = await page.session.send("Runtime.evaluate", {
     expression,

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
@@ -69,7 +69,7 @@ Deno.test("Actor", async (t) => {
   await using browser = await Browser.launch();
 
   async function open(): Promise<{ context: BrowserContext; page: Page; actor: Actor }> {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`${server.origin}/act/controls`);
     const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
@@ -116,7 +116,7 @@ Deno.test("Actor", async (t) => {
   );
 
   await t.step("Actor.act() names the parent's cover when an iframe is covered", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     await using _ = context;
     const page = await context.newPage(`${server.origin}/act/covered-frames`);
     const resolver = new SelectorResolver(page, { 1: "#same >> #inner", 2: "cross >> #cross-btn" });
@@ -130,7 +130,7 @@ Deno.test("Actor", async (t) => {
   await t.step(
     "Actor.act() names a cover by its rendered text, never its scripts' source",
     async () => {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       await using _ = context;
       // An inert iframe takes no input: the parent's hit test goes through to its body.
       const page = await context.newPage(`${server.origin}/act/inert-frame`);
@@ -414,7 +414,7 @@ Deno.test("Actor", async (t) => {
   await t.step(
     "Actor.act() throws a timeout and stays usable when the page is busy too long",
     async () => {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       await using _ = context;
       const settler = Settler.install(context);
       const page = await context.newPage(`${server.origin}/act/controls`);

@@ -8,7 +8,7 @@
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { servePages } from "../../../fixtures/pages/mod.ts";
@@ -38,7 +38,7 @@ Deno.test("type on a Gutenberg-like block editor types into the block, never del
   await using server = servePages();
   await using browser = await Browser.launch();
   const open = async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(server.url("/block-editor"));
     const actor = new Actor(context, { resolver: new SelectorResolver(page, BLOCKS), settler });

@@ -6,7 +6,7 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { ProtocolError } from "../../../engine/cdp/errors.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
@@ -45,7 +45,7 @@ Deno.test("Actor.act() click receipts", async (t) => {
   await using browser = await Browser.launch();
 
   await t.step("a target the click removes is read as received whole, not as gone", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const observer = Observer.attach(context);
     const actor = new Actor(context, { resolver: observer });
     const page = await context.newPage(PAGE);
@@ -58,7 +58,7 @@ Deno.test("Actor.act() click receipts", async (t) => {
   });
 
   await t.step("a press the page takes on mousedown is handled, its receipt read", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const observer = Observer.attach(context);
     const actor = new Actor(context, { resolver: observer });
     const page = await context.newPage(PAGE);
@@ -99,7 +99,7 @@ Deno.test("Actor.act() click receipts", async (t) => {
         seen === true ? "on the target" : "as its document unloaded"
       }, then the document gone, is gone`,
       async () => {
-        await using context = await browser.newContext();
+        await using context = await newContext(browser);
         const page = await context.newPage(PAGE);
         const calls = new Navigating(page, seen);
         const pointer = new Pointer(calls, 5_000, () => page);
@@ -110,7 +110,7 @@ Deno.test("Actor.act() click receipts", async (t) => {
   }
 
   await t.step("a press that missed the target, then the document gone, is an error", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const page = await context.newPage(PAGE);
     const calls = new Navigating(page, false);
     const pointer = new Pointer(calls, 5_000, () => page);

@@ -5,7 +5,7 @@ import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { readDate, readTime, toInputValue } from "../../../engine/act/_dates.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { servePages } from "../../../fixtures/pages/mod.ts";
@@ -57,7 +57,7 @@ Deno.test("Actor.act() types a date or time as a person would, in the page's loc
   await using server = servePages();
   await using browser = await Browser.launch();
   async function open(lang: string) {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(server.url(`/booking-${lang}`));
     const actor = new Actor(context, { resolver: new SelectorResolver(page, FIELDS), settler });

@@ -7,7 +7,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { servePages } from "../../../fixtures/pages/mod.ts";
@@ -31,7 +31,7 @@ Deno.test("Actor.act() reports a click ok only when the target received press, r
     await t.step(`${NAMES[id]}: ok means the page got the click, else a typed error`, async () => {
       for (let trial = 0; trial < 3; trial++) {
         // A fresh context each time: the slow icon is not in its cache yet.
-        await using context = await browser.newContext();
+        await using context = await newContext(browser);
         const settler = Settler.install(context);
         const page = await context.newPage(server.url("/hover-swap"));
         const actor = new Actor(context, {

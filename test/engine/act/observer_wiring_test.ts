@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
@@ -9,7 +9,7 @@ import { ACT_FULL, ACT_STUB } from "../../../engine/observe/_page_bundle.ts";
 
 /** The controls page in a context of its own, the observer as the actor's resolver. */
 async function openControls(origin: string, browser: Browser) {
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   const settler = Settler.install(context);
   const observer = Observer.attach(context);
   const page = await context.newPage(`${origin}/act/controls`);
@@ -134,7 +134,7 @@ Deno.test("Actor.act() aims a mouse action in the top frame without looking up a
 
 Deno.test("Actor.act() names a cover in normal flow that the observation does not look for", async () => {
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const actor = new Actor(context, { resolver: observer });
   // Only positioned boxes are hit-tested as covers; this one is moved over by a transform.

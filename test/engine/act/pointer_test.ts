@@ -5,7 +5,7 @@
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import type { CdpSession } from "../../../engine/cdp/connection.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
@@ -49,7 +49,7 @@ Deno.test("Actor.act() pointer", async (t) => {
   await using browser = await Browser.launch();
 
   async function open(path: string, ids: Record<number, string>) {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`${server.origin}${path}`);
     const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });

@@ -3,7 +3,7 @@
 // such input's id is the element the actions aim at for that id. Both sides
 // import one rule (`engine/page/stand_in.ts`); this fails when they drift.
 import { assert, assertEquals } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { ElementCalls } from "../../../engine/act/_calls.ts";
 
@@ -56,7 +56,7 @@ const PAGE = "data:text/html," + encodeURIComponent(
 
 Deno.test("the observer and the actions pick the same stand-in for a hidden checkbox or radio", async () => {
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(PAGE);
   const { elements } = await observer.observe(page);

@@ -12,7 +12,7 @@ import {
   TYPE_MAX_LENGTH,
   typingPlan,
 } from "../../../engine/act/_typing.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
@@ -74,7 +74,7 @@ Deno.test("Actor.act() type", async (t) => {
   await using browser = await Browser.launch();
 
   async function open() {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`${server.origin}/act/fields`);
     const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
@@ -84,7 +84,7 @@ Deno.test("Actor.act() type", async (t) => {
   await t.step(
     "Observer.observe() shows the type and format when a field takes a date",
     async () => {
-      await using context = await browser.newContext();
+      await using context = await newContext(browser);
       const observer = Observer.attach(context);
       const page = await context.newPage(`${server.origin}/act/fields`);
       const { text } = await observer.observe(page);
@@ -223,7 +223,7 @@ Deno.test("Actor.act() type into tag inputs", async (t) => {
   await using browser = await Browser.launch();
 
   async function open() {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`${server.origin}/act/tags`);
     const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
@@ -294,7 +294,7 @@ Deno.test("Actor.act() sets React-controlled date and range inputs through React
   );
   try {
     await using browser = await Browser.launch();
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`http://127.0.0.1:${server.addr.port}/`);
     await settler.settle(page);

@@ -5,7 +5,7 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
@@ -22,7 +22,7 @@ async function evaluate(page: Page, expression: string): Promise<unknown> {
 Deno.test("controls scrolled under a fixed top bar keep their ids and take clicks", async () => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const settler = Settler.install(context);
   const observer = Observer.attach(context);
   const page = await context.newPage(`${server.origin}/act/under-bar`);

@@ -7,7 +7,7 @@ import {
   assertRejects,
   assertStringIncludes,
 } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, browserInternals, newContext } from "../../../engine/browser/browser.ts";
 import { BrowserLaunchError, BrowserProcess } from "../../../engine/browser/browser_process.ts";
 import { BrowserNotFoundError, findChrome } from "../../../engine/browser/find_chrome.ts";
 import type { Page, PageCrash } from "../../../engine/browser/page.ts";
@@ -79,8 +79,8 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   await using browser = await Browser.launch();
 
   await t.step("newContext() gives contexts that share no cookies", async () => {
-    const first = await browser.newContext();
-    const second = await browser.newContext();
+    const first = await newContext(browser);
+    const second = await newContext(browser);
     const a = await first.newPage(server.url("/"));
     await evaluate(a.session, "document.cookie = 'who=first; path=/'");
     assertEquals(await evaluate(a.session, "document.cookie"), "who=first");
@@ -105,18 +105,18 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
             JSON.stringify(url)
           }, { mode: "no-cors" }).then((r) => r.status, () => "failed")`,
         );
-      const restricted = await browser.newContext({ onlyOrigins: [own] });
+      const restricted = await newContext(browser, { onlyOrigins: [own] });
       const page = await restricted.newPage(server.url("/"));
       assertEquals(await evaluate(page.session, "document.title"), "home");
       assertEquals(await fetchStatus(page, server.url("/popup")), 200);
       assertEquals(await fetchStatus(page, other), "failed");
-      const open = await browser.newContext();
+      const open = await newContext(browser);
       const control = await open.newPage(server.url("/"));
       assertEquals(await fetchStatus(control, other), 0, "an unrestricted context reaches it");
       await restricted.close();
       await open.close();
       await assertRejects(
-        () => browser.newContext({ onlyOrigins: ["file:///etc"] }),
+        () => newContext(browser, { onlyOrigins: ["file:///etc"] }),
         TypeError,
         "not an http or https origin",
       );
@@ -124,7 +124,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   );
 
   await t.step("a popup opened by window.open is attached and usable", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const opener = await context.newPage(server.url("/opener"));
     const popupSeen = nextEvent<Page>((listener) => opener.on("popup", listener));
     await evaluate(opener.session, "window.open('/popup'); true");
@@ -141,7 +141,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   });
 
   await t.step("closing a context closes its pages", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const pages = [await context.newPage(), await context.newPage()];
     await context.close();
     for (const page of pages) {
@@ -152,7 +152,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   });
 
   await t.step("page.close() closes the target and fires close", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const page = await context.newPage();
     const closed = nextEvent<{ reason: string }>((listener) => page.on("close", listener));
     await page.close();
@@ -162,7 +162,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   });
 
   await t.step("an out-of-process iframe is attached with its own session", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     // localhost and 127.0.0.1 are different sites, so the frame runs out of process.
     const page = await context.newPage(server.url("/", "localhost"));
     const frameSeen = nextEvent<CdpSession>((listener) => page.on("frameattached", listener));
@@ -180,7 +180,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   });
 
   await t.step("a renderer crash is reported as a crash event", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     const page = await context.newPage(server.url("/"));
     const crashed = nextEvent<PageCrash>((listener) => page.on("crash", listener));
     page.session.send("Page.crash").catch(() => {}); // never answered: the renderer dies
@@ -195,7 +195,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   await t.step(
     "every page of a context answers input and screenshots, not just the front one",
     async () => {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       const pages: Page[] = [];
       for (let i = 0; i < 4; i++) pages.push(await context.newPage(server.url("/")));
       for (const page of pages) {
@@ -210,7 +210,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
   );
 
   await t.step("initializers run before the page's first script", async () => {
-    const context = await browser.newContext();
+    const context = await newContext(browser);
     context.addInitializer(async ({ session }) => {
       await session.send("Page.addScriptToEvaluateOnNewDocument", {
         source: "window.__early = performance.now();",
@@ -229,7 +229,7 @@ Deno.test("Browser isolates contexts, attaches popups and frames, reports crashe
 // How fast they fail is a benchmark figure (bench/cdp.ts), not a test's.
 Deno.test("Browser rejects every pending command when Chromium is killed", async () => {
   const browser = await Browser.launch();
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   const page = await context.newPage();
   const exited = nextEvent((listener) => browser.on("exit", listener));
   const pending = [
@@ -237,12 +237,12 @@ Deno.test("Browser rejects every pending command when Chromium is killed", async
       expression: "new Promise(() => {})",
       awaitPromise: true,
     }),
-    browser.connection.send("Runtime.evaluate", {
+    browserInternals(browser).connection.send("Runtime.evaluate", {
       expression: "new Promise(() => {})",
       awaitPromise: true,
     }),
   ];
-  Deno.kill(-browser.process!.pid, "SIGKILL"); // the browser's whole process group
+  Deno.kill(-browserInternals(browser).process!.pid, "SIGKILL"); // the browser's whole process group
   // Bounded well below the commands' own 30 s timeout: they fail because the
   // connection closed, not because they timed out.
   for (const call of pending) {
@@ -258,9 +258,9 @@ Deno.test("Browser rejects every pending command when Chromium is killed", async
 
 Deno.test("Browser.launch() keeps the launch wait apart from the default command timeout", async () => {
   await using browser = await Browser.launch({ launchTimeoutMs: 20_000, commandTimeoutMs: 1234 });
-  assertEquals(browser.connection.timeoutMs, 1234);
+  assertEquals(browserInternals(browser).connection.timeoutMs, 1234);
   await using defaults = await Browser.launch({ launchTimeoutMs: 20_000 });
-  assertEquals(defaults.connection.timeoutMs, 30_000);
+  assertEquals(browserInternals(defaults).connection.timeoutMs, 30_000);
   const dir = await Deno.makeTempDir({ prefix: "webserv-stub-" });
   try {
     const silent = `${dir}/silent-browser`;
@@ -292,14 +292,14 @@ Deno.test("BrowserContext.newPage() rejects and leaves no rejection behind when 
   })();
   try {
     await using browser = await Browser.launch({ commandTimeoutMs: 600 });
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const url = `http://127.0.0.1:${listener.addr.port}/`;
     await assertRejects(() => context.newPage(url), CdpTimeoutError);
     // The load wait began before the navigation, with the same timeout: a
     // timer of that length started now fires after the load wait's own,
     // however late both are (timers fire in deadline order). By then its
     // rejection, had nobody handled it, is recorded.
-    const timeoutMs = browser.connection.timeoutMs;
+    const timeoutMs = browserInternals(browser).connection.timeoutMs;
     await new Promise((resolve) => setTimeout(resolve, timeoutMs));
     assertEquals(unhandled.map(String), [], "a rejection nobody handled");
     const page = await context.newPage("about:blank");
@@ -316,8 +316,8 @@ Deno.test("Browser.close() leaves no process and no profile after 20 launch/clos
   const profiles: string[] = [];
   for (let cycle = 0; cycle < 20; cycle++) {
     const browser = await Browser.launch();
-    profiles.push(browser.process!.userDataDir);
-    if (cycle % 5 === 0) await (await browser.newContext()).newPage("data:text/html,hi");
+    profiles.push(browserInternals(browser).process!.userDataDir);
+    if (cycle % 5 === 0) await (await newContext(browser)).newPage("data:text/html,hi");
     await browser.close();
   }
   for (const profile of profiles) {

@@ -1,14 +1,14 @@
 // Browser.relaunch(): a killed browser started again in place, against a real Chromium.
 import { assert, assertEquals, assertNotEquals, assertRejects } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, browserInternals, newContext } from "../../../engine/browser/browser.ts";
 import { serveHtml } from "../../_util/html_server.ts";
 
 Deno.test("Browser.relaunch() starts a killed browser again in the same object", async () => {
   await using server = serveHtml({ "/": "<title>Back</title>" });
   await using browser = await Browser.launch();
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   const page = await context.newPage(server.url("/"));
-  const first = browser.process!;
+  const first = browserInternals(browser).process!;
   const disconnected = new Promise<string>((resolve) =>
     browser.on("disconnected", ({ reason }) => resolve(reason))
   );
@@ -19,30 +19,30 @@ Deno.test("Browser.relaunch() starts a killed browser again in the same object",
 
   await browser.relaunch();
   assert(browser.connected);
-  assertNotEquals(browser.process!.pid, first.pid);
+  assertNotEquals(browserInternals(browser).process!.pid, first.pid);
   assert(page.closed, "pages of the old process are closed");
-  assertEquals(browser.contexts.length, 0);
+  assertEquals(browserInternals(browser).contexts.length, 0);
   // The old process's profile is gone with it.
   await assertRejects(() => Deno.stat(first.userDataDir), Deno.errors.NotFound);
   // Closing a context of the old process is a no-op, not an error.
   await context.close();
 
-  const again = await (await browser.newContext()).newPage(server.url("/"));
+  const again = await (await newContext(browser)).newPage(server.url("/"));
   const { result } = await again.session.send("Runtime.evaluate", { expression: "document.title" });
   assertEquals(result.value, "Back");
 });
 
 Deno.test("Browser.relaunch() replaces a live browser, and concurrent calls share one relaunch", async () => {
   await using browser = await Browser.launch();
-  const first = browser.process!.pid;
+  const first = browserInternals(browser).process!.pid;
   await Promise.all([browser.relaunch(), browser.relaunch()]);
-  assertNotEquals(browser.process!.pid, first);
-  assertEquals((await browser.version()).protocolVersion.length > 0, true);
+  assertNotEquals(browserInternals(browser).process!.pid, first);
+  assertEquals((await browserInternals(browser).version()).protocolVersion.length > 0, true);
 });
 
 Deno.test("Browser.relaunch() throws TypeError when the browser was connected to", async () => {
   await using launched = await Browser.launch();
-  await using connected = await Browser.connect(launched.process!.wsEndpoint);
+  await using connected = await Browser.connect(browserInternals(launched).process!.wsEndpoint);
   await assertRejects(() => connected.relaunch(), TypeError, "connected to, not launched");
   await launched.close();
   await assertRejects(() => launched.relaunch(), Error, "closed");

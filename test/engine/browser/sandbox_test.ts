@@ -8,7 +8,7 @@ import {
   assertRejects,
   assertStringIncludes,
 } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, browserInternals, newContext } from "../../../engine/browser/browser.ts";
 import { BrowserProcess } from "../../../engine/browser/browser_process.ts";
 
 /** The real uid of a process, from /proc/PID/status. */
@@ -55,7 +55,7 @@ function userNamespacesWork(): boolean {
 
 Deno.test("Browser.launch() runs Chromium sandboxed and, from root, not as root", async () => {
   await using browser = await Browser.launch();
-  const process = browser.process!;
+  const process = browserInternals(browser).process!;
   // Chromium's processes (browser, zygotes, renderers…): not the launcher's shell and watchdog.
   const chromium = groupMembers(process.pid).filter((pid) => argsOf(pid)[0]?.includes("chrom"));
   assert(chromium.length > 0, "no Chromium process in the group");
@@ -71,7 +71,7 @@ Deno.test("Browser.launch() runs Chromium sandboxed and, from root, not as root"
     }
   }
   // And it works: a page loads and runs script.
-  const page = await (await browser.newContext()).newPage("data:text/html,<title>ok</title>");
+  const page = await (await newContext(browser)).newPage("data:text/html,<title>ok</title>");
   const { result } = await page.session.send("Runtime.evaluate", { expression: "document.title" });
   assertEquals(result.value, "ok");
 });
@@ -79,8 +79,8 @@ Deno.test("Browser.launch() runs Chromium sandboxed and, from root, not as root"
 Deno.test("Browser.launch({ sandbox: false }) says so and runs with --no-sandbox", async () => {
   await using browser = await Browser.launch({ sandbox: false });
   assertEquals(browser.sandboxed, false);
-  assert(browser.process!.sandbox.reason, "no reason given");
-  const chromium = groupMembers(browser.process!.pid).filter((pid) =>
+  assert(browserInternals(browser).process!.sandbox.reason, "no reason given");
+  const chromium = groupMembers(browserInternals(browser).process!.pid).filter((pid) =>
     argsOf(pid).includes("--no-sandbox")
   );
   assert(chromium.length > 0, "no process runs with --no-sandbox");

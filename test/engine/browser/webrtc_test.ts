@@ -1,7 +1,7 @@
 // No traffic leaves a page except through its context's proxy: WebRTC's STUN
 // over UDP, sent straight to an address the page chose, is off.
 import { assert, assertEquals } from "@std/assert";
-import { Browser, type LaunchOptions } from "../../../engine/browser/browser.ts";
+import { Browser, type LaunchOptions, newContext } from "../../../engine/browser/browser.ts";
 import type { CdpSession } from "../../../engine/cdp/connection.ts";
 import { serveHtml } from "../../_util/html_server.ts";
 import { createSocket } from "node:dgram";
@@ -76,7 +76,7 @@ async function stunPackets(options: LaunchOptions): Promise<number> {
   try {
     await using browser = await Browser.launch(options);
     const own = server.url("").replace(/\/$/, "");
-    const context = await browser.newContext({ onlyOrigins: [own] });
+    const context = await newContext(browser, { onlyOrigins: [own] });
     const page = await context.newPage(server.url("/"));
     await gather(page.session, port);
     // A page's STUN request is sent before gathering completes; one more

@@ -17,7 +17,7 @@ import {
   assertRejects,
   assertStrictEquals,
 } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { BrowserProcess } from "../../../engine/browser/browser_process.ts";
 import { type CdpSession, Connection } from "../../../engine/cdp/connection.ts";
 import {
@@ -306,7 +306,7 @@ export function transportContract(harness: TransportHarness): void {
     await using env = await start(harness);
     const browser = await Browser.connect(env.transport, { timeoutMs: 10_000 });
     try {
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       const page = await context.newPage("data:text/html,<title>Contract</title>");
       const { result } = await page.session.send("Runtime.evaluate", {
         expression: "document.title",

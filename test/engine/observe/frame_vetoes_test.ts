@@ -2,7 +2,7 @@
 // iframe, or one outside an open modal dialog) shows its text and no ids,
 // whichever process it runs in; a frame inside the dialog keeps its ids.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import type { Observation } from "../../../engine/observe/observation.ts";
@@ -42,7 +42,7 @@ Deno.test("Observer.observe() gives no ids in a frame nobody can act in, and kee
 <dialog id="dialog"><p>Pay now</p><iframe src="${cross(5)}"></iframe><button>Close</button></dialog>
 </body>`;
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
 
@@ -88,7 +88,7 @@ Deno.test("Observer.observe() gives no ids where a box of the parent lies over a
 <div style="position:fixed;left:380px;top:80px;width:360px;height:260px;background:rgba(0,0,0,.5)">Loading</div>
 </body>`;
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   let observation: Observation = await observer.observe(page);

@@ -1,7 +1,7 @@
 // Many frames are distilled at once: ids stay unique across frames, stable
 // across observations, never reused, and each resolves to its element.
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { serveHtml } from "../../_util/html_server.ts";
@@ -29,7 +29,7 @@ Deno.test("Observer.observe() keeps ids unique and stable when many frames are d
     `<button>Last</button></body>`;
 
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   const expected = CROSS + 3; // widgets 0..CROSS-1, CROSS (same-process), CROSS+2 (nested)
@@ -130,7 +130,7 @@ Deno.test("Observer.observe() distils same-process frames in their parent's call
     Array.from({ length: 4 }, (_, i) => `<iframe src="/w/${i}"></iframe>`).join("") +
     `<iframe src="${server.url("/w/4", "localhost")}"></iframe></body>`;
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   // The top document's renderer answers one call for itself and its four frames.
@@ -163,7 +163,7 @@ Deno.test("Observer.observe() distils a same-process frame the parent cannot rea
     "/w": widget(0),
   });
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   const { observation, calls } = await observeCounted(observer, page, 4);
@@ -188,7 +188,7 @@ Deno.test("Observer.observe() distils same-origin sibling frames of another proc
       .join("") +
     `</body>`;
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   const buys = (o: { elements: { name: string }[] }) =>

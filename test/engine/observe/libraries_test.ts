@@ -8,7 +8,7 @@
 // for dragging is none), and their dialog, date picker and web-component
 // table tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Env } from "../../../engine/env.ts";
@@ -36,7 +36,7 @@ const TABLE_PARTS = new Set(["row", "cell", "gridcell", "columnheader", "rowhead
 Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage();
   await page.session.send("Emulation.setDeviceMetricsOverride", {
@@ -167,7 +167,7 @@ Deno.test("Env.step() settles after a select's menu has animated in, and says so
 Deno.test("Observer.observe() names a library's input from the placeholder it draws, and gives bare widget parts no id", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage();
   await page.session.send("Emulation.setDeviceMetricsOverride", {
@@ -203,7 +203,7 @@ Deno.test("Observer.observe() names a library's input from the placeholder it dr
 Deno.test("Observer.observe() gives a web component's field label no id beside its control", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage();
   await page.session.send("Page.navigate", { url: server.url("/vaadin-form") });

@@ -3,14 +3,14 @@
 // no target; neither an empty Select's zero-width placeholder nor the
 // transparent copy of a floating label in an outlined field shows as text.
 import { assert, assertEquals } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
 
 Deno.test("Observer.observe() reads a Material UI form as a person sees it", async () => {
   await using server = await serveApps();
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/mui-settings"));
   const { result } = await page.session.send("Runtime.evaluate", {

@@ -2,7 +2,7 @@
 // id, nothing marked must-not-see does. Each test opens its own browser and
 // page, so any one runs alone (`--filter`) as it does in the file.
 import { assert, assertEquals, assertGreater, assertStringIncludes } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import type { Observation } from "../../../engine/observe/observation.ts";
@@ -84,7 +84,7 @@ async function openSetup(): Promise<Setup> {
     await server[Symbol.asyncDispose]();
     throw error;
   });
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage();
   return {
@@ -105,7 +105,7 @@ Deno.test("Observer sees every must-see element and no must-not-see one on the f
   for (const fixture of FIXTURE_PAGES) {
     await t.step(fixture.path, async () => {
       // A context and page of its own: no step sees what another left behind.
-      await using tab = await browser.newContext();
+      await using tab = await newContext(browser);
       const observer = Observer.attach(tab);
       const page = await tab.newPage();
       await open(page, server.url(fixture.path));
@@ -190,7 +190,7 @@ Deno.test("a frame the origin rule blocks shows as blocked, not as an error page
   await using setup = await openSetup();
   const { server, browser } = setup;
 
-  const closed = await browser.newContext({ onlyOrigins: [server.origin] });
+  const closed = await newContext(browser, { onlyOrigins: [server.origin] });
   const watcher = Observer.attach(closed);
   const tab = await closed.newPage();
   await open(tab, server.url("/iframe-cross-origin"));

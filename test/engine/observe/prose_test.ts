@@ -2,7 +2,7 @@
 // one block of text broken by <br>s. It is kept whole, far down the page
 // too, and never clipped; only repeated chrome is summarised.
 import { assert, assertEquals } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { prose } from "../../../fixtures/apps/_html.ts";
 import { serveHtml } from "../../_util/html_server.ts";
@@ -17,7 +17,7 @@ Deno.test("Observer.observe() keeps a long story set with <br>s whole, in lines 
       `<div class="storytext">${PARAGRAPHS.join("<br><br>")}</div>`,
   });
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const observer = Observer.attach(context);
   const page = await context.newPage(server.url("/"));
   const { text } = await observer.observe(page);

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertFalse, assertRejects, assertThrows } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
@@ -18,12 +18,12 @@ Deno.test("Settler", async (t) => {
   await using browser = await Browser.launch();
 
   await t.step("Settler.install() throws when an option is negative", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     assertThrows(() => Settler.install(context, { quietMs: -1 }), RangeError, '"quietMs"');
   });
 
   await t.step("Settler.settle() hides its hook when page scripts look for it", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     Settler.install(context);
     const page = await context.newPage(`${server.origin}/spa/spinner-timer`);
     const seen = await evaluate(
@@ -64,7 +64,7 @@ Deno.test("Settler", async (t) => {
   });
 
   await t.step("Settler.settle() reports what is pending when the cap is reached", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const settler = Settler.install(context);
     const page = await context.newPage(`${server.origin}/spa/slow-endpoint`);
     await settler.settle(page);
@@ -80,7 +80,7 @@ Deno.test("Settler", async (t) => {
   await t.step(
     "Settler.settle() gives up with the DOM pending when the DOM never stops changing",
     async () => {
-      await using context = await browser.newContext();
+      await using context = await newContext(browser);
       const settler = Settler.install(context, { quietMs: 100 });
       const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
       await evaluate(
@@ -96,7 +96,7 @@ Deno.test("Settler", async (t) => {
   await t.step(
     "Settler.settle() stops waiting for a polling timer chain when it grows old",
     async () => {
-      await using context = await browser.newContext();
+      await using context = await newContext(browser);
       const settler = Settler.install(context, { chainMs: 200 });
       const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
       await evaluate(page, `(function poll() { setTimeout(poll, 150); })(); 0`);
@@ -108,7 +108,7 @@ Deno.test("Settler", async (t) => {
   await t.step(
     "Settler.settle() drops the requests of a document the page left when a body was never read",
     async () => {
-      await using context = await browser.newContext();
+      await using context = await newContext(browser);
       // The long-poll rule would drop the request at 3 s: the cap sits below it.
       const settler = Settler.install(context, { capMs: 2_000 });
       const page = await context.newPage(`${server.origin}/spa/unread-then-leave`);
@@ -126,7 +126,7 @@ Deno.test("Settler", async (t) => {
   await t.step(
     "Settler.settle() waits for a slow save and for another route of a path a slow read went to",
     async () => {
-      await using context = await browser.newContext();
+      await using context = await newContext(browser);
       // The page's first read (600 ms) outlives the long-poll grace: it stops counting.
       const settler = Settler.install(context, { longPollMs: 300 });
       const page = await context.newPage(`${server.origin}/spa/one-path-api`);
@@ -154,7 +154,7 @@ Deno.test("Settler", async (t) => {
     "Settler.settle() returns after a closing dialog is gone: its exit animation, or the save it waits for",
     async () => {
       for (const button of ["#close", "#got"]) {
-        await using context = await browser.newContext();
+        await using context = await newContext(browser);
         const settler = Settler.install(context, { longPollMs: 300 });
         const page = await context.newPage(`${server.origin}/spa/closing-modal`);
         await settler.settle(page);
@@ -167,9 +167,9 @@ Deno.test("Settler", async (t) => {
   );
 
   await t.step("Settler.settle() throws when the page is not from its context", async () => {
-    await using context = await browser.newContext();
+    await using context = await newContext(browser);
     const settler = Settler.install(context);
-    await using other = await browser.newContext();
+    await using other = await newContext(browser);
     const page = await other.newPage("about:blank");
     await assertRejects(() => settler.settle(page), TypeError, "not opened");
   });

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import {
   performSpaAction,
@@ -29,7 +29,7 @@ Deno.test("Settler.settle() never returns before the page is done when the page 
     await t.step(
       `Settler.settle() waits for completion when the page is "${scenario.name}"`,
       async () => {
-        await using context = await browser.newContext();
+        await using context = await newContext(browser);
         const settler = Settler.install(context);
         const page = await context.newPage(
           scenario.path ? server.origin + scenario.path : "about:blank",

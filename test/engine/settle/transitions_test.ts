@@ -2,7 +2,7 @@
 // on (a fade from nothing, a box that moves), not for cosmetic ones: a todo
 // marked done fading its colour for 0.4 s is settled at once.
 import { assert, assertEquals } from "@std/assert";
-import { Browser } from "../../../engine/browser/browser.ts";
+import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveHtml } from "../../_util/html_server.ts";
@@ -29,7 +29,7 @@ async function run(page: Page, expression: string): Promise<void> {
 Deno.test("Settler.settle() does not wait for colour, shadow and dimming transitions, but waits for a fade from nothing and a box that grows", async () => {
   await using server = serveHtml({ "/": PAGE });
   await using browser = await Browser.launch();
-  await using context = await browser.newContext();
+  await using context = await newContext(browser);
   const settler = Settler.install(context);
   const page = await context.newPage(server.url("/"));
   await settler.settle(page);
