@@ -1,5 +1,6 @@
 /**
- * Runs the Node smoke suite (`test/node/*.node.mjs`): bundles `mod.ts` with
+ * Runs the Node smoke suite (`test/node/*.node.mjs`): bundles `mod.ts` (and
+ * `browserInternals` from `./engine`) with
  * esbuild into one ES module in a temporary folder (the engine has no npm
  * dependency at run time; its `devtools-protocol` import is types only), then
  * runs `node --test` on the suite with `WEBSERV_BUNDLE` pointing at the bundle.
@@ -46,7 +47,13 @@ const dir = await Deno.makeTempDir({ prefix: "webserv-node-" });
 try {
   const bundle = `${dir}/webserv.mjs`;
   await esbuild.build({
-    entryPoints: [new URL("mod.ts", ROOT).pathname],
+    // The root, and the engine function the suite reads the browser's
+    // process through (its profile, its sandbox user).
+    stdin: {
+      contents: `export * from "./mod.ts";\nexport { browserInternals } from "./engine/mod.ts";\n`,
+      resolveDir: new URL(".", ROOT).pathname,
+      loader: "ts",
+    },
     outfile: bundle,
     bundle: true,
     format: "esm",

@@ -9,7 +9,7 @@ import { test } from "node:test";
 
 const bundle = process.env.WEBSERV_BUNDLE;
 if (!bundle) throw new Error("Set WEBSERV_BUNDLE to the bundled mod.ts (deno task test:node does)");
-const { Browser, Env, ActionError, parseToolCall } = await import(bundle);
+const { Browser, Env, ActionError, parseToolCall, browserInternals } = await import(bundle);
 
 const PAGE = `<!doctype html><title>Counter</title>
 <h1>Counter</h1>
@@ -39,10 +39,12 @@ test("Env launches, observes, steps and resets on a fixture page under Node", as
     },
   };
   const browser = await Browser.launch();
-  const profile = browser.process.userDataDir;
+  const profile = browserInternals(browser).process.userDataDir;
   try {
     // From root, Chromium runs as another user (its sandbox on where the machine allows).
-    if (process.getuid?.() === 0) assert.notEqual(browser.process.sandbox.user, "current");
+    if (process.getuid?.() === 0) {
+      assert.notEqual(browserInternals(browser).process.sandbox.user, "current");
+    }
     const env = await Env.create(browser, { site, startUrl: "/" });
     const first = await env.observe();
     assert.match(first.text, /button "Add"/);
