@@ -88,22 +88,30 @@ export async function benchFork(): Promise<string> {
   await drop(resetting);
   const bound = bind(parent.instance);
   await bound.sdk.mark();
+  // k forks of the parent, each on its own copy of the instance (pushed to
+  // `copies`), and their teardown: the forks closed, the copies destroyed.
+  const forkParent = (k: number, copies: Instance[]) =>
+    parent.env.fork(k, {
+      branch: async () => {
+        const copy = await parent.instance.fork!();
+        const forked = bind(copy);
+        await bound.sdk.copyMark(forked.sdk);
+        copies.push(copy);
+        return { site: copy, task: forked, release: () => copy.destroy() };
+      },
+    });
+  const closeForks = async (forks: { close(): Promise<void> }[], copies: Instance[]) => {
+    await Promise.all(forks.map((f) => f.close()));
+    await Promise.all(copies.splice(0).map((c) => c.destroy()));
+  };
   for (const k of FORKS) {
     const copies: Instance[] = [];
     rows.push(
-      await time(`env: fork(${k})`, () =>
-        parent.env.fork(k, {
-          branch: async () => {
-            const copy = await parent.instance.fork!();
-            const forked = bind(copy);
-            await bound.sdk.copyMark(forked.sdk);
-            copies.push(copy);
-            return { site: copy, task: forked, release: () => copy.destroy() };
-          },
-        }), async (forks) => {
-        await Promise.all(forks.map((f) => f.close()));
-        await Promise.all(copies.splice(0).map((c) => c.destroy()));
-      }),
+      await time(
+        `env: fork(${k})`,
+        () => forkParent(k, copies),
+        (forks) => closeForks(forks, copies),
+      ),
     );
   }
   // Memory: the browser's PSS grown by HELD new envs, then by HELD forks of the parent.
@@ -121,22 +129,7 @@ export async function benchFork(): Promise<string> {
     }),
     fork: await (async () => {
       const copies: Instance[] = [];
-      return await weigh(
-        () =>
-          parent.env.fork(HELD, {
-            branch: async () => {
-              const copy = await parent.instance.fork!();
-              const forked = bind(copy);
-              await bound.sdk.copyMark(forked.sdk);
-              copies.push(copy);
-              return { site: copy, task: forked, release: () => copy.destroy() };
-            },
-          }),
-        async (forks) => {
-          await Promise.all(forks.map((f) => f.close()));
-          await Promise.all(copies.map((c) => c.destroy()));
-        },
-      );
+      return await weigh(() => forkParent(HELD, copies), (forks) => closeForks(forks, copies));
     })(),
   };
   await drop(parent);
