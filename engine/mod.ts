@@ -87,6 +87,7 @@ export type {
   ObserveOptions,
   ScrollState,
   SetOfMarks,
+  TextElement,
   TreeElement,
   TreeFrame,
   TreeMore,
