@@ -25,7 +25,7 @@
  * import { Browser, Env } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * await using env = await Env.create(browser, { startUrl: "data:text/html,<button>Go</button>" });
- * const { text } = await env.observe(); // [1] button "Go"
+ * const { text } = await env.observe(); // [1] button Go
  * await env.step({ action: "click", id: 1 });
  * ```
  *

@@ -67,9 +67,7 @@ try {
     // Wait until every frame is attached and loaded.
     for (let i = 0; i < 100; i++) {
       const observation = await observer.observe(page, { summariseAfter: 0 });
-      const widgets = observation.text.split("\n").filter((line) =>
-        line.includes('heading "Widget')
-      );
+      const widgets = observation.text.split("\n").filter((line) => /heading "?Widget/.test(line));
       if (widgets.length === count) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -351,9 +351,22 @@ for (const fixture of FIXTURE_PAGES) {
 // ---------------------------------------------------------------- real pages
 
 await using apps = await serveApps();
+// The real pages are observed in a context of their own, as an agent's
+// episode starts: ids are never reused in a context, so after the 32k-element
+// generated pages above they would run to five digits (a token more each)
+// that no episode on these pages shows.
+const realContext = await browser.newContext();
+const realObserver = Observer.attach(realContext);
+const realPage = await realContext.newPage();
+await realPage.session.send("Emulation.setDeviceMetricsOverride", {
+  width: 1280,
+  height: 800,
+  deviceScaleFactor: 1,
+  mobile: false,
+});
 const realSetup = {
-  observer,
-  page,
+  observer: realObserver,
+  page: realPage,
   pwPage,
   url: (path: string) => apps.url(path),
   truth: (await truthScripts()).truth,
@@ -503,4 +516,5 @@ const md: string[] = [
 await Deno.writeTextFile(new URL("observe.md", dir), md.join("\n"));
 console.log(md.slice(0, 24).join("\n"));
 await cdpContext.close();
+await realContext.close();
 await context.close();

@@ -89,7 +89,7 @@ function percentile(values: number[], p: number): number {
 
 /** The "Add" button's id in an observation's text; an error that shows the text when it is not there. */
 function buttonId(text: string): number {
-  const line = text.split("\n").find((l) => l.includes('button "Add"'));
+  const line = text.split("\n").find((l) => /button "?Add\b/.test(l));
   const id = Number(line?.match(/\[(\d+)\]/)?.[1]);
   if (!Number.isInteger(id)) {
     throw new Error(`No "Add" button in the first observation:\n${text.slice(0, 800)}`);

@@ -155,7 +155,7 @@ export function envInternals(env: Env): EnvInternals {
  * import { Browser, Env, EnvError } from "@webserv/webserv";
  * await using browser = await Browser.launch();
  * await using env = await Env.create(browser, { startUrl: "data:text/html,<button>Go</button>" });
- * const { text } = await env.observe();   // [1] button "Go"
+ * const { text } = await env.observe();   // [1] button Go
  * try {
  *   const { observation, done, truncated } = await env.step({ action: "click", id: 1 });
  * } catch (error) {

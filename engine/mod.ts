@@ -13,7 +13,7 @@
  * const context = await newContext(browser);
  * const observer = Observer.attach(context);
  * const page = await context.newPage("data:text/html,<button>Go</button>");
- * console.log((await observer.observe(page)).text); // … [1] button "Go"
+ * console.log((await observer.observe(page)).text); // … [1] button Go
  * ```
  *
  * @module
@@ -77,7 +77,7 @@ export type {
 } from "./act/mod.ts";
 
 // Observation
-export { findElement, findElements, Observer } from "./observe/mod.ts";
+export { findElement, findElements, Observer, parseElements } from "./observe/mod.ts";
 export type {
   Box,
   ElementHandle,
@@ -89,6 +89,7 @@ export type {
   ObserveOptions,
   ScrollState,
   SetOfMarks,
+  TextElement,
   TreeElement,
   TreeFrame,
   TreeMore,

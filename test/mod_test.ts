@@ -44,7 +44,7 @@ Deno.test("mod.ts type-checks and runs the README example when imported by file 
   assertEquals(checked.code, 0, `the example does not type-check:\n${checked.stderr}`);
   const { code, stdout, stderr } = await runOutside("run", source);
   assertEquals(code, 0, `the example failed:\n${stderr}`);
-  assertStringIncludes(stdout, `button "Remove"`);
+  assertStringIncludes(stdout, "[1] button Remove");
   assertStringIncludes(stdout, "settled: true");
 });
 

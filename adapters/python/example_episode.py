@@ -27,7 +27,7 @@ def element_id(observation: dict, role: str, name: str) -> int:
 def members(observation: dict, slug: str) -> int:
     """The member count on the forums table's row of ``f/slug``.
 
-    A row reads: [id] link "f/slug" -> /f/slug | description | members | posts.
+    A row reads: [id] f/slug → /f/slug | description | members | posts.
     """
     link = element_id(observation, "link", f"f/{slug}")
     for line in observation["text"].splitlines():

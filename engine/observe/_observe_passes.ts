@@ -8,7 +8,7 @@
  */
 import type { Page } from "../browser/page.ts";
 import type { FrameInfo } from "./_frame_worlds.ts";
-import { FRAME_MARK, INDENT } from "./format_observation.ts";
+import { describeElement, FRAME_MARK, INDENT } from "./format_observation.ts";
 import type { ObservedElement, ObserveOptions } from "./observation.ts";
 import { VETO_TEXT } from "./_stitch.ts";
 import type {
@@ -125,7 +125,13 @@ export function spliceFrames(
     const slot = Number(line.slice(at + 1));
     const info = result.frames.find((f) => f.slot === slot);
     const why = info?.veto ? ` (${VETO_TEXT[info.veto]})` : "";
-    lines.push(`${pad}iframe${info?.name ? ` "${info.name.replace(/"/g, "'")}"` : ""}${why}`);
+    // The iframe's line as any element's: its name bare unless the reason follows it.
+    const head = describeElement(
+      { k: "e", role: "iframe", ...info?.name ? { name: info.name } : {} },
+      true,
+      why !== "",
+    );
+    lines.push(`${pad}${head}${why}`);
     if (!info) continue;
     for (const subLine of child(slot, info) ?? []) lines.push(`${pad}${INDENT}${subLine}`);
   }

@@ -23,24 +23,55 @@ function quote(text: string): string {
 }
 
 /**
- * One element as a line: `[id] role "name" value="…" states cues *new`.
+ * What a bare name may not hold, lest a reader cut it wrong: a quote, a
+ * space at its start or end, the separators that end a name (` · `, ` | `,
+ * ` → `), a colon after a single word (a row's `[id] row: …`), or
+ * something that reads as an id.
+ */
+const NEEDS_QUOTES = /"|^\s|\s$| [·|→] |\[\d+\]|^[a-z]+:/;
+
+/**
+ * One element as a line: `[id] role name`, or `[id] role "name" value="…"
+ * states cues *new` when more follows the name.
+ *
+ * The name goes bare when nothing but the line's end, a ` · ` or a link
+ * target follows it and it holds nothing a reader could cut it at
+ * ({@linkcode NEEDS_QUOTES}); otherwise it is quoted (`"` inside becomes
+ * `'`). A link whose target is shown leaves out the word `link`: the arrow
+ * says it (`[7] Pricing → /pricing`). `parseElements` in
+ * `parse_observation.ts` reads this back.
  *
  * @param el the element
  * @param showNew whether to mark an id new since the previous observation with `*new`
+ * @param glued whether text follows on the line after a single space (a
+ *   link inside a sentence, a heading's link after its name): the name is
+ *   quoted, as a bare one would run into that text
  * @returns the line, without indentation
  *
- * @example Describe a button
+ * @example Describe a button, a link and a checked box
  * ```ts
  * import { describeElement } from "./format_observation.ts";
- * describeElement({ k: "e", id: 3, role: "button", name: "Save" }); // '[3] button "Save"'
+ * describeElement({ k: "e", id: 3, role: "button", name: "Save" }); // "[3] button Save"
+ * describeElement({ k: "e", id: 4, role: "link", name: "Docs", href: "/docs/start" }); // "[4] Docs → /docs/start"
+ * describeElement({ k: "e", id: 5, role: "checkbox", name: "Remember me", states: ["checked"] });
+ * // '[5] checkbox "Remember me" checked'
  * ```
  */
-export function describeElement(el: WireElement, showNew = true): string {
+export function describeElement(el: WireElement, showNew = true, glued = false): string {
   const parts: string[] = [];
   if (el.id !== undefined) parts.push(`[${el.id}]`);
-  if (el.role) parts.push(el.role);
-  if (el.name) parts.push(quote(el.name));
-  if (el.href && !el.quietHref) parts.push(`→ ${el.href}`);
+  const target = el.href && !el.quietHref ? el.href : "";
+  // The arrow says link; an element without an id keeps its role word (its line is text).
+  const arrowSaysLink = target !== "" && el.role === "link" && el.id !== undefined;
+  if (el.role && !arrowSaysLink) parts.push(el.role);
+  if (el.name) {
+    const more = el.description || el.value !== undefined || el.states?.length ||
+      el.cues?.length || el.options || (el.isNew && showNew);
+    const bare = (el.role !== "" || arrowSaysLink) && !glued && !more &&
+      !NEEDS_QUOTES.test(el.name);
+    parts.push(bare ? el.name : quote(el.name));
+  }
+  if (target) parts.push(`→ ${target}`);
   if (el.description) parts.push(`title=${quote(el.description)}`);
   if (el.value !== undefined) parts.push(`value=${quote(el.value)}`);
   if (el.states) parts.push(...el.states);
@@ -106,8 +137,11 @@ function proseLines(text: string): string[] {
   return lines;
 }
 
-/** One node on one line, children joined in. */
-function inline(node: WireNode): string {
+/**
+ * One node on one line, children joined in. `inRun`: the node is an inline
+ * element with text on either side joined by a plain space.
+ */
+function inline(node: WireNode, inRun = false): string {
   const showNew = markNew;
   switch (node.k) {
     case "t":
@@ -118,7 +152,7 @@ function inline(node: WireNode): string {
       return `${FRAME_MARK}${node.slot}`;
     case "e": {
       if (node.role === "row") {
-        const cells = node.c ? node.c.map(inline).join(" | ") : "";
+        const cells = node.c ? node.c.map((cell) => inline(cell)).join(" | ") : "";
         // A row that is a target (a pointer cursor of its own) shows its id; its cells name it.
         if (node.id === undefined) return cells;
         const { name: _, ...unnamed } = node;
@@ -127,12 +161,13 @@ function inline(node: WireNode): string {
       }
       const cell = node.role === "cell" || node.role === "columnheader" ||
         node.role === "rowheader" || node.role === "gridcell" && node.id === undefined;
+      const tail = node.c ? joinParts(node.c) : "";
+      const glued = inRun || tail !== "";
       const head = cell && node.id === undefined
         ? (node.name ?? "")
         : node.role === "" || node.role === "list" || node.role === "listitem"
-        ? (node.id !== undefined || node.name ? describeElement(node, showNew) : "")
-        : describeElement(node, showNew);
-      const tail = node.c ? joinParts(node.c) : "";
+        ? (node.id !== undefined || node.name ? describeElement(node, showNew, glued) : "")
+        : describeElement(node, showNew, glued);
       return head && tail ? `${head} ${tail}` : head || tail;
     }
   }
@@ -146,8 +181,11 @@ function inline(node: WireNode): string {
 function joinParts(nodes: readonly WireNode[]): string {
   let out = "";
   let previous: WireNode | undefined;
-  for (const node of nodes) {
-    const text = inline(node);
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]!;
+    const inRun = node.k === "e" && node.inline === true &&
+      (nodes[i - 1]?.k === "t" || nodes[i + 1]?.k === "t");
+    const text = inline(node, inRun);
     if (!text) continue;
     if (previous) {
       const runs = (previous.k === "t" && node.k === "e" && node.inline) ||

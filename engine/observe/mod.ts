@@ -24,3 +24,5 @@ export type {
 } from "./tree.ts";
 export { findElement, findElements } from "./find_element.ts";
 export type { ElementQuery } from "./find_element.ts";
+export { parseElements } from "./parse_observation.ts";
+export type { TextElement } from "./parse_observation.ts";

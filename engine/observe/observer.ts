@@ -95,7 +95,7 @@ function randomSecret(): string {
  * const observer = Observer.attach(context); // before the pages open
  * const page = await context.newPage("data:text/html,<button>Go</button>");
  * const { text, elements } = await observer.observe(page);
- * console.log(text); // # (untitled) … \n[1] button "Go"
+ * console.log(text); // # (untitled) … \n[1] button Go
  * const handle = await observer.resolve(elements[0]!.id);
  * // handle.session + handle.objectId: call DOM.scrollIntoViewIfNeeded, DOM.getContentQuads, …
  * const changes = await observer.observe(page, { mode: "diff" });

@@ -27,6 +27,7 @@ import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime
 import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
 import { Browser, EnvError } from "../../mod.ts";
 import { Env } from "../../engine/env.ts";
+import { parseElements } from "../../engine/observe/parse_observation.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import { execIn, openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
@@ -186,7 +187,8 @@ Deno.test({
     const first = await client.step(victim.id, front);
     assertEquals(first.status, "ok", JSON.stringify(first.info));
     // A post's link on the front page, as the agent saw it.
-    const link = Number(/\[(\d+)\] link "[^"]*" → \/\?p=/.exec(first.observation?.text ?? "")?.[1]);
+    const link = parseElements(first.observation?.text ?? "")
+      .find((el) => el.role === "link" && el.href?.startsWith("/?p="))?.id ?? 0;
     assert(link > 0, first.observation?.text);
 
     await killDatabase(instance);

@@ -32,6 +32,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional
 
+from .observation_text import find_id
+
 __all__ = ["POLICIES", "ScriptedModelServer", "scripted_reply", "text_action"]
 
 Call = Dict[str, Any]
@@ -78,9 +80,6 @@ def _instruction(messages: List[Dict[str, Any]]) -> str:
     return ""
 
 
-def _element(page: str, pattern: str) -> Optional[int]:
-    found = re.search(r"\[(\d+)\] " + pattern, page)
-    return int(found.group(1)) if found else None
 
 
 def _add_note(messages: List[Dict[str, Any]], wrong: bool) -> Call:
@@ -90,12 +89,12 @@ def _add_note(messages: List[Dict[str, Any]], wrong: bool) -> Call:
     if turn == 0:
         quoted = re.search(r'says \\?"([^"\\]+)\\?"', _instruction(messages))
         note = quoted.group(1) if quoted else ""
-        box = _element(page, r'textbox "New note"')
+        box = find_id(page, "textbox", "New note")
         return {"name": "type", "arguments": {
             "id": box, "text": "not the note" if wrong else note, "mode": None, "enter": None,
         }}
     if turn == 1:
-        return {"name": "click", "arguments": {"id": _element(page, r'button "Add"'), "button": None, "modifiers": None}}
+        return {"name": "click", "arguments": {"id": find_id(page, "button", "Add"), "button": None, "modifiers": None}}
     if turn == 2:
         return {"name": "stop", "arguments": {"answer": "done"}}
     return {"content": "Done."}  # the episode ended: a plain reply ends the agent's loop

@@ -58,13 +58,13 @@ export async function solveAddNote(client: WebServClient, id: string, seed: numb
   const text = (await client.observe(id)).text;
   const typed = await client.step(id, {
     action: "type",
-    id: idOf(text, /textbox "New note"/),
+    id: idOf(text, /textbox "?New note/),
     text: `buy ${words[seed % words.length]} ${seed}`,
   });
   assertEquals(typed.status, "ok");
   const after = (await client.observe(id)).text;
   assertEquals(
-    (await client.step(id, { action: "click", id: idOf(after, /button "Add"/) })).status,
+    (await client.step(id, { action: "click", id: idOf(after, /button "?Add\b/) })).status,
     "ok",
   );
   assertEquals((await client.step(id, { action: "stop", answer: "" })).reward, 1);

@@ -4,6 +4,7 @@ import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
+import { parseElements } from "../../../engine/observe/parse_observation.ts";
 import { serveHtml } from "../../_util/html_server.ts";
 
 const CROSS = 12;
@@ -57,8 +58,10 @@ Deno.test("Observer.observe() keeps ids unique and stable when many frames are d
   }
   assert(page.frameSessions.length >= CROSS, "the cross-site frames are out of process");
   // Each element's line carries its id; page text that looks like an id is left alone.
+  const shown = parseElements(observation.text);
   for (const el of observation.elements) {
-    assertStringIncludes(observation.text, `[${el.id}] ${el.role} "${el.name}"`);
+    const line = shown.find((it) => it.id === el.id && it.role === el.role && it.name === el.name);
+    assert(line, `[${el.id}] ${el.role} ${el.name} is not on a line of:\n${observation.text}`);
   }
   assertStringIncludes(observation.text, "[1] Footnote 3");
   // Every id resolves to its own element, in its own frame.
