@@ -355,7 +355,7 @@ await using apps = await serveApps();
 // episode starts: ids are never reused in a context, so after the 32k-element
 // generated pages above they would run to five digits (a token more each)
 // that no episode on these pages shows.
-const realContext = await browser.newContext();
+const realContext = await newContext(browser);
 const realObserver = Observer.attach(realContext);
 const realPage = await realContext.newPage();
 await realPage.session.send("Emulation.setDeviceMetricsOverride", {
