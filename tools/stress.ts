@@ -30,9 +30,7 @@ export const TEST_COMMANDS: string[][] = [
     "--allow-all",
     "--parallel",
     "--doc",
-    // The framework wrappers' tests need a venv whose pins do not resolve from
-    // scratch yet (docs/python.md, "Trainers and harnesses").
-    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts,test/adapters/python/integrations_test.ts",
+    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts",
   ],
   ["deno", "test", "--allow-all", "test/sandboxes/incus"],
   ["deno", "test", "--allow-all", "test/bench/soak_test.ts"],
