@@ -56,6 +56,21 @@ if [ "$(cat "$verifiers_stamp" 2>/dev/null || true)" != "$verifiers_want" ]; the
   echo "$verifiers_want" >"$verifiers_stamp"
 fi
 
+# The RL frameworks webserv.integrations wraps (Agent Lightning, ART, rLLM's
+# model gateway): their LiteLLM and mcp pins clash with the other venvs'.
+# Made afresh whenever its requirements change (the file is a full freeze, so a
+# venv holding packages from an older one would not be the one CI tests).
+HARNESS_VENV="${WEBSERV_HARNESS_VENV:-$HOME/.cache/webserv-venv-harnesses}"
+HARNESS_REQUIREMENTS=adapters/python/requirements-harnesses.txt
+harness_stamp="$HARNESS_VENV/.requirements.sha256"
+harness_want="$(sha256sum "$HARNESS_REQUIREMENTS" | cut -d' ' -f1)"
+if [ "$(cat "$harness_stamp" 2>/dev/null || true)" != "$harness_want" ]; then
+  rm -rf "$HARNESS_VENV"
+  "$PYTHON" -m venv "$HARNESS_VENV"
+  "$HARNESS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$HARNESS_REQUIREMENTS"
+  echo "$harness_want" >"$harness_stamp"
+fi
+
 # The client package, built as a wheel and installed the way users install
 # it, so the Python suites import what pip installs (no source path). Rebuilt
 # when its sources change.
@@ -63,7 +78,7 @@ package=adapters/python
 pkg_want="$(find "$package/pyproject.toml" "$package/README.md" "$package"/*.py "$package/webserv" -type f \
   -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 wheels=""
-for venv in "$VENV" "$OPENENV_VENV" "$VERIFIERS_VENV"; do
+for venv in "$VENV" "$OPENENV_VENV" "$VERIFIERS_VENV" "$HARNESS_VENV"; do
   if [ "$(cat "$venv/.webserv-package.sha256" 2>/dev/null || true)" != "$pkg_want" ]; then
     if [ -z "$wheels" ]; then
       wheels="$(mktemp -d)"
@@ -79,9 +94,13 @@ done
 "$OPENENV_VENV/bin/python" -m pip check
 "$VERIFIERS_VENV/bin/python" -m pip check
 "$VENV/bin/python" -m pip check
+"$HARNESS_VENV/bin/python" -m pip check
 "$VENV/bin/python" -c 'import importlib.metadata as m
 for name in ("openenv-core", "gymnasium", "pytest", "schemathesis", "mcp", "transformers", "ray",
              "ors-sdk", "openenv-webserv"):
     print(name, m.version(name))'
 "$OPENENV_VENV/bin/python" -c 'import importlib.metadata as m; print("openenv", m.version("openenv"))'
 "$VERIFIERS_VENV/bin/python" -c 'import importlib.metadata as m; print("verifiers", m.version("verifiers"))'
+"$HARNESS_VENV/bin/python" -c 'import importlib.metadata as m
+for name in ("agentlightning", "openpipe-art", "rllm-model-gateway"):
+    print(name, m.version(name))'

@@ -30,9 +30,9 @@ export const TEST_COMMANDS: string[][] = [
     "--allow-all",
     "--parallel",
     "--doc",
-    // The framework wrappers' tests need a venv whose pins do not resolve from
-    // scratch yet (docs/python.md, "Trainers and harnesses").
-    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts,test/adapters/python/integrations_test.ts",
+    // verl_test.ts needs a venv with verl and torch (about 6 GB, with CUDA
+    // wheels torch does not import without); docs/python.md says how to run it.
+    "--ignore=test/sandboxes/incus,test/apps,test/bench/soak_test.ts,test/adapters/python/verl_test.ts",
   ],
   ["deno", "test", "--allow-all", "test/sandboxes/incus"],
   ["deno", "test", "--allow-all", "test/bench/soak_test.ts"],

@@ -15,6 +15,8 @@ export const VERIFIERS_VENV = Deno.env.get("WEBSERV_VERIFIERS_VENV") ??
 /** The fourth venv's directory: the RL frameworks webserv.integrations wraps (Agent Lightning, ART, rLLM's gateway). */
 export const HARNESS_VENV = Deno.env.get("WEBSERV_HARNESS_VENV") ??
   `${HOME}/.cache/webserv-venv-harnesses`;
+/** The fifth venv's directory: verl (with torch), whose agent-loop worker runs webserv.integrations.verl. */
+export const VERL_VENV = Deno.env.get("WEBSERV_VERL_VENV") ?? `${HOME}/.cache/webserv-venv-verl`;
 const HERE = new URL(".", import.meta.url).pathname;
 const REPO = new URL("../../../", import.meta.url).pathname;
 
@@ -31,7 +33,7 @@ export function venvPython(venv: string = VENV): string {
     Deno.statSync(python);
   } catch {
     throw new Error(
-      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV, WEBSERV_VERIFIERS_VENV, WEBSERV_HARNESS_VENV)`,
+      `No Python test venv at ${venv}: run "bash .ci/python.sh" (or set WEBSERV_VENV, WEBSERV_OPENENV_VENV, WEBSERV_VERIFIERS_VENV, WEBSERV_HARNESS_VENV, WEBSERV_VERL_VENV)`,
     );
   }
   return python;
