@@ -38,8 +38,8 @@ export interface Row extends Omit<RunResult, "cpuMs" | "latencies"> {
 
 /** What the report says about how the runs were made. */
 export interface ReportContext {
-  /** Runs of each mode per cell. */
-  rounds: number;
+  /** Runs of each mode per cell, as the report says it. */
+  rounds: string;
   /** Measured rollouts a run, about (when not set per slot). */
   perRun: string;
   /** Whether a tree before a change ran as a third mode. */
@@ -191,9 +191,7 @@ export async function renderReport(
     "`Env` in one Deno process on the same sandbox backend, the agent loop in TypeScript asking the same model server",
     "with the same messages.",
     `${navigator.hardwareConcurrency} cores shared with other work (load average at the end: ${load.trim()}),`,
-    `${
-      new Date().toISOString()
-    }, ${context.rounds} round(s) per cell, modes alternating which goes first.`,
+    `${new Date().toISOString()}, rounds: ${context.rounds}, modes alternating which goes first.`,
     "",
     "CPU/step is the user + system CPU of the server's process alone (not its browser, not the",
     "Python client, not the application's containers) over the measured loop, divided by the steps; in-process,",
