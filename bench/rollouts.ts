@@ -27,6 +27,7 @@
  * slot; default: about 48 rollouts a run on the fixture backend, 16 on the
  * shared runtime), BENCH_ROUNDS (runs of each mode per cell, default 1),
  * BENCH_TARGET_ROUNDS (at the targets' cell, fixture 0 ms 64 sessions, default 3),
+ * BENCH_UNTIL (an ISO time no round starts after; the most telling cells run first),
  * WEBSERV_VENV (default ~/.cache/webserv-venv). Loopback only. Writes
  * `bench/results/rollouts.{md,json}`.
  *
@@ -82,6 +83,11 @@ function roundsOf(backend: BackendName, latencyMs: number, sessions: number): nu
  * same run, so a change's effect is measured side by side.
  */
 const BEFORE = Deno.env.get("BENCH_BEFORE_DIR");
+/** No round starts past this time (BENCH_UNTIL, an ISO date): the report lists the rounds left out. */
+const UNTIL = Deno.env.get("BENCH_UNTIL") ? Date.parse(Deno.env.get("BENCH_UNTIL")!) : undefined;
+if (UNTIL !== undefined && Number.isNaN(UNTIL)) {
+  throw new Error(`BENCH_UNTIL: not a date: "${Deno.env.get("BENCH_UNTIL")}"`);
+}
 
 /** Starts `serve.ts` on port 0; resolves with its URL and the child once it prints the URL. */
 async function startServe(
@@ -226,41 +232,63 @@ async function measure(
   return { result, ...(memory ? { memory } : {}) };
 }
 
-for (const name of BACKEND_NAMES) {
-  const backend = BACKENDS[name];
-  // Size outside latency: a run cut short still has both latencies of the smaller sizes.
-  for (const n of SIZES[name]) {
-    for (const latencyMs of LATENCIES_MS) {
-      const job = jobFor(
-        backend,
-        n,
-        latencyMs,
-        FIXED_ROLLOUTS ? Number(FIXED_ROLLOUTS) : undefined,
-        PER_RUN[name],
+/** One cell of the matrix. */
+interface Cell {
+  backend: RolloutBackend;
+  sessions: number;
+  latencyMs: number;
+}
+const isTarget = (c: Cell) =>
+  c.backend.name === "fixture" && c.latencyMs === 0 && c.sessions === 64;
+/** The largest sizes (a real application past 16 sessions, a recreated site past 64) cost the most. */
+const isLarge = (c: Cell) => c.sessions > (c.backend.name === "shared" ? 16 : 64);
+/**
+ * The cells, the most telling first: the targets' cell, then the smaller sizes
+ * (0 ms before 500 ms), then the largest; so a run cut short by
+ * BENCH_UNTIL still has the targets and the real application.
+ */
+const cells: Cell[] = BACKEND_NAMES.flatMap((name) =>
+  SIZES[name].flatMap((sessions) =>
+    LATENCIES_MS.map((latencyMs) => ({ backend: BACKENDS[name], sessions, latencyMs }))
+  )
+).sort((a, b) =>
+  Number(isTarget(b)) - Number(isTarget(a)) || Number(isLarge(a)) - Number(isLarge(b)) ||
+  a.latencyMs - b.latencyMs || a.backend.name.localeCompare(b.backend.name) ||
+  a.sessions - b.sessions
+);
+
+for (const { backend, sessions: n, latencyMs } of cells) {
+  const name = backend.name;
+  const job = jobFor(
+    backend,
+    n,
+    latencyMs,
+    FIXED_ROLLOUTS ? Number(FIXED_ROLLOUTS) : undefined,
+    PER_RUN[name],
+  );
+  for (let round = 1; round <= roundsOf(name, latencyMs, n); round++) {
+    const modes: Mode[] = ["in-process", "server", ...(BEFORE ? ["server before" as const] : [])];
+    const order = round % 2 ? modes : [...modes].reverse();
+    if (UNTIL !== undefined && Date.now() > UNTIL) {
+      failures.push(
+        `${name}, ${n} sessions, ${latencyMs} ms, round ${round}: not started, past BENCH_UNTIL`,
       );
-      for (let round = 1; round <= roundsOf(name, latencyMs, n); round++) {
-        const modes: Mode[] = [
-          "in-process",
-          "server",
-          ...(BEFORE ? ["server before" as const] : []),
-        ];
-        const order = round % 2 ? modes : [...modes].reverse();
-        for (const mode of order) {
-          try {
-            const { result, memory } = await measure(mode, backend, job);
-            const row = rowOf(mode, name, n, latencyMs, result, memory);
-            rows.push(row);
-            console.log(JSON.stringify(row));
-            await report();
-          } catch (error) {
-            failures.push(
-              `${name}, ${n} sessions, ${latencyMs} ms, ${mode}: ${
-                error instanceof Error ? error.message : error
-              }`,
-            );
-            console.error(failures.at(-1));
-          }
-        }
+      continue;
+    }
+    for (const mode of order) {
+      try {
+        const { result, memory } = await measure(mode, backend, job);
+        const row = rowOf(mode, name, n, latencyMs, result, memory);
+        rows.push(row);
+        console.log(JSON.stringify(row));
+        await report();
+      } catch (error) {
+        failures.push(
+          `${name}, ${n} sessions, ${latencyMs} ms, ${mode}: ${
+            error instanceof Error ? error.message : error
+          }`,
+        );
+        console.error(failures.at(-1));
       }
     }
   }
