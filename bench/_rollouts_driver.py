@@ -3,16 +3,19 @@ rollouts of the reference flow (``webserv.harness.rollout``, unchanged) as
 asyncio tasks in this one Python process, against a running WebServ server
 and the scripted model server (``webserv.scripted_model``) started here.
 
-Each of the N slots runs ``--rollouts`` rollouts one after the other (a closed
-loop, as a trainer's rollout workers do), after up to 16 warm-up rollouts at
-once that are not measured. The server's own CPU time is read from
+The run's parameters come as one JSON object, ``--job`` (the ``RolloutJob`` of
+``bench/_rollouts_job.ts``, which the in-process mode reads too). Each of its
+``sessions`` slots runs ``rollouts`` rollouts one after the other (a closed
+loop, as a trainer's rollout workers do), after ``warmUp`` warm-up rollouts at
+once that are not measured; rollout ``index`` of ``slot`` plays
+``taskPrefix/seeds[(slot + index) % len(seeds)]``. The server's own CPU time is read from
 ``/proc/<server pid>/stat`` (user + system ticks of that process alone, not
 of the browser it started) before and after the measured loop. Each step's
 latency is timed around ``AsyncWebServClient.step``, the call the harness
-makes per tool call; sessions open at most ``--open-width`` at a time. Prints one JSON object on its last line.
+makes per tool call; sessions open at most ``openWidth`` at a time. Prints one
+JSON object on its last line.
 
-Usage: python _rollouts_driver.py --server URL --server-pid PID --sessions N
-       --rollouts R --latency SECONDS --task-prefix demo/add-note --seeds 8
+Usage: python _rollouts_driver.py --server URL --server-pid PID --job JSON
 """
 
 import argparse
@@ -42,18 +45,16 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--server-pid", type=int, required=True)
-    parser.add_argument("--sessions", type=int, required=True)
-    parser.add_argument("--rollouts", type=int, required=True)
-    parser.add_argument("--latency", type=float, default=0.0)
-    parser.add_argument("--task-prefix", default="demo/add-note")
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--open-width", type=int, default=8)
+    parser.add_argument("--job", required=True, help="the RolloutJob, as JSON")
     args = parser.parse_args()
+    job: Dict[str, Any] = json.loads(args.job)
+    sessions: int = job["sessions"]
+    seeds: List[int] = job["seeds"]
 
     # The harness calls the model on a thread (asyncio.to_thread); the default
     # pool holds a handful of threads, which would cap concurrent model calls
     # far below N and measure the pool, not the server.
-    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=args.sessions + 8))
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=sessions + 8))
 
     latencies: List[float] = []
     measuring = False
@@ -68,10 +69,10 @@ async def main() -> None:
 
     AsyncWebServClient.step = timed_step  # type: ignore[method-assign]
 
-    # Sessions open at most --open-width at a time (a trainer ramps up; the
+    # Sessions open at most openWidth at a time (a trainer ramps up; the
     # in-process mode opens envs the same way), so that 128 opens at once do
     # not all wait out their deadline on a loaded host.
-    opening = asyncio.Semaphore(args.open_width)
+    opening = asyncio.Semaphore(job["openWidth"])
     original_create = AsyncWebServClient.create_session
 
     async def paced_create(self: AsyncWebServClient, *a: Any, **k: Any) -> Any:
@@ -84,11 +85,11 @@ async def main() -> None:
     errors: List[str] = []
     steps = 0
 
-    with ScriptedModelServer(policy="solve", latency=args.latency) as model:
+    with ScriptedModelServer(policy="solve", latency=job["latency"]) as model:
 
         async def one(slot: int, index: int) -> None:
             nonlocal steps
-            task = f"{args.task_prefix}/{(slot + index) % args.seeds}"
+            task = f"{job['taskPrefix']}/{seeds[(slot + index) % len(seeds)]}"
             try:
                 result = await rollout(task, model.base_url, "scripted", server=args.server)
             except HarnessError as error:
@@ -99,17 +100,17 @@ async def main() -> None:
                 # One step per tool call the model made (the last turn's plain reply has none).
                 steps += sum(len(m.get("tool_calls") or []) for m in result.messages if m.get("role") == "assistant")
 
-        await asyncio.gather(*(one(slot, 0) for slot in range(min(16, args.sessions))))
+        await asyncio.gather(*(one(slot, 0) for slot in range(job["warmUp"])))
         warm_errors = len(errors)
         measuring = True
         cpu_before = cpu_ms(args.server_pid)
         started = time.perf_counter()
 
         async def slot_loop(slot: int) -> None:
-            for index in range(1, args.rollouts + 1):
+            for index in range(1, job["rollouts"] + 1):
                 await one(slot, index)
 
-        await asyncio.gather(*(slot_loop(slot) for slot in range(args.sessions)))
+        await asyncio.gather(*(slot_loop(slot) for slot in range(sessions)))
         seconds = time.perf_counter() - started
         cpu = cpu_ms(args.server_pid) - cpu_before
 

@@ -12,48 +12,43 @@
  */
 import process from "node:process";
 import { ActionError, actionTools, Browser, Env, parseAction } from "../mod.ts";
-import { FixtureSandbox, Gateway } from "../sandboxes/mod.ts";
-import { defaultCatalog } from "../adapters/http/catalog.ts";
+import { FixtureSandbox, Gateway, type Sandbox } from "../sandboxes/mod.ts";
+import { SharedRuntimeSandbox } from "../sandboxes/incus/mod.ts";
+import { type Catalog, defaultCatalog } from "../adapters/http/catalog.ts";
 import type { Placement } from "../adapters/http/catalog.ts";
+import { APPS, SHARED_RUNTIME_APPS } from "../fixtures/sites/mod.ts";
+import { spawnForUrl } from "./_child_url.ts";
+import { type RolloutJob, type RunResult, taskOf } from "./_rollouts_job.ts";
 
-/** What one measured run did, as both modes report it. */
-export interface RunResult {
-  /** Rollouts finished in the measured loop. */
-  rollouts: number;
-  /** Of those, rollouts the verifier gave 1. */
-  solved: number;
-  /** Infrastructure failures in the measured loop (never a reward). */
-  errorCount: number;
-  /** Up to five of their messages. */
-  errors: string[];
-  /** Steps taken in the measured loop. */
-  steps: number;
-  /** Wall time of the measured loop, s. */
-  seconds: number;
-  /** CPU of the server's process (server mode) or of this process (in-process) over the loop, ms. */
-  cpuMs: number;
-  /** Each step's latency, ms. */
-  latencies: number[];
-}
+export type { RunResult };
 
-/** What an in-process run is asked to do. */
-export interface InProcessJob {
-  /** Concurrent rollouts. */
-  sessions: number;
-  /** Measured rollouts per slot, after up to 16 warm-up rollouts at once. */
-  rollouts: number;
-  /** The model's simulated latency per turn, s. */
-  latency: number;
-  /** `site/template`; the seed is appended per rollout. */
-  taskPrefix: string;
-  /** How many seeds the rollouts cycle through. */
-  seeds: number;
+/** An in-process run: the job both modes share, and the Python that runs the scripted model. */
+export interface InProcessJob extends RolloutJob {
   /** The Python that runs the scripted model. */
   python: string;
   /** The `PYTHONPATH` holding the `webserv` package. */
   pythonPath: string;
-  /** Envs opened at most this many at a time (the server mode's client paces its opens alike). */
-  openWidth: number;
+}
+
+/** The catalog the server's backend of the same name serves. */
+function catalogOf(job: RolloutJob): Catalog {
+  return job.backend === "shared"
+    ? defaultCatalog(SHARED_RUNTIME_APPS.map((name) => APPS[name]!), { demo: false })
+    : defaultCatalog();
+}
+
+/** A site's sandbox, as the server's backend of the same name opens it (its defaults: 2 spares). */
+async function openSandbox(
+  job: RolloutJob,
+  site: Placement["site"],
+  gateway: Gateway,
+): Promise<Sandbox> {
+  if (job.backend === "fixture") return new FixtureSandbox(site, { gateway });
+  return await SharedRuntimeSandbox.open({
+    gateway,
+    image: `webserv-${site.name}`,
+    pool: "webserv-btrfs",
+  });
 }
 
 /** A counting semaphore: at most `width` holders at once. */
@@ -96,30 +91,21 @@ interface Message {
 async function startModel(
   job: InProcessJob,
 ): Promise<{ baseUrl: string; stop: () => Promise<void> }> {
-  const child = new Deno.Command(job.python, {
-    args: ["-m", "webserv.scripted_model", "--port", "0", "--latency", String(job.latency)],
-    env: { PYTHONPATH: job.pythonPath },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  const deadline = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  while (!seen.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += value;
-  }
-  clearTimeout(deadline);
-  const baseUrl = seen.split("\n")[0]?.trim() ?? "";
-  if (!baseUrl.startsWith("http://127.0.0.1:")) {
-    throw new Error(`The scripted model printed no URL: "${seen}"`);
-  }
+  const { url, child } = await spawnForUrl(
+    new Deno.Command(job.python, {
+      args: ["-m", "webserv.scripted_model", "--port", "0", "--latency", String(job.latency)],
+      env: { PYTHONPATH: job.pythonPath },
+      stdout: "piped",
+      stderr: "inherit",
+    }),
+    /^(http:\/\/127\.0\.0\.1:\d+\S*)\s*\n/,
+    "The scripted model",
+    30_000,
+  );
   return {
-    baseUrl,
+    baseUrl: url,
     async stop() {
       child.kill("SIGTERM");
-      await reader.cancel();
       await child.status;
     },
   };
@@ -135,8 +121,8 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
   const model = await startModel(job);
   await using browser = await Browser.launch();
   await using gateway = new Gateway();
-  const catalog = defaultCatalog();
-  const sandboxes = new Map<Placement["site"], FixtureSandbox>();
+  const catalog = catalogOf(job);
+  const sandboxes = new Map<Placement["site"], Promise<Sandbox>>();
   const tools = actionTools("openai");
   const latencies: number[] = [];
   const errors: string[] = [];
@@ -158,15 +144,13 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
   }
 
   async function one(slot: number, index: number): Promise<void> {
-    const placement = await catalog.resolve({
-      task: `${job.taskPrefix}/${(slot + index) % job.seeds}`,
-    });
+    const placement = await catalog.resolve({ task: taskOf(job, slot, index) });
     let sandbox = sandboxes.get(placement.site);
     if (!sandbox) {
-      sandbox = new FixtureSandbox(placement.site, { gateway });
+      sandbox = openSandbox(job, placement.site, gateway);
       sandboxes.set(placement.site, sandbox);
     }
-    const from = sandbox;
+    const from = await sandbox;
     const { instance, env, first, task } = await opening(async () => {
       const instance = await from.create({ seed: placement.seed });
       const task = placement.bind?.(instance);
@@ -245,7 +229,7 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
   try {
     // Warm-up (the JIT, the seeds' files), as many rollouts at once as the smallest size.
     await Promise.all(
-      Array.from({ length: Math.min(16, job.sessions) }, (_, slot) => guarded(slot, 0)),
+      Array.from({ length: job.warmUp }, (_, slot) => guarded(slot, 0)),
     );
     const warmErrors = errors.length;
     measuring = true;
@@ -268,7 +252,7 @@ export async function runInProcess(job: InProcessJob): Promise<RunResult> {
       latencies,
     };
   } finally {
-    for (const sandbox of sandboxes.values()) await sandbox[Symbol.asyncDispose]?.();
+    for (const sandbox of sandboxes.values()) await (await sandbox.catch(() => undefined))?.close();
     await model.stop();
   }
 }

@@ -21,7 +21,9 @@ without ``tools`` (a loop that reads actions from the reply's text, such as
 verifiers' OpenEnv taskset) gets the same move as a JSON action in the
 content (``{"action": "click", "id": 3}``). Templates with
 a script: ``demo/add-note`` (type the note the instruction names, click Add,
-stop). Run it alone with ``python -m webserv.scripted_model --port 8000``.
+stop) and ``wordpress/post-author`` (log in with the credentials the
+instruction states, open Posts, search the post's title, answer its row's
+author: 7 steps). Run it alone with ``python -m webserv.scripted_model --port 8000``.
 """
 
 import argparse
@@ -100,8 +102,44 @@ def _add_note(messages: List[Dict[str, Any]], wrong: bool) -> Call:
     return {"content": "Done."}  # the episode ended: a plain reply ends the agent's loop
 
 
-POLICIES: Dict[str, Callable[[List[Dict[str, Any]], bool], Call]] = {"add-note": _add_note}
+def _post_author(messages: List[Dict[str, Any]], wrong: bool) -> Call:
+    """wordpress/post-author's solver: log in, open Posts, search the title, answer the author
+    that the post's row links (``link "Name" → …author=N``)."""
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    page = _last_observation(messages)
+    instruction = _instruction(messages)
+    if turn in (0, 1):
+        found = re.search(r'username \\?"([^"\\]+)\\?" and password \\?"([^"\\]+)\\?"', instruction)
+        username, password = found.groups() if found else ("", "")
+        box = _element(page, r'textbox "Username or Email Address"' if turn == 0 else r'textbox "Password"')
+        return {"name": "type", "arguments": {
+            "id": box, "text": username if turn == 0 else password, "mode": None, "enter": None,
+        }}
+    click = {2: r'button "Log In"', 3: r'link "Posts"', 5: r'button "Search Posts"'}
+    if turn in (2, 3, 5):
+        return {"name": "click", "arguments": {"id": _element(page, click[turn]), "button": None, "modifiers": None}}
+    titled = re.search(r"“([^”]+)”", instruction)
+    title = titled.group(1) if titled else ""
+    if turn == 4:
+        return {"name": "type", "arguments": {
+            "id": _element(page, r'searchbox "Search Posts:"'), "text": title, "mode": None, "enter": None,
+        }}
+    if turn == 6:
+        row = next((line for line in page.split("\n") if f'checkbox "Select {title}"' in line), "")
+        author = re.search(r'\[\d+\] link "([^"]+)" → [^ ]*[?&]author=\d+', row)
+        answer = author.group(1) if author else ""
+        return {"name": "stop", "arguments": {"answer": "not the author" if wrong else answer}}
+    return {"content": "Done."}  # the episode ended: a plain reply ends the agent's loop
+
+
+POLICIES: Dict[str, Callable[[List[Dict[str, Any]], bool], Call]] = {
+    "add-note": _add_note,
+    "post-author": _post_author,
+}
 """Solver scripts by template name."""
+
+_MARKERS: Dict[str, str] = {"add-note": "Add a note", "post-author": "Who wrote the post"}
+"""A phrase of each template's instruction, for conversations that do not name the template."""
 
 
 def scripted_reply(messages: List[Dict[str, Any]], policy: str) -> Call:
@@ -114,7 +152,7 @@ def scripted_reply(messages: List[Dict[str, Any]], policy: str) -> Call:
     """
     text = json.dumps(messages)
     for template, script in POLICIES.items():
-        if template in text or (template == "add-note" and "Add a note" in text):
+        if template in text or _MARKERS[template] in text:
             return script(messages, policy == "wrong")
     raise ValueError(f"No scripted solver matches this conversation: known templates are {sorted(POLICIES)}")
 
