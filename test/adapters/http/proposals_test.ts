@@ -113,3 +113,22 @@ Deno.test("POST /v1/tasks/proposals refuses a client past its rate with 429 and 
   const retry = Number(limited.headers.get("retry-after"));
   assertEquals(retry >= 1 && retry <= 60, true, `Retry-After ${retry}`);
 });
+
+Deno.test("POST /v1/tasks/proposals counts every proposal of the server: made-up bearer tokens do not buy more", async () => {
+  // An open server authenticates no token, so a header per request would be a client per request.
+  await using server = await startServer({ port: 0, proposalsPerMinute: 2 });
+  const post = (token: string) =>
+    fetch(`${server.url}/v1/tasks/proposals`, {
+      method: "POST",
+      body: JSON.stringify({ site: "forum", seed: 1, op: "regex" }),
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    });
+  for (const token of ["a", "b"]) {
+    const weighed = await post(token);
+    assertEquals(weighed.status, 422, "within the rate, a proposal is weighed");
+    await weighed.body?.cancel();
+  }
+  const limited = await post("c");
+  assertEquals(limited.status, 429, "a third token is the same proposer");
+  assertEquals((await limited.json()).code, "proposal-rate");
+});
