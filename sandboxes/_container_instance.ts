@@ -97,6 +97,11 @@ export class ContainerInstance implements Instance {
     }
   }
 
+  /** The seed this env was made from (its resets re-copy its base). */
+  get seed(): number {
+    return this.#seed;
+  }
+
   /** The name of the container serving this env now. */
   get containerName(): string {
     return this.#container.name;

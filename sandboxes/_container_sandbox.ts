@@ -223,6 +223,11 @@ export class ContainerLifecycle {
     await this.#spares.retire(seed);
   }
 
+  /** The seeds of the live envs (a seed in it still needs its base). */
+  get seedsLive(): ReadonlySet<number> {
+    return new Set([...this.#instances].map((i) => i.seed));
+  }
+
   /** The names of the containers of the live envs. */
   get containerNames(): string[] {
     return [...this.#instances].map((i) => i.containerName);

@@ -123,6 +123,9 @@ export async function main(args: string[]): Promise<SiteReport> {
         // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
         readyTimeoutMs: 600_000,
         spares,
+        // Each seed's base holds its seeded database (hundreds of MiB for an application): a run
+        // over 20 seeds keeping them all fills the pool, so each chunk's sandbox removes its own.
+        removeBases: true,
       })
       : (() => {
         throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);

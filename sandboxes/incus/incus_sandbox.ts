@@ -127,6 +127,17 @@ export interface IncusSandboxOptions {
    * @default {"unix"}
    */
   siteTransport?: "unix" | "tcp";
+  /**
+   * Deletes the seeded bases this sandbox made itself when it lets go of
+   * them: a seed's at `retire(seed)`, every one at `close()`. A base is kept
+   * by default as a copy-on-write cache later runs share, but each holds its
+   * seed's whole database: a run over many seeds of a real application (a
+   * checker's 20 seeds of MediaWiki) would otherwise fill the pool. Bases
+   * this sandbox found already made are left alone.
+   *
+   * @default {false}
+   */
+  removeBases?: boolean;
 }
 
 /** The port the site listens on inside a container, with `siteTransport: "tcp"`. */
@@ -165,6 +176,8 @@ export class IncusSandbox implements Sandbox {
   #options: IncusSandboxOptions;
   #opened: OpenedImage;
   #lifecycle: ContainerLifecycle;
+  /** The bases this sandbox made, by seed (removed with `removeBases`). */
+  #madeBases = new Map<number, string>();
 
   private constructor(options: IncusSandboxOptions, opened: OpenedImage) {
     this.#options = options;
@@ -182,9 +195,8 @@ export class IncusSandbox implements Sandbox {
       probe: (name) => probeInstance(this.client, name),
       remove: (container) => this.#remove(container),
       listContainers: () => this.#listContainers(),
-      closeClient: () => {
-        if (this.#opened.ownsClient) this.client.close();
-      },
+      // close() closes the client itself, after removing the bases it made.
+      closeClient: () => {},
       restore: (container) => this.#restore(container),
       fork: (container) => this.#fork(container),
     });
@@ -258,8 +270,15 @@ export class IncusSandbox implements Sandbox {
    *
    * @param seed the seed
    */
-  retire(seed: number): Promise<void> {
-    return this.#lifecycle.retire(seed);
+  async retire(seed: number): Promise<void> {
+    await this.#lifecycle.retire(seed);
+    const base = this.#madeBases.get(seed);
+    if (base === undefined || !this.#options.removeBases) return;
+    // Copies of a base are independent on btrfs, but Incus may refuse to delete a ZFS origin
+    // that a live env was cloned from: the base goes once no env of its seed lives.
+    if (this.#lifecycle.seedsLive.has(seed)) return;
+    this.#madeBases.delete(seed);
+    await this.#remove(this.#lifecycle.containerNamed(base));
   }
 
   /**
@@ -291,9 +310,22 @@ export class IncusSandbox implements Sandbox {
     return removed;
   }
 
-  /** Destroys every env, waits for background removals, closes the client it made. */
-  close(): Promise<void> {
-    return this.#lifecycle.close();
+  /**
+   * Destroys every env, waits for background removals, removes the bases it
+   * made (with `removeBases`), closes the client it made.
+   */
+  async close(): Promise<void> {
+    try {
+      await this.#lifecycle.close();
+      if (this.#options.removeBases) {
+        for (const [seed, base] of this.#madeBases) {
+          this.#madeBases.delete(seed);
+          await this.#remove(this.#lifecycle.containerNamed(base));
+        }
+      }
+    } finally {
+      if (this.#opened.ownsClient) this.client.close();
+    }
   }
 
   /** Calls `close()`. */
@@ -543,6 +575,7 @@ export class IncusSandbox implements Sandbox {
       }
       await directory.remove();
       directory[Symbol.dispose]();
+      this.#madeBases.set(seed, name);
       return snapshot;
     }
     throw new SandboxError(

@@ -4,6 +4,8 @@ import { checkSite } from "../../../fixtures/sites/kit/check.ts";
 import forum from "../../../fixtures/sites/forum/mod.ts";
 import { Gateway } from "../../../sandboxes/gateway.ts";
 import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
+import { IncusClient } from "../../../sandboxes/incus/client.ts";
+import { main } from "../../../tools/site_check.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 // A navigation, an information and a state-change template: each kind of evaluator.
@@ -37,4 +39,27 @@ Deno.test("checkSite() passes the forum on one seed when its instances are Incus
     ["post-author", 1, 1],
     ["upvote-post", 1, 1],
   ]);
+});
+
+Deno.test("site:check --backend incus --chunk 1 leaves no seeded base of its seeds behind", async () => {
+  // Its own prefix: the bases found after the run can only be this run's.
+  const prefix = "wsscb-";
+  Deno.env.set("WEBSERV_INCUS_PREFIX", prefix);
+  using client = new IncusClient();
+  const bases = async () =>
+    (await client.listInstances()).map((instance) => instance.name)
+      .filter((name) => name.startsWith(`${prefix}base-`));
+  try {
+    const report = await main(
+      ["forum", "--backend", "incus", "--seeds", "2", "--chunk", "1", "--templates", "top-post"],
+    );
+    assertEquals(report.seeds, [0, 1]);
+    assertEquals(report.templates.map((t) => [t.id, t.runs, t.solved]), [["top-post", 2, 2]]);
+    assertEquals(await bases(), [], "each chunk removed the base of its seed");
+  } finally {
+    Deno.env.delete("WEBSERV_INCUS_PREFIX");
+    for (const name of await bases()) {
+      await client.request("DELETE", `/1.0/instances/${name}`).catch(() => {});
+    }
+  }
 });
