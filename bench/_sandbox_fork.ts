@@ -22,6 +22,7 @@ import { machine, MIB, round, type TimedRow, timeRuns } from "./_sandbox_common.
 import { groupPss } from "./_proc.ts";
 import { backendLines, benchForkBackends } from "./_sandbox_fork_backends.ts";
 import { browserInternals } from "../engine/browser/browser.ts";
+import { forkPhases } from "./_fork_phases.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
 const FORKS = [1, 4, 16] as const;
@@ -114,6 +115,7 @@ export async function benchFork(): Promise<string> {
       ),
     );
   }
+  rows.push(...await forkPhases(browser, parent.env, parent.instance, RUNS));
   // Memory: the browser's PSS grown by HELD new envs, then by HELD forks of the parent.
   const group = browserInternals(browser).process?.pid;
   const weigh = async <T>(open: () => Promise<T[]>, close: (held: T[]) => Promise<void>) => {
@@ -162,6 +164,10 @@ export async function benchFork(): Promise<string> {
     "each, and k contexts restored (cookies, storage, the page loaded, typed fields and scroll",
     "put back, settled). Storage per fork is one database file, as for a new env; a fork",
     "takes its task's start mark from the parent by reference (same process), not as a copy.",
+    "`fork phase:` rows take the browser's part of a fork of one apart, step by step on a fresh",
+    "site copy each run (`bench/_fork_phases.ts`): a new context and its window (Chromium starts",
+    "a renderer per context), the parent's page loaded from the copy, and the settle after it",
+    "(a quiet window of 40 ms at least).",
     "",
     ...(memory
       ? [

@@ -77,6 +77,15 @@ export interface ForkEpisode {
  */
 export async function assertForkMidEpisode(episode: ForkEpisode): Promise<void> {
   const { browser, site, instance } = episode;
+  if (!instance.fork) {
+    // A shared runtime's control says in its health whether it forks: an image built before
+    // it could has none, and the episode would be run for nothing.
+    throw new Error(
+      "The instance cannot fork: its backend cannot copy a running instance (on the shared " +
+        'runtime, an image built before its control could fork: rebuild it with "deno task image:apps <app>")',
+    );
+  }
+  const fork = instance.fork.bind(instance);
   const task = generateTask(site, episode.template, episode.seed);
   const template = site.templates.find((t) => t.id === episode.template)!;
   const bind = (copy: Instance) => bindTask(task, site, copy.state!, { origin: copy.origin });
@@ -94,7 +103,7 @@ export async function assertForkMidEpisode(episode: ForkEpisode): Promise<void> 
   const forks = await env.fork(3, {
     timeoutMs: episode.forkTimeoutMs ?? 30_000,
     branch: async () => {
-      const copy = await instance.fork!();
+      const copy = await fork();
       const forkTask = bind(copy);
       await bound.sdk.copyMark(forkTask.sdk);
       copies.push({ site: copy, task: forkTask });

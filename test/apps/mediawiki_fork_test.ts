@@ -1,10 +1,12 @@
 /**
- * A MediaWiki episode forked mid-task on Incus (`deno task test:apps`): the
- * add-category solver runs to the step before its last action, the episode is
- * forked three ways (each container frozen while a snapshot of it is cut),
- * the forks that stop earn 1, the fork that undoes the edit from the page's
- * history first earns 0, and the parent still earns 1; each fork's state hash
- * equals the parent's at the fork.
+ * A MediaWiki episode forked mid-task on Incus and on the shared runtime
+ * (`deno task test:apps`): the add-category solver runs to the step before
+ * its last action, the episode is forked three ways, the forks that stop earn
+ * 1, the fork that undoes the edit from the page's history first earns 0, and
+ * the parent still earns 1; each fork's state hash equals the parent's at the
+ * fork. On Incus each container is frozen while a snapshot of it is cut; on
+ * the shared runtime the env's `mariadbd` is stopped while its datadir is
+ * reflinked.
  *
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps mediawiki`.
@@ -15,13 +17,17 @@ import { look, quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/mediawiki/mod.ts";
 import { follow, goTo, save } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import type { Instance } from "../../sandboxes/types.ts";
 import { assertForkMidEpisode } from "../_util/fork_episode.ts";
 import { openIncus, withInstance } from "./_apps.ts";
+import { openShared } from "./_shared.ts";
 
 const SEED = 1;
 /** `WEBSERV_MEDIAWIKI_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
+const IMAGE = Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki";
 const OPEN = openIncus({
-  image: Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki",
+  image: IMAGE,
   build: 'build it with "deno task image:apps mediawiki"',
   readyMs: 900_000,
 }, "unix");
@@ -37,18 +43,30 @@ async function undoLatest(env: Env, task: Task): Promise<void> {
   await save(env, "Undo the category");
 }
 
+async function forkEpisode(instance: Instance): Promise<void> {
+  await using browser = await Browser.launch();
+  await assertForkMidEpisode({
+    browser,
+    site,
+    template: "add-category",
+    seed: SEED,
+    instance,
+    undo: undoLatest,
+    // Three MediaWiki sites started (MariaDB's recovery, Apache) on a loaded machine.
+    forkTimeoutMs: 300_000,
+  });
+}
+
 Deno.test("MediaWiki on Incus forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
-  await withInstance(OPEN, async ({ instance }) => {
-    await using browser = await Browser.launch();
-    await assertForkMidEpisode({
-      browser,
-      site,
-      template: "add-category",
-      seed: SEED,
-      instance,
-      undo: undoLatest,
-      // Three MediaWiki containers started (MariaDB's recovery, Apache) on a loaded machine.
-      forkTimeoutMs: 300_000,
-    });
-  }, { seed: SEED });
+  await withInstance(OPEN, ({ instance }) => forkEpisode(instance), { seed: SEED });
+});
+
+Deno.test("MediaWiki on the shared runtime forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway, IMAGE, {
+    readyTimeoutMs: 900_000,
+    envTimeoutMs: 120_000,
+  });
+  await using instance = await sandbox.create({ seed: SEED });
+  await forkEpisode(instance);
 });

@@ -1,10 +1,11 @@
 /**
- * A Redmine episode forked mid-task on Incus (`deno task test:apps`): the
- * change-status solver runs to the step before its last action, the episode
- * is forked three ways (each container frozen while a snapshot of it is
- * cut), the forks that stop earn 1, the fork that sets another status first
- * earns 0, and the parent still earns 1; each fork's state hash equals the
- * parent's at the fork.
+ * A Redmine episode forked mid-task on Incus and on the shared runtime
+ * (`deno task test:apps`): the change-status solver runs to the step before
+ * its last action, the episode is forked three ways, the forks that stop earn
+ * 1, the fork that sets another status first earns 0, and the parent still
+ * earns 1; each fork's state hash equals the parent's at the fork. On Incus
+ * each container is frozen while a snapshot of it is cut; on the shared
+ * runtime the env's `mariadbd` is stopped while its datadir is reflinked.
  *
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps redmine`.
@@ -15,13 +16,17 @@ import { quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/redmine/mod.ts";
 import { editIssue } from "../../fixtures/sites/redmine/tasks/_solve.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import type { Instance } from "../../sandboxes/types.ts";
 import { assertForkMidEpisode } from "../_util/fork_episode.ts";
 import { openIncus, withInstance } from "./_apps.ts";
+import { openShared } from "./_shared.ts";
 
 const SEED = 3;
 /** `WEBSERV_REDMINE_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
+const IMAGE = Deno.env.get("WEBSERV_REDMINE_IMAGE") ?? "webserv-redmine";
 const OPEN = openIncus({
-  image: Deno.env.get("WEBSERV_REDMINE_IMAGE") ?? "webserv-redmine",
+  image: IMAGE,
   build: 'build it with "deno task image:apps redmine"',
   readyMs: 400_000,
   prefix: "rmtask-",
@@ -36,18 +41,30 @@ async function otherStatus(env: Env, task: Task): Promise<void> {
   await editIssue(env, { status: asked === "Rejected" ? "Closed" : "Rejected" });
 }
 
+async function forkEpisode(instance: Instance): Promise<void> {
+  await using browser = await Browser.launch();
+  await assertForkMidEpisode({
+    browser,
+    site,
+    template: "change-status",
+    seed: SEED,
+    instance,
+    undo: otherStatus,
+    // Three Redmine sites started (MariaDB's recovery, Rails) on a loaded machine.
+    forkTimeoutMs: 300_000,
+  });
+}
+
 Deno.test("Redmine on Incus forked mid-episode: forks that set the status earn 1, one that sets another earns 0, the parent keeps 1", async () => {
-  await withInstance(OPEN, async ({ instance }) => {
-    await using browser = await Browser.launch();
-    await assertForkMidEpisode({
-      browser,
-      site,
-      template: "change-status",
-      seed: SEED,
-      instance,
-      undo: otherStatus,
-      // Three Redmine containers started (MariaDB's recovery, Rails) on a loaded machine.
-      forkTimeoutMs: 300_000,
-    });
-  }, { seed: SEED });
+  await withInstance(OPEN, ({ instance }) => forkEpisode(instance), { seed: SEED });
+});
+
+Deno.test("Redmine on the shared runtime forked mid-episode: forks that set the status earn 1, one that sets another earns 0, the parent keeps 1", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await openShared(gateway, IMAGE, {
+    readyTimeoutMs: 900_000,
+    envTimeoutMs: 120_000,
+  });
+  await using instance = await sandbox.create({ seed: SEED });
+  await forkEpisode(instance);
 });

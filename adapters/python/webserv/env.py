@@ -268,18 +268,23 @@ class WebServEnv:
         the episode ended or the backend cannot fork."""
         if self.handle is None or self.handle.id is None or self.client is None:
             raise RuntimeError("Call reset() before fork()")
-        forks = []
-        for session in self.client.fork(self.handle.id, n):
-            fork = WebServEnv(self.client.url, token=self.token, session=session, client=self.client,
-                              keep_alive=self.keep_alive)
-            fork.spec = dict(self.spec)
-            fork.handle.spec = dict(self.spec)  # type: ignore[union-attr]
-            # Mid-episode: the first reset() starts the task over, as on any session.
-            fork.created, fork.forked = None, session
-            fork.instruction = session.task.instruction if session.task else self.instruction
-            forks.append(fork)
+        forks = [self._forked(session) for session in self.client.fork(self.handle.id, n)]
         self.forks.extend(forks)
         return forks
+
+    def _forked(self, session: Session) -> "WebServEnv":
+        """An env on one of this env's forks, mid-episode (a subclass makes its own kind)."""
+        fork = WebServEnv(self.client.url if self.client else self.urls[0], token=self.token, session=session,
+                          client=self.client, keep_alive=self.keep_alive)
+        self._adopt_fork(fork, session)
+        return fork
+
+    def _adopt_fork(self, fork: "WebServEnv", session: Session) -> None:
+        fork.spec = dict(self.spec)
+        fork.handle.spec = dict(self.spec)  # type: ignore[union-attr]
+        # Mid-episode: the first reset() starts the task over, as on any session.
+        fork.created, fork.forked = None, session
+        fork.instruction = session.task.instruction if session.task else self.instruction
 
     def close(self) -> None:
         """Closes the session and the forks it made; the env may be reset again, which opens a new one."""

@@ -39,8 +39,9 @@ import time
 from collections import deque
 from typing import Any, Dict, List, Optional, Sequence
 
-from .client import WebServClient, WebServError, WebServNetworkError
+from .client import WebServClient, WebServError, WebServNetworkError, _fork_refusal
 from .env import WebServEnv, _attached
+from .types import Session
 
 __all__ = ["PoolCapacityError", "PoolSession", "ServerProcess", "SessionLostError", "WebServPool"]
 
@@ -276,9 +277,43 @@ class PoolSession(WebServEnv):
     def verify(self) -> Any:
         return self._guard(super().verify)
 
+    def fork(self, n: int = 1) -> List["WebServEnv"]:
+        """Forks the live episode ``n`` ways on this session's server, where its site's
+        copies are made: :class:`PoolSession` objects in that server's slots, guarded like
+        this one (lost with the server), closed with this session and by the pool's close.
+        A fork never waits for room nor moves to another server: a server with fewer than
+        ``n`` free sessions raises :class:`PoolCapacityError`; 409 (the episode ended, or a
+        backend that cannot copy an instance) raises :class:`webserv.WebServForkError`."""
+        if self.handle is None or self.handle.id is None:
+            raise RuntimeError("Call reset() before fork()")
+        parent = self.handle.id
+
+        def call() -> List[Session]:
+            try:
+                created = self.server.client.request("POST", f"/v1/sessions/{parent}/fork", {"n": n}, retries=0)
+            except WebServError as error:
+                if error.status == 429 and error.code == "capacity":
+                    health = self.pool.health().get(self.server.url) or {}
+                    raise PoolCapacityError(n, {self.server.url: int(health.get("free", 0))},
+                                            int(health.get("max", n))) from None
+                raise _fork_refusal(error) from None
+            return [Session.from_json(s) for s in created["sessions"]]
+
+        forks = [self._forked(session) for session in self._guard(call)]
+        self.forks.extend(forks)
+        return forks
+
+    def _forked(self, session: Session) -> "WebServEnv":
+        fork = PoolSession(self.pool, self.server, session.raw)
+        self._adopt_fork(fork, session)
+        return fork
+
     def close(self) -> None:
-        """Closes the session; on a dead server it only forgets it."""
+        """Closes the session and the forks it made; on a dead server it only forgets them."""
         session = self.session_id
+        forks, self.forks = self.forks, []
+        for fork in forks:
+            fork.close()
         try:
             if self.server.dead is None:
                 super().close()

@@ -14,7 +14,7 @@ import urllib.parse
 import pytest
 import ray
 
-from webserv.ray import PoolCapacityError, ServerProcess, SessionLostError, WebServPool
+from webserv.ray import PoolCapacityError, PoolSession, ServerProcess, SessionLostError, WebServPool
 
 NODES = sorted(os.environ["WEBSERV_RAY_NODES"].split(","))
 TASK = "demo/add-note/1"
@@ -125,6 +125,40 @@ def test_a_pool_session_travels_to_a_ray_task_as_its_url_and_id(pool):
     copy = pickle.loads(pickle.dumps(env))
     assert copy.session_id == env.session_id and copy.step(SCROLL)[3]["step"] == 3
     env.close()
+    assert all(s["sessions"] == 0 for s in pool.describe())
+
+
+def test_a_pool_session_forks_into_its_servers_slots(pool):
+    parent = pool.session(task=TASK)
+    _, info = parent.reset()
+    note = info["instruction"].split('"')[1]
+    parent.step({"action": "type", "id": 1, "text": note})  # typed, not yet added
+    forks = parent.fork(2)
+    # Where the parent's site is copied: its server, which is now full (max_sessions=3).
+    assert all(isinstance(f, PoolSession) and f.server is parent.server for f in forks)
+    assert sorted(f.session_id for f in forks) == sorted(parent.server.sessions.keys() - {parent.session_id})
+    assert next(s for s in pool.describe() if s["url"] == parent.server.url)["sessions"] == 3
+    with pytest.raises(PoolCapacityError, match="no live server has 1 free") as full:
+        parent.fork(1)
+    assert (full.value.status, full.value.code) == (429, "capacity")
+
+    # A fork travels to a Ray task like any pool session, mid-episode: it adds the typed note.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+    @ray.remote(num_cpus=0)
+    def finish(session):
+        session.step({"action": "click", "id": 2})
+        _, reward, done, info = session.step({"action": "stop", "answer": "done"})
+        return reward, done, info["step"]
+
+    assert ray.get(finish.remote(forks[0]), timeout=120) == (1, True, 3)
+    # The other fork stops without adding it, and the parent never saw the first fork's write.
+    _, reward, _, _ = forks[1].step({"action": "stop", "answer": "done"})
+    assert reward == 0
+    parent.step({"action": "click", "id": 2})
+    _, reward, _, info = parent.step({"action": "stop", "answer": "done"})
+    assert (reward, info["step"]) == (1, 3)
+    parent.close()  # its forks with it
     assert all(s["sessions"] == 0 for s in pool.describe())
 
 
