@@ -248,4 +248,4 @@ function describe(error: unknown): string {
 
 // The transport contract this class implements, so this entry point's
 // documentation stands alone.
-export type { OutgoingMessage, Transport } from "../engine/cdp/transport.ts";
+export type { OutgoingMessage, Transport } from "../engine/cdp/mod.ts";

@@ -281,4 +281,4 @@ function inferCode(message: string): number {
 
 // The transport contract this class implements, so this entry point's
 // documentation stands alone.
-export type { OutgoingMessage, Transport } from "../engine/cdp/transport.ts";
+export type { OutgoingMessage, Transport } from "../engine/cdp/mod.ts";

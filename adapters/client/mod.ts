@@ -36,7 +36,7 @@ import type {
 
 export type * from "./types.ts";
 // The modifier keys an action names, so this entry point's documentation stands alone.
-export type { Modifier } from "../../engine/act/action.ts";
+export type { Modifier } from "../../engine/mod.ts";
 
 /** Options of {@linkcode WebServClient}. */
 export interface WebServClientOptions {

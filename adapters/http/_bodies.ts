@@ -14,7 +14,7 @@ import type {
   TaskBody,
 } from "./protocol.ts";
 import type { Session } from "./_session.ts";
-import { envInternals } from "../../engine/env.ts";
+import { envInternals } from "../../engine/mod.ts";
 
 /**
  * Turns an env observation into the protocol's shape.

@@ -37,7 +37,7 @@ import { parseArgs } from "node:util";
 import { type Backend, BACKENDS, startServer } from "./server.ts";
 import { BACKEND_REGISTRY } from "./backends.ts";
 import { runDirectories } from "./_run_catalog.ts";
-import { browserInternals } from "../../engine/browser/browser.ts";
+import { browserInternals } from "../../engine/mod.ts";
 
 /** One line a registered backend, with what it serves. */
 function backendLines(): string {

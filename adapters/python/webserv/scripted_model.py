@@ -34,7 +34,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional
 
-from .observation_text import find_id
+from .observation_text import find_id, parse_elements
 
 __all__ = ["POLICIES", "ScriptedModelServer", "scripted_reply", "text_action"]
 
@@ -104,30 +104,34 @@ def _add_note(messages: List[Dict[str, Any]], wrong: bool) -> Call:
 
 def _post_author(messages: List[Dict[str, Any]], wrong: bool) -> Call:
     """wordpress/post-author's solver: log in, open Posts, search the title, answer the author
-    that the post's row links (``link "Name" → …author=N``)."""
+    that the post's row links (``[12] Name → …author=N``)."""
     turn = sum(1 for m in messages if m.get("role") == "assistant")
     page = _last_observation(messages)
     instruction = _instruction(messages)
     if turn in (0, 1):
         found = re.search(r'username \\?"([^"\\]+)\\?" and password \\?"([^"\\]+)\\?"', instruction)
         username, password = found.groups() if found else ("", "")
-        box = _element(page, r'textbox "Username or Email Address"' if turn == 0 else r'textbox "Password"')
+        box = find_id(page, "textbox", "Username or Email Address" if turn == 0 else "Password")
         return {"name": "type", "arguments": {
             "id": box, "text": username if turn == 0 else password, "mode": None, "enter": None,
         }}
-    click = {2: r'button "Log In"', 3: r'link "Posts"', 5: r'button "Search Posts"'}
+    click = {2: ("button", "Log In"), 3: ("link", "Posts"), 5: ("button", "Search Posts")}
     if turn in (2, 3, 5):
-        return {"name": "click", "arguments": {"id": _element(page, click[turn]), "button": None, "modifiers": None}}
+        role, name = click[turn]
+        return {"name": "click", "arguments": {"id": find_id(page, role, name), "button": None, "modifiers": None}}
     titled = re.search(r"“([^”]+)”", instruction)
     title = titled.group(1) if titled else ""
     if turn == 4:
         return {"name": "type", "arguments": {
-            "id": _element(page, r'searchbox "Search Posts:"'), "text": title, "mode": None, "enter": None,
+            "id": find_id(page, "searchbox", "Search Posts:"), "text": title, "mode": None, "enter": None,
         }}
     if turn == 6:
-        row = next((line for line in page.split("\n") if f'checkbox "Select {title}"' in line), "")
-        author = re.search(r'\[\d+\] link "([^"]+)" → [^ ]*[?&]author=\d+', row)
-        answer = author.group(1) if author else ""
+        elements = parse_elements(page)
+        box = next((e for e in elements if e.get("role") == "checkbox" and e.get("name") == f"Select {title}"), None)
+        row = box.get("line", "") if box else ""
+        author = next((e for e in parse_elements(row)
+                       if e.get("role") == "link" and re.search(r"[?&]author=\d+", e.get("href", ""))), None)
+        answer = author.get("name", "") if author else ""
         return {"name": "stop", "arguments": {"answer": "not the author" if wrong else answer}}
     return {"content": "Done."}  # the episode ended: a plain reply ends the agent's loop
 
