@@ -93,8 +93,9 @@ export async function benchFork(): Promise<string> {
   // `copies`), and their teardown: the forks closed, the copies destroyed.
   const forkParent = (k: number, copies: Instance[]) =>
     parent.env.fork(k, {
-      branch: async () => {
-        const copy = await parent.instance.fork!();
+      branch: async (at) => {
+        // On the spare origin whose context the pool made ahead.
+        const copy = await parent.instance.fork!(at ?? {});
         const forked = bind(copy);
         await bound.sdk.copyMark(forked.sdk);
         copies.push(copy);

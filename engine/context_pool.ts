@@ -96,6 +96,7 @@ export class ContextPool {
 
   private constructor(browser: Browser) {
     this.#browser = browser;
+    this.size = browserInternals(browser).contextPool ?? DEFAULT_POOL_SIZE;
     // Contexts of a closed connection are gone with it: forget them.
     browser.on("disconnected", () => this.#drain(false));
   }

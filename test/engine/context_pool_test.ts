@@ -1,7 +1,7 @@
 // ContextPool with real Chromium and the fixture backend: forks take contexts made ahead on the
 // gateway's spare origins, each handed out once, holding nothing of another env, within the
 // pool's bound, refilled, with the env's options, and closed with the browser.
-import { assert, assertEquals, assertNotEquals } from "@std/assert";
+import { assert, assertEquals, assertNotEquals, assertRejects } from "@std/assert";
 import type { DatabaseSync } from "node:sqlite";
 import { type BranchAt, Browser, Env, type EnvBranch } from "../../mod.ts";
 import { browserInternals, ContextPool, envInternals } from "../../engine/mod.ts";
@@ -50,10 +50,11 @@ function contextIds(browser: Browser): Set<string> {
 }
 
 Deno.test("ContextPool: a fork takes a pooled context that holds nothing of another env", async () => {
-  await using browser = await Browser.launch();
+  await using browser = await Browser.launch({ contextPool: 1 });
   await using gateway = new Gateway();
   await using sandbox = new FixtureSandbox(site, { gateway });
   const pool = ContextPool.of(browser);
+  assertEquals(pool.size, 1, "sized by the launch option");
   const copies: Instance[] = [];
   try {
     const a = await sandbox.create();
@@ -139,7 +140,7 @@ Deno.test("ContextPool: concurrent forks never share a context, and the pool sta
   }
 });
 
-Deno.test("ContextPool: a pooled context keeps the env's viewport, settle options and origin policy", async () => {
+Deno.test("ContextPool: a pooled context keeps the env's viewport and origin policy", async () => {
   await using browser = await Browser.launch();
   await using gateway = new Gateway();
   await using sandbox = new FixtureSandbox(site, { gateway });
@@ -156,7 +157,6 @@ Deno.test("ContextPool: a pooled context keeps the env's viewport, settle option
     await using envNarrow = await Env.create(browser, {
       site: narrow,
       viewport: { width: 500, height: 400 },
-      settle: { quietMs: 5 },
     });
     await Promise.all(
       (await envWide.fork(1, { branch: brancher(wide, copies) })).map((f) => f.close()),
@@ -180,7 +180,7 @@ Deno.test("ContextPool: a pooled context keeps the env's viewport, settle option
       }, { mode: "no-cors" }).then(() => "reached", () => "refused")`,
     );
     assertEquals(refused, "refused");
-    // The same holds for the ready pages of a pool warmed for the narrow env's settle options.
+    // The narrow kind, warmed by the narrow fork, serves the next one.
     const pooledNarrow = contextIds(browser);
     const [narrowAgain] = await envNarrow.fork(1, { branch: brancher(narrow, copies) });
     assert(pooledNarrow.has(envInternals(narrowAgain!).context.id));
@@ -190,6 +190,11 @@ Deno.test("ContextPool: a pooled context keeps the env's viewport, settle option
   } finally {
     for (const copy of copies) await copy.destroy();
   }
+});
+
+Deno.test("Browser.launch() refuses a context pool size that is not a whole number", async () => {
+  await assertRejects(() => Browser.launch({ contextPool: -1 }), RangeError, "contextPool");
+  await assertRejects(() => Browser.launch({ contextPool: 1.5 }), RangeError, "contextPool");
 });
 
 Deno.test("ContextPool: closing a browser leaves none of its pooled contexts behind", async () => {
