@@ -144,6 +144,7 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
         restoreCookies(browser, context, restore.state.cookies),
         prepareStorage(page, restore.state),
       ]);
+      const since = performance.now();
       await open(page, restore.state.url, timeoutMs);
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
@@ -154,14 +155,18 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       // rendered them late (a client-side form): only then is a second settle
       // due, so a server-rendered page settles once.
       await restorePage(page, restore.state);
-      await settler.settle(page, { signal });
+      await settler.settle(page, { signal, since });
       if (restore.state.fields.length > 0) {
         const again = await restorePage(page, restore.state);
         if (again.set > 0) await settler.settle(page, { signal });
       }
     } else {
+      // The quiet window runs from the page's last activity since the load
+      // began, as after an action that navigates: a page quiet since before
+      // its load event is not waited on for a whole window more.
+      const since = performance.now();
       await open(page, startUrl, timeoutMs);
-      await settler.settle(page, { signal });
+      await settler.settle(page, { signal, since });
     }
     signal.throwIfAborted();
     start.adopt({
