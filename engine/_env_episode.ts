@@ -27,7 +27,7 @@ import {
   restorePage,
 } from "./_browser_state.ts";
 import { browserInternals } from "./browser/browser.ts";
-import { ContextPool } from "./context_pool.ts";
+import { ContextPool, type OriginReserve } from "./context_pool.ts";
 import {
   closeContext,
   openReadyPage,
@@ -200,6 +200,37 @@ export function readySpecOf(options: EnvOptions): ReadySpec {
     viewport: options.viewport ?? DEFAULT_VIEWPORT,
     ...(options.settle ? { settle: options.settle } : {}),
   };
+}
+
+/** The kind of ready page a fork takes from the pool. */
+export interface ForkKind {
+  /** The kind's key in the pool. */
+  key: string;
+  /** What its ready pages are made from. */
+  spec: ReadySpec;
+  /** The site's spare origins they are made on, if any. */
+  spares?: OriginReserve;
+}
+
+/**
+ * The kind of ready page a fork of an env with these options takes. A fork's
+ * context may reach its copy's origin alone (unless the env names its own
+ * origins): made ahead on a spare origin when the site reserves them; with
+ * no spares the pool cannot know that origin, and forks make their own.
+ *
+ * @param pool the browser's pool
+ * @param options the parent's options
+ * @returns the kind, or undefined when a fork cannot use the pool
+ */
+export function forkKind(pool: ContextPool, options: EnvOptions): ForkKind | undefined {
+  const spec = readySpecOf(options);
+  const ownOrigin = options.site !== undefined && options.onlyOrigins === undefined;
+  const spares = ownOrigin ? options.site?.spares : undefined;
+  if (spares) {
+    const onSpare = { viewport: spec.viewport, ...(spec.settle ? { settle: spec.settle } : {}) };
+    return { key: pool.kindOf(readyKey(onSpare), spares), spec: onSpare, spares };
+  }
+  return ownOrigin ? undefined : { key: pool.kindOf(readyKey(spec)), spec };
 }
 
 /** A ready page of the spec from the browser's pool, or a new one when none waits. */

@@ -66,9 +66,9 @@ import {
   closeContext,
   type Episode,
   type EpisodeRestore,
+  forkKind,
   liveEpisode,
   noEpisode,
-  readySpecOf,
   startEpisode,
   watchAlive,
 } from "./_env_episode.ts";
@@ -79,7 +79,7 @@ import { frameText, tabsOf } from "./_env_text.ts";
 import { captureBrowserState, moveBrowserState } from "./_browser_state.ts";
 import { browserInternals } from "./browser/browser.ts";
 import { ContextPool, discard } from "./context_pool.ts";
-import { readyKey, type ReadyPage } from "./_ready_page.ts";
+import type { ReadyPage } from "./_ready_page.ts";
 
 /** The most forks one call makes. */
 export const MAX_FORKS = 16;
@@ -393,15 +393,8 @@ export class Env implements AsyncDisposable {
       // Ready pages from the pool: on spare origins the fork's copies take,
       // when the site reserves them; else of the parent's own spec.
       const pool = ContextPool.of(this.#browser);
-      const spares = site?.spares;
-      const spec = readySpecOf(this.#options);
-      const spareSpec = {
-        viewport: spec.viewport,
-        ...(spec.settle ? { settle: spec.settle } : {}),
-      };
-      const kindSpec = spares ? spareSpec : spec;
-      const kind = pool.kindOf(readyKey(kindSpec), spares);
-      const pooled = Array.from({ length: k }, () => pool.take(kind));
+      const kind = forkKind(pool, this.#options);
+      const pooled = Array.from({ length: k }, () => kind ? pool.take(kind.key) : undefined);
       const branches: EnvBranch[] = [];
       const forks: Env[] = [];
       try {
@@ -458,7 +451,7 @@ export class Env implements AsyncDisposable {
       } finally {
         for (const ready of pooled) if (ready) discard(ready);
         // Refilled once the forks are made: the fill's renderers do not slow them.
-        pool.warm(kind, kindSpec, spares);
+        if (kind) pool.warm(kind.key, kind.spec, kind.spares);
       }
     });
   }

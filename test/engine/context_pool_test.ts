@@ -192,6 +192,44 @@ Deno.test("ContextPool: a pooled context keeps the env's viewport and origin pol
   }
 });
 
+Deno.test("ContextPool: forks of an env with no site use it; forks of a site with no spare origins leave it empty", async () => {
+  await using browser = await Browser.launch();
+  await using gateway = new Gateway();
+  await using sandbox = new FixtureSandbox(site, { gateway });
+  const pool = ContextPool.of(browser);
+  const copies: Instance[] = [];
+  try {
+    // A site without `spares` (as a container backend's): the pool cannot know a copy's origin.
+    const a = await sandbox.create();
+    const bare = { origin: a.origin, reset: () => a.reset() };
+    await using envA = await Env.create(browser, { site: bare });
+    const [forkA] = await envA.fork(1, {
+      branch: async (at) => {
+        assertEquals(at, undefined);
+        const copy = await a.fork!();
+        copies.push(copy);
+        return { site: copy, release: () => copy.destroy() };
+      },
+    });
+    assertEquals(pool.ready + pool.filling, 0);
+    await forkA!.close();
+    // No site: every fork has the parent's spec, so ready pages of it serve the next fork.
+    await using envB = await Env.create(browser, {
+      startUrl: "data:text/html,<title>bare</title>",
+      viewport: { width: 640, height: 480 },
+    });
+    await Promise.all((await envB.fork(1)).map((f) => f.close()));
+    await until("the pool to fill", () => pool.ready === pool.size);
+    const pooled = contextIds(browser);
+    const [forkB] = await envB.fork(1);
+    assert(pooled.has(envInternals(forkB!).context.id));
+    assertEquals(await forkB!.evaluate("[document.title, innerWidth]"), ["bare", 640]);
+    await forkB!.close();
+  } finally {
+    for (const copy of copies) await copy.destroy();
+  }
+});
+
 Deno.test("Browser.launch() refuses a context pool size that is not a whole number", async () => {
   await assertRejects(() => Browser.launch({ contextPool: -1 }), RangeError, "contextPool");
   await assertRejects(() => Browser.launch({ contextPool: 1.5 }), RangeError, "contextPool");
