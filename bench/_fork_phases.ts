@@ -21,6 +21,7 @@ import {
   moveBrowserState,
   prepareStorage,
   restoreCookies,
+  restorePage,
 } from "../engine/_browser_state.ts";
 import type { Instance } from "../sandboxes/types.ts";
 import { progress, stats, type TimedRow } from "./_sandbox_common.ts";
@@ -31,7 +32,7 @@ const PHASES = [
   "fork phase: a ready context taken from the pool",
   "fork phase: the site copied onto its spare origin",
   "fork phase: cookies and storage put in",
-  "fork phase: the parent's page loaded from the copy",
+  "fork phase: the parent's page loaded from the copy, typed fields put back",
   "fork phase: settled",
   "without the pool: a context and its window made at fork time",
 ] as const;
@@ -91,14 +92,17 @@ export async function forkPhases(
         prepareStorage(page, moved),
       ]);
       lap(3);
+      const since = performance.now();
       const loaded = page.session.waitForEvent("Page.loadEventFired");
       await page.session.send("Page.navigate", { url: moved.url });
       await loaded;
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
       }
+      await restorePage(page, moved);
       lap(4);
-      await settler.settle(page);
+      // From the load's start, as `startEpisode` settles a fork.
+      await settler.settle(page, { since });
       lap(5);
       fresh = await openReadyPage(browser, { onlyOrigins: [copy.origin], viewport: VIEWPORT });
       lap(6);
