@@ -42,6 +42,7 @@
 // Env, its options and results
 export { Env } from "./engine/env.ts";
 export type {
+  BranchAt,
   EnvBranch,
   EnvCallOptions,
   EnvObservation,
@@ -54,6 +55,8 @@ export type {
   ResetOptions,
   StepResult,
 } from "./engine/env_types.ts";
+
+export type { OriginReserve, SpareOrigin } from "./engine/context_pool.ts";
 
 // Infrastructure errors (ours) and the task an agent sees
 export { EnvError } from "./engine/env_error.ts";

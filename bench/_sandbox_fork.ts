@@ -93,8 +93,9 @@ export async function benchFork(): Promise<string> {
   // `copies`), and their teardown: the forks closed, the copies destroyed.
   const forkParent = (k: number, copies: Instance[]) =>
     parent.env.fork(k, {
-      branch: async () => {
-        const copy = await parent.instance.fork!();
+      branch: async (at) => {
+        // On the spare origin whose context the pool made ahead.
+        const copy = await parent.instance.fork!(at ?? {});
         const forked = bind(copy);
         await bound.sdk.copyMark(forked.sdk);
         copies.push(copy);
@@ -164,10 +165,11 @@ export async function benchFork(): Promise<string> {
     "each, and k contexts restored (cookies, storage, the page loaded, typed fields and scroll",
     "put back, settled). Storage per fork is one database file, as for a new env; a fork",
     "takes its task's start mark from the parent by reference (same process), not as a copy.",
-    "`fork phase:` rows take the browser's part of a fork of one apart, step by step on a fresh",
-    "site copy each run (`bench/_fork_phases.ts`): a new context and its window (Chromium starts",
-    "a renderer per context), the parent's page loaded from the copy, and the settle after it",
-    "(a quiet window of 40 ms at least).",
+    "`fork phase:` rows take a fork of one apart, step by step on a fresh site copy each run",
+    "(`bench/_fork_phases.ts`), the warm pool refilled between runs: a ready context taken from",
+    "the pool, the site copied onto its spare origin, cookies and storage put in, the page loaded",
+    "from the copy, and the settle after it (a quiet window of 40 ms from the page's last",
+    "activity); the last row is what the pool saves, a context and its window made at fork time.",
     "",
     ...(memory
       ? [

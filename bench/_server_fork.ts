@@ -3,7 +3,10 @@
  * bench:server`, results in `bench/results/server_fork.{md,json}`): on the
  * fixture backend and the demo task, with a note typed but not submitted,
  * `POST /v1/sessions/{id}/fork` for n = 1, 4, 16 beside `POST /v1/sessions`
- * and `POST /v1/sessions/{id}/reset`, in one run, over loopback HTTP.
+ * and `POST /v1/sessions/{id}/reset`, in one run, over loopback HTTP. Each
+ * fork starts with the browser's warm pool of contexts refilled (as between
+ * an agent's forks, a step or more apart); one row of n = 1 forks back to
+ * back, the pool refilling while the next fork runs.
  *
  * Environment: BENCH_FORK_RUNS (samples per row, default 10).
  *
@@ -11,6 +14,7 @@
  */
 import { startServer } from "../adapters/http/server.ts";
 import { WebServClient } from "../adapters/client/mod.ts";
+import { ContextPool } from "../engine/context_pool.ts";
 import { machine, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 10);
@@ -51,15 +55,36 @@ export async function benchServerFork(): Promise<string> {
   const field = parent.observation.text.split("\n").find((l) => /textbox "?New note/.test(l));
   const id = Number(field?.match(/\[(\d+)\]/)?.[1]);
   await client.step(parent.id, { action: "type", id, text: "buy coffee 2" });
+  const pool = ContextPool.of(server.browser!);
+  const refilled = async () => {
+    const deadline = performance.now() + 30_000;
+    while (pool.filling > 0 || pool.ready < pool.size) {
+      if (performance.now() > deadline) throw new Error("The context pool did not refill");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  // The first fork warms the pool.
+  await closeAll((await client.fork(parent.id, 1)).sessions.map((s) => s.id));
+  await refilled();
   for (const n of [1, 4, 16]) {
     rows.push(
       await time(
         `POST …/fork {n: ${n}}`,
         () => client.fork(parent.id, n),
-        (made) => closeAll(made.sessions.map((s) => s.id)),
+        async (made) => {
+          await closeAll(made.sessions.map((s) => s.id));
+          await refilled();
+        },
       ),
     );
   }
+  rows.push(
+    await time(
+      "POST …/fork {n: 1}, back to back",
+      () => client.fork(parent.id, 1),
+      (made) => closeAll(made.sessions.map((s) => s.id)),
+    ),
+  );
   await client.close(parent.id);
 
   const meta = {

@@ -10,13 +10,12 @@ import { Actor } from "./act/actor.ts";
 import type { Browser, Viewport } from "./browser/browser.ts";
 import type { BrowserContext } from "./browser/browser_context.ts";
 import type { Page } from "./browser/page.ts";
-import { withSignal } from "./cdp/abort_scope.ts";
 import type { Connection } from "./cdp/connection.ts";
 import { EnvError } from "./env_error.ts";
-import { logFailure, observed } from "./log.ts";
-import { Observer } from "./observe/observer.ts";
+import { observed } from "./log.ts";
+import type { Observer } from "./observe/observer.ts";
 import type { Observation } from "./observe/observation.ts";
-import { Settler } from "./settle/settler.ts";
+import type { Settler } from "./settle/settler.ts";
 import type { EnvTask } from "./task.ts";
 import type { EnvOptions } from "./env_types.ts";
 import { siteCall } from "./_env_failures.ts";
@@ -27,7 +26,17 @@ import {
   restoreCookies,
   restorePage,
 } from "./_browser_state.ts";
-import { browserInternals, newContext } from "./browser/browser.ts";
+import { browserInternals } from "./browser/browser.ts";
+import { ContextPool, type OriginReserve } from "./context_pool.ts";
+import {
+  closeContext,
+  openReadyPage,
+  readyKey,
+  type ReadyPage,
+  type ReadySpec,
+} from "./_ready_page.ts";
+
+export { closeContext };
 
 /** One episode of an env: its context and the parts that observe and act on it. */
 export interface Episode {
@@ -75,6 +84,11 @@ export interface EpisodeStart {
    * step count and start time, instead of `task.begin()` and the start URL.
    */
   restore?: EpisodeRestore;
+  /**
+   * The context and blank tab to start on, made for this episode's spec
+   * (a fork's, on its copy's origin); taken from the pool or made when absent.
+   */
+  ready?: ReadyPage;
 }
 
 /** Where a fork's first episode starts: the parent's episode at the fork. */
@@ -99,24 +113,21 @@ export interface EpisodeRestore {
 export async function startEpisode(browser: Browser, start: EpisodeStart): Promise<void> {
   const { options, task, timeoutMs, signal, restore } = start;
   // A fork's task carries the parent's mark: its episode began there.
-  if (task?.begin && !restore) await siteCall("begin the task", () => task.begin!());
+  if (task?.begin && !restore) {
+    try {
+      await siteCall("begin the task", () => task.begin!());
+    } catch (error) {
+      if (start.ready) await closeContext(start.ready.context);
+      throw error;
+    }
+  }
   const site = options.site;
   const startUrl = startUrlOf(options, task);
-  const onlyOrigins = options.onlyOrigins ?? (site ? [site.origin] : undefined);
   const connection = browserInternals(browser).connection;
-  // Outside the abort scope: a context created but never heard of would leak.
-  const context = await withSignal(
-    undefined,
-    () =>
-      newContext(browser, {
-        ...(onlyOrigins ? { onlyOrigins } : {}),
-        viewport: options.viewport ?? DEFAULT_VIEWPORT,
-      }),
-  );
+  const ready = start.ready ?? await takeReadyPage(browser, readySpecOf(options));
+  const { context, settler, observer, page } = ready;
   try {
     signal.throwIfAborted();
-    const settler = Settler.install(context, options.settle);
-    const observer = Observer.attach(context);
     const allowUrl = options.allowUrl ??
       (site ? (url: URL) => url.origin === new URL(site.origin).origin : undefined);
     const actor = new Actor(context, {
@@ -127,13 +138,13 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       ...(allowUrl ? { allowUrl } : {}),
       ...(options.uploadDir !== undefined ? { uploadDir: options.uploadDir } : {}),
     });
-    // The cookies go in while the tab opens: it is blank until navigated below.
-    const [page] = await Promise.all([
-      context.newPage(),
-      restore ? restoreCookies(browser, context, restore.state.cookies) : undefined,
-    ]);
     if (restore) {
-      const script = await prepareStorage(page, restore.state);
+      // The cookies and the storage go in before the blank tab navigates.
+      const [, script] = await Promise.all([
+        restoreCookies(browser, context, restore.state.cookies),
+        prepareStorage(page, restore.state),
+      ]);
+      const since = performance.now();
       await open(page, restore.state.url, timeoutMs);
       if (script !== undefined) {
         await page.session.send("Page.removeScriptToEvaluateOnNewDocument", { identifier: script });
@@ -144,14 +155,18 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
       // rendered them late (a client-side form): only then is a second settle
       // due, so a server-rendered page settles once.
       await restorePage(page, restore.state);
-      await settler.settle(page, { signal });
+      await settler.settle(page, { signal, since });
       if (restore.state.fields.length > 0) {
         const again = await restorePage(page, restore.state);
         if (again.set > 0) await settler.settle(page, { signal });
       }
     } else {
+      // The quiet window runs from the page's last activity since the load
+      // began, as after an action that navigates: a page quiet since before
+      // its load event is not waited on for a whole window more.
+      const since = performance.now();
       await open(page, startUrl, timeoutMs);
-      await settler.settle(page, { signal });
+      await settler.settle(page, { signal, since });
     }
     signal.throwIfAborted();
     start.adopt({
@@ -170,6 +185,59 @@ export async function startEpisode(browser: Browser, start: EpisodeStart): Promi
   }
 }
 
+/**
+ * What an env's ready pages are made from: the origin policy (its own
+ * `onlyOrigins`, else its site's origin), the viewport and the settle options.
+ *
+ * @param options the env's options
+ * @returns the spec
+ */
+export function readySpecOf(options: EnvOptions): ReadySpec {
+  const site = options.site;
+  const onlyOrigins = options.onlyOrigins ?? (site ? [site.origin] : undefined);
+  return {
+    ...(onlyOrigins ? { onlyOrigins } : {}),
+    viewport: options.viewport ?? DEFAULT_VIEWPORT,
+    ...(options.settle ? { settle: options.settle } : {}),
+  };
+}
+
+/** The kind of ready page a fork takes from the pool. */
+export interface ForkKind {
+  /** The kind's key in the pool. */
+  key: string;
+  /** What its ready pages are made from. */
+  spec: ReadySpec;
+  /** The site's spare origins they are made on, if any. */
+  spares?: OriginReserve;
+}
+
+/**
+ * The kind of ready page a fork of an env with these options takes. A fork's
+ * context may reach its copy's origin alone (unless the env names its own
+ * origins): made ahead on a spare origin when the site reserves them; with
+ * no spares the pool cannot know that origin, and forks make their own.
+ *
+ * @param pool the browser's pool
+ * @param options the parent's options
+ * @returns the kind, or undefined when a fork cannot use the pool
+ */
+export function forkKind(pool: ContextPool, options: EnvOptions): ForkKind | undefined {
+  const spec = readySpecOf(options);
+  const ownOrigin = options.site !== undefined && options.onlyOrigins === undefined;
+  const spares = ownOrigin ? options.site?.spares : undefined;
+  if (spares) {
+    const onSpare = { viewport: spec.viewport, ...(spec.settle ? { settle: spec.settle } : {}) };
+    return { key: pool.kindOf(readyKey(onSpare), spares), spec: onSpare, spares };
+  }
+  return ownOrigin ? undefined : { key: pool.kindOf(readyKey(spec)), spec };
+}
+
+/** A ready page of the spec from the browser's pool, or a new one when none waits. */
+async function takeReadyPage(browser: Browser, spec: ReadySpec): Promise<ReadyPage> {
+  return ContextPool.of(browser).take(readyKey(spec)) ?? await openReadyPage(browser, spec);
+}
+
 /** Loads the start URL; a failed load is the site's. */
 async function open(page: Page, url: string, timeoutMs: number): Promise<void> {
   if (url === "about:blank") return;
@@ -181,15 +249,6 @@ async function open(page: Page, url: string, timeoutMs: number): Promise<void> {
     throw new EnvError("site-unreachable", `Cannot open "${url}": ${errorText}`);
   }
   await loaded;
-}
-
-/** Closes a context outside any abort scope; a failure is logged (the browser may be gone). */
-export async function closeContext(context: BrowserContext): Promise<void> {
-  try {
-    await withSignal(undefined, () => context.close());
-  } catch (error) {
-    logFailure("closing an env's context", error);
-  }
 }
 
 /**

@@ -66,6 +66,7 @@ import {
   closeContext,
   type Episode,
   type EpisodeRestore,
+  forkKind,
   liveEpisode,
   noEpisode,
   startEpisode,
@@ -77,6 +78,8 @@ import { OperationQueue } from "./_env_queue.ts";
 import { frameText, tabsOf } from "./_env_text.ts";
 import { captureBrowserState, moveBrowserState } from "./_browser_state.ts";
 import { browserInternals } from "./browser/browser.ts";
+import { ContextPool, discard } from "./context_pool.ts";
+import type { ReadyPage } from "./_ready_page.ts";
 
 /** The most forks one call makes. */
 export const MAX_FORKS = 16;
@@ -387,27 +390,51 @@ export class Env implements AsyncDisposable {
       if (episode.actor.dialog) {
         throw new ActionError("not-allowed", "Cannot fork: a dialog is open; answer it first");
       }
-      const state = await captureBrowserState(
-        this.#browser,
-        episode.context,
-        activePage(episode),
-      );
+      // Ready pages from the pool: on spare origins the fork's copies take,
+      // when the site reserves them; else of the parent's own spec.
+      const pool = ContextPool.of(this.#browser);
+      const kind = forkKind(pool, this.#options);
+      const pooled = Array.from({ length: k }, () => kind ? pool.take(kind.key) : undefined);
       const branches: EnvBranch[] = [];
       const forks: Env[] = [];
       try {
-        for (let i = 0; i < k; i++) {
-          branches.push(branch ? await siteCall("copy the site", branch) : {});
-        }
-        const made = await Promise.allSettled(branches.map((b) => {
+        // The copies are made while the parent's state is read: both wait on
+        // other processes (the sandbox, the renderer).
+        const copying = (async () => {
+          for (const ready of pooled) {
+            const at = ready?.spare ? { origin: ready.spare.origin } : undefined;
+            branches.push(branch ? await siteCall("copy the site", () => branch(at)) : {});
+          }
+        })();
+        const [captured, copied] = await Promise.allSettled([
+          captureBrowserState(this.#browser, episode.context, activePage(episode)),
+          copying,
+        ]);
+        if (captured.status === "rejected") throw captured.reason;
+        if (copied.status === "rejected") throw copied.reason;
+        const state = captured.value;
+        const made = await Promise.allSettled(branches.map((b, i) => {
           const forkSite = b.site;
           const moved = site && forkSite
             ? moveBrowserState(state, site.origin, forkSite.origin)
             : state;
-          return this.#forkOne(b, {
-            state: moved,
-            steps: episode.steps,
-            startedAt: episode.startedAt,
-          }, signal);
+          // A ready page fits when its context may reach the copy's origin.
+          let ready = pooled[i];
+          pooled[i] = undefined;
+          if (ready?.spare && ready.spare.origin !== forkSite?.origin) {
+            discard(ready);
+            ready = undefined;
+          }
+          return this.#forkOne(
+            b,
+            {
+              state: moved,
+              steps: episode.steps,
+              startedAt: episode.startedAt,
+            },
+            signal,
+            ready,
+          );
         }));
         for (const result of made) if (result.status === "fulfilled") forks.push(result.value);
         const failed = made.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -421,22 +448,38 @@ export class Env implements AsyncDisposable {
           ),
         );
         throw error;
+      } finally {
+        for (const ready of pooled) if (ready) discard(ready);
+        // Refilled once the forks are made: the fill's renderers do not slow them.
+        if (kind) pool.warm(kind.key, kind.spec, kind.spares);
       }
     });
   }
 
   /** One fork: a new env on the branch, started from the parent's episode. */
-  async #forkOne(branch: EnvBranch, restore: EpisodeRestore, signal: AbortSignal): Promise<Env> {
+  async #forkOne(
+    branch: EnvBranch,
+    restore: EpisodeRestore,
+    signal: AbortSignal,
+    ready: ReadyPage | undefined,
+  ): Promise<Env> {
     const { signal: _created, ...options } = this.#options;
     const env = new Env(this.#browser, {
       ...options,
       ...(branch.site ? { site: branch.site } : {}),
       ...(branch.task ? { task: branch.task } : {}),
     });
+    // The ready page is the episode's once `startEpisode` has it (it closes
+    // it on failure); until then it is this call's to close.
+    let handed = false;
     try {
       signal.throwIfAborted();
-      await env.#run("start the fork", { signal }, (inner) => env.#start(inner, restore), false);
+      await env.#run("start the fork", { signal }, (inner) => {
+        handed = true;
+        return env.#start(inner, restore, ready);
+      }, false);
     } catch (error) {
+      if (ready && !handed) await closeContext(ready.context);
       await env.close();
       throw error;
     }
@@ -584,13 +627,14 @@ export class Env implements AsyncDisposable {
   }
 
   /** Starts an episode, which becomes the env's as soon as it is ready: see {@linkcode startEpisode}. */
-  #start(signal: AbortSignal, restore?: EpisodeRestore): Promise<void> {
+  #start(signal: AbortSignal, restore?: EpisodeRestore, ready?: ReadyPage): Promise<void> {
     return startEpisode(this.#browser, {
       options: this.#options,
       task: this.#task,
       timeoutMs: this.#timeoutMs,
       signal,
       ...(restore ? { restore } : {}),
+      ...(ready ? { ready } : {}),
       adopt: (episode) => {
         this.#episode = episode;
       },

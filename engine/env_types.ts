@@ -8,6 +8,7 @@ import type { Viewport } from "./browser/browser.ts";
 import type { Observation, ObserveOptions } from "./observe/observation.ts";
 import type { SettleOptions, SettlerOptions } from "./settle/settler.ts";
 import type { EnvTask } from "./task.ts";
+import type { OriginReserve } from "./context_pool.ts";
 
 /** What an env serves: an origin to open and a way back to its first state. */
 export interface EnvSite {
@@ -30,6 +31,13 @@ export interface EnvSite {
    * ours, whatever the page showed and whether the action itself failed.
    */
   check?(): Promise<void>;
+  /**
+   * Reserves origins for copies of the site not made yet (the gateway's
+   * spare routes). With it a fork's context is made before the fork is asked
+   * for (see `ContextPool`), and `ForkOptions.branch` is asked to make its
+   * copy on a reserved origin.
+   */
+  readonly spares?: OriginReserve;
 }
 
 /** The deadline and abort signal of one env operation. */
@@ -69,6 +77,16 @@ export interface EnvBranch {
   release?(): Promise<void>;
 }
 
+/** Where a fork's copy of the site goes. */
+export interface BranchAt {
+  /**
+   * A spare origin the site's `spares` reserved, whose context is ready:
+   * a copy made on it (`Instance.fork({ origin })`) starts at once; a copy
+   * elsewhere gets a new context, and the spare is given back.
+   */
+  origin: string;
+}
+
 /** Options of {@linkcode Env.fork}. */
 export interface ForkOptions extends EnvCallOptions {
   /**
@@ -76,7 +94,7 @@ export interface ForkOptions extends EnvCallOptions {
    * waits, after its browser state was captured. Needed when the env has a
    * site: the engine cannot copy a site, only the sandbox behind it can.
    */
-  branch?: () => Promise<EnvBranch>;
+  branch?: (at?: BranchAt) => Promise<EnvBranch>;
 }
 
 /** Options of {@linkcode Env.settle}. */

@@ -25,6 +25,7 @@
 export { Env, envInternals } from "./env.ts";
 export type { EnvInternals } from "./env.ts";
 export type {
+  BranchAt,
   EnvBranch,
   EnvCallOptions,
   EnvObservation,
@@ -37,6 +38,11 @@ export type {
   ResetOptions,
   StepResult,
 } from "./env_types.ts";
+
+// The warm pool of ready contexts
+export { ContextPool, DEFAULT_POOL_SIZE, MAX_KINDS } from "./context_pool.ts";
+export type { OriginReserve, PooledPage, SpareOrigin } from "./context_pool.ts";
+export type { ReadyPage, ReadySpec } from "./_ready_page.ts";
 
 // Contracts: infrastructure errors and tasks
 export * from "./env_error.ts";

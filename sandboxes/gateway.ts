@@ -51,6 +51,14 @@ export interface GatewayRoute {
   remove(): void;
 }
 
+/** An origin the gateway reserved ahead for an instance not made yet. */
+export interface SpareRoute {
+  /** The reserved route's origin. */
+  readonly origin: string;
+  /** Removes the route, unless an instance claimed it (then the instance owns it). */
+  release(): void;
+}
+
 /** Options of {@linkcode Gateway}. */
 export interface GatewayOptions {
   /**
@@ -111,6 +119,7 @@ export class Gateway implements AsyncDisposable {
   readonly hostname: string;
   #server: Deno.HttpServer<Deno.NetAddr>;
   #routes = new Map<string, RouteEntry>();
+  #spares = new Map<string, GatewayRoute>();
   #loopbackClient = Deno.createHttpClient({ allowHost: true });
   #closing = new AbortController();
   #closed: Promise<void> | undefined;
@@ -175,6 +184,48 @@ export class Gateway implements AsyncDisposable {
   }
 
   /**
+   * Reserves a route for an instance not made yet: it answers 503 until an
+   * instance claims it. A browser context that may reach only this origin
+   * can then be made before the instance exists (a fork's, ahead of the
+   * fork: see `ContextPool` in the engine).
+   *
+   * @returns the spare route's origin and its release
+   */
+  reserve(): SpareRoute {
+    const route = this.add({
+      handler: () => page(503, "Not ready", "This environment is not made yet"),
+    });
+    this.#spares.set(route.origin, route);
+    return {
+      origin: route.origin,
+      release: () => {
+        if (this.#spares.delete(route.origin)) route.remove();
+      },
+    };
+  }
+
+  /**
+   * Takes a spare route for an instance: from now on it sends its requests
+   * to `target`, and its release leaves it alone.
+   *
+   * @param origin the spare route's origin, from {@linkcode Gateway.reserve}
+   * @param target where its requests go
+   * @returns the route, now the instance's
+   * @throws {RangeError} when the origin is not a spare route of this gateway (released, or claimed already)
+   */
+  claim(origin: string, target: GatewayTarget): GatewayRoute {
+    const route = this.#spares.get(origin);
+    if (!route) {
+      throw new RangeError(
+        `Cannot claim "${origin}": it is not a spare route of this gateway (released or claimed)`,
+      );
+    }
+    this.#spares.delete(origin);
+    route.retarget(target);
+    return route;
+  }
+
+  /**
    * The origin of a route id.
    *
    * @param id the route's id
@@ -226,6 +277,7 @@ export class Gateway implements AsyncDisposable {
     for (const socket of this.#sockets) closeQuietly(socket, 1001, "gateway closed");
     for (const entry of this.#routes.values()) entry.client.close();
     this.#routes.clear();
+    this.#spares.clear();
     this.#loopbackClient.close();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<"timeout">((resolve) => {

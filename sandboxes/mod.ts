@@ -17,7 +17,15 @@
  *
  * @module
  */
-export type { Instance, InstanceSpec, Sandbox, Site, SiteHandler, StateClient } from "./types.ts";
+export type {
+  Instance,
+  InstanceForkOptions,
+  InstanceSpec,
+  Sandbox,
+  Site,
+  SiteHandler,
+  StateClient,
+} from "./types.ts";
 export {
   DaemonUnavailableError,
   InstanceGoneError,
@@ -29,7 +37,7 @@ export type { SandboxErrorOptions } from "./errors.ts";
 export { DEFAULT_LIMITS, SHARED_RUNTIME_LIMITS } from "./_container_limits.ts";
 export type { ContainerLimits } from "./_container_limits.ts";
 export { Gateway } from "./gateway.ts";
-export type { GatewayOptions, GatewayRoute, GatewayTarget } from "./gateway.ts";
+export type { GatewayOptions, GatewayRoute, GatewayTarget, SpareRoute } from "./gateway.ts";
 export { WarmPool } from "./warm_pool.ts";
 export type { InstanceFactory, WarmPoolOptions } from "./warm_pool.ts";
 export { FixtureSandbox } from "./fixture/fixture_sandbox.ts";

@@ -6,6 +6,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
+import type { SpareRoute } from "./gateway.ts";
 
 /** A request handler, such as a Hono app's `fetch`. */
 export type SiteHandler = (request: Request) => Response | Promise<Response>;
@@ -53,6 +54,18 @@ export interface InstanceSpec {
   seed?: number;
 }
 
+/** Options of {@linkcode Instance.fork}. */
+export interface InstanceForkOptions {
+  /**
+   * A spare origin reserved by the instance's `spares`: the copy serves
+   * there. A backend that cannot place a copy on a given origin ignores it
+   * (the copy's `origin` then says where it serves).
+   *
+   * @default {a new origin}
+   */
+  origin?: string;
+}
+
 /** Privileged access to an instance's internal state, for verifiers. */
 export interface StateClient {
   /**
@@ -91,10 +104,19 @@ export interface Instance extends AsyncDisposable {
    * seeded state as this one's. Writes to either never reach the other.
    * Optional: a backend that cannot copy a running instance has none.
    *
+   * @param options where the copy serves (a spare origin of `spares`)
    * @returns the copy, already serving at its own origin
    * @throws {InstanceGoneError} when this instance died or was removed
+   * @throws {RangeError} when `options.origin` is not a spare origin of the instance's gateway
    */
-  fork?(): Promise<Instance>;
+  fork?(options?: InstanceForkOptions): Promise<Instance>;
+  /**
+   * Reserves origins for copies not made yet (the gateway's spare routes),
+   * which `fork({ origin })` then serves on: a browser context that may
+   * reach only that origin can be made before the copy. Present on backends
+   * whose `fork` takes an origin.
+   */
+  readonly spares?: { reserve(): SpareRoute };
   /** Stops the instance and removes everything it left; safe to call twice. */
   destroy(): Promise<void>;
 }

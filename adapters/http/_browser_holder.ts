@@ -17,6 +17,8 @@ export interface BrowserHolderOptions {
    * @default {true}
    */
   browserHandlesSignals?: boolean;
+  /** The size of the browser's warm pool of contexts; the browser's default when absent. */
+  contextPool?: number;
 }
 
 /** One browser at a time; a dead one is replaced on the next use. */
@@ -55,9 +57,12 @@ export class BrowserHolder {
     const old = this.#browser;
     if (old) await old.close().catch((error) => logFailure("close the dead browser", error));
     const url = this.#options.browserUrl;
-    const browser = url
-      ? await Browser.connect(url)
-      : await Browser.launch({ handleSignals: this.#options.browserHandlesSignals ?? true });
+    const pool = this.#options.contextPool;
+    const sized = pool === undefined ? {} : { contextPool: pool };
+    const browser = url ? await Browser.connect(url, sized) : await Browser.launch({
+      handleSignals: this.#options.browserHandlesSignals ?? true,
+      ...sized,
+    });
     this.#browser = browser;
     // Start the next browser as soon as this one dies, not on the next request.
     browser.on("disconnected", () => {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Env, EnvBranch } from "../../mod.ts";
+import type { BranchAt, Env, EnvBranch } from "../../mod.ts";
 import type { Instance } from "../../sandboxes/mod.ts";
 import type { ServedTask } from "./catalog.ts";
 import { envCall } from "./_failures.ts";
@@ -55,8 +55,9 @@ export async function forkRuntimes(
     );
   }
   const made: { instance: Instance | undefined; task: ServedTask | undefined }[] = [];
-  const branch = async (): Promise<EnvBranch> => {
-    const copy = await instance!.fork!();
+  const branch = async (at?: BranchAt): Promise<EnvBranch> => {
+    // On a spare origin, whose context the engine made ahead.
+    const copy = await instance!.fork!(at ? { origin: at.origin } : {});
     let task: ServedTask | undefined;
     try {
       const served = parent.task;

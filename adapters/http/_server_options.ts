@@ -127,6 +127,13 @@ export interface ListenOptions {
   /** A running browser's DevTools WebSocket URL; a browser is launched when absent. */
   browserUrl?: string;
   /**
+   * How many ready browser contexts the browser's warm pool keeps per kind,
+   * for forks to take (see docs/fork.md); 0 turns the pool off.
+   *
+   * @default {2}
+   */
+  contextPool?: number;
+  /**
    * Idle time after which a session is reaped, in milliseconds.
    *
    * @default {300000}

@@ -10,7 +10,8 @@
  * (`WEBSERV_MAX_SESSIONS`), `--max-seeds` (`WEBSERV_MAX_SEEDS`: seeds holding
  * state at once, default twice the session cap) and `--seed-grace` in seconds
  * (`WEBSERV_SEED_GRACE`: how long an idle seed keeps it, default 60),
- * `--browser ws://…` (`WEBSERV_BROWSER`),
+ * `--browser ws://…` (`WEBSERV_BROWSER`), `--context-pool N`
+ * (`WEBSERV_CONTEXT_POOL`: ready browser contexts kept for forks, default 2, 0 off),
  * `--run-dir` (`WEBSERV_RUN_DIR`, default `runs/<time>`; a parent of runs
  * records into a new run inside it, and `a,b` records into `a`: the
  * dashboard lists the other runs there too), `--idle-timeout`
@@ -48,7 +49,7 @@ function backendLines(): string {
 
 const USAGE = `Usage: deno task serve [--port N] [--host ADDR] [--backend ${BACKENDS.join("|")}]
        [--token TOKEN] [--allowed-host NAME[:PORT]]... [--max-sessions N] [--max-seeds N]
-       [--seed-grace SECONDS] [--browser ws://...] [--run-dir DIR[,DIR...]]
+       [--seed-grace SECONDS] [--browser ws://...] [--context-pool N] [--run-dir DIR[,DIR...]]
        [--idle-timeout SECONDS] [--lifetime SECONDS] [--incus-pool POOL]
        [--incus-socket PATH] [--incus-prefix PREFIX] [--spares N] [--warm SITE/SEED,...]
 
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
         "max-seeds": { type: "string" },
         "seed-grace": { type: "string" },
         browser: { type: "string" },
+        "context-pool": { type: "string" },
         "run-dir": { type: "string" },
         "idle-timeout": { type: "string" },
         lifetime: { type: "string" },
@@ -123,6 +125,10 @@ async function main(): Promise<void> {
   const maxSessions = integer(
     "max-sessions",
     values["max-sessions"] ?? env("WEBSERV_MAX_SESSIONS"),
+  );
+  const contextPool = integer(
+    "context-pool",
+    values["context-pool"] ?? env("WEBSERV_CONTEXT_POOL"),
   );
   const maxSeeds = integer("max-seeds", values["max-seeds"] ?? env("WEBSERV_MAX_SEEDS"));
   if (maxSeeds === 0) fail('Option "max-seeds" must be at least 1');
@@ -199,6 +205,7 @@ async function main(): Promise<void> {
       ...(token ? { token } : {}),
       ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
       ...(browserUrl ? { browserUrl } : {}),
+      ...(contextPool !== undefined ? { contextPool } : {}),
       // The pool .ci/daemons.sh makes (btrfs: copy-on-write copies).
       incusPool: values["incus-pool"] ?? env("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
       ...(incusSocket ? { incusSocket } : {}),

@@ -35,10 +35,25 @@ export interface LaunchOptions extends Omit<BrowserProcessOptions, "timeoutMs"> 
    * @default {30000}
    */
   commandTimeoutMs?: number;
+  /**
+   * How many ready contexts the browser's warm pool keeps per kind (see
+   * `ContextPool` in `./engine`); 0 turns the pool off.
+   *
+   * @default {2}
+   */
+  contextPool?: number;
 }
 
 /** Options for {@linkcode Browser.connect}. */
-export interface ConnectOptions extends ConnectionOptions {}
+export interface ConnectOptions extends ConnectionOptions {
+  /**
+   * How many ready contexts the browser's warm pool keeps per kind (see
+   * `ContextPool` in `./engine`); 0 turns the pool off.
+   *
+   * @default {2}
+   */
+  contextPool?: number;
+}
 
 /** Events a {@linkcode Browser} emits. */
 export interface BrowserEvents extends Record<string, unknown> {
@@ -76,6 +91,15 @@ export interface Viewport {
   height: number;
 }
 
+/** Throws the caller's mistake before anything starts: a pool size is a whole number. */
+function checkPoolSize(size: number | undefined): void {
+  if (size !== undefined && (!Number.isInteger(size) || size < 0)) {
+    throw new RangeError(
+      `Cannot start the browser: "contextPool" must be an integer >= 0, got ${size}`,
+    );
+  }
+}
+
 /** Settings every attached page and frame gets: run paused, attach children. */
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 
@@ -91,6 +115,8 @@ export interface BrowserInternals {
   readonly process: BrowserProcess | undefined;
   /** The contexts this browser created that are still open. */
   readonly contexts: BrowserContext[];
+  /** The size its warm pool starts with (`contextPool` of the launch or connect options). */
+  readonly contextPool: number | undefined;
   /**
    * The browser's product and protocol versions.
    *
@@ -180,6 +206,7 @@ export class Browser implements AsyncDisposable {
   #pageWaiters = new Map<string, PageWaiter>();
   #events = new Emitter<BrowserEvents>();
   #closing: Promise<void> | undefined;
+  #contextPool: number | undefined;
 
   private constructor(connection: Connection, process?: BrowserProcess) {
     this.#connection = connection;
@@ -201,6 +228,9 @@ export class Browser implements AsyncDisposable {
         },
         get contexts() {
           return [...browser.#contexts.values()];
+        },
+        get contextPool() {
+          return browser.#contextPool;
         },
         version: () => browser.#connection.send("Browser.getVersion"),
         newContext: (options = {}) => browser.#newContext(options),
@@ -237,12 +267,15 @@ export class Browser implements AsyncDisposable {
    * @returns the connected browser
    * @throws {BrowserNotFoundError} when no browser executable is found
    * @throws {BrowserLaunchError} when the browser does not start
+   * @throws {RangeError} when `contextPool` is not an integer >= 0
    */
   static async launch(options: LaunchOptions = {}): Promise<Browser> {
+    checkPoolSize(options.contextPool);
     const { process, connection } = await launchAndConnect(options);
     try {
       const browser = await Browser.#start(connection, process);
       browser.#launchOptions = options;
+      browser.#contextPool = options.contextPool;
       return browser;
     } catch (error) {
       await process.kill();
@@ -258,13 +291,17 @@ export class Browser implements AsyncDisposable {
    * @param options command timeouts
    * @returns the connected browser; `close()` leaves the browser running
    * @throws {TypeError} when the URL is not a WebSocket URL
+   * @throws {RangeError} when `contextPool` is not an integer >= 0
    */
   static async connect(
     endpoint: string | Transport,
     options: ConnectOptions = {},
   ): Promise<Browser> {
+    checkPoolSize(options.contextPool);
     const transport = typeof endpoint === "string" ? await connectTransport(endpoint) : endpoint;
-    return await Browser.#start(new Connection(transport, options));
+    const browser = await Browser.#start(new Connection(transport, options));
+    browser.#contextPool = options.contextPool;
+    return browser;
   }
 
   static async #start(connection: Connection, process?: BrowserProcess): Promise<Browser> {

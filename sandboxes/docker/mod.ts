@@ -18,5 +18,12 @@ export type { ContainerLimits, DockerLimits } from "../_container_limits.ts";
 
 // The sandbox contract and gateway these classes implement and take, so this
 // entry point's documentation stands alone.
-export type { Gateway, GatewayRoute, GatewayTarget } from "../gateway.ts";
-export type { Instance, InstanceSpec, Sandbox, SiteHandler, StateClient } from "../types.ts";
+export type { Gateway, GatewayRoute, GatewayTarget, SpareRoute } from "../gateway.ts";
+export type {
+  Instance,
+  InstanceForkOptions,
+  InstanceSpec,
+  Sandbox,
+  SiteHandler,
+  StateClient,
+} from "../types.ts";

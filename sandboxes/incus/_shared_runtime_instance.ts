@@ -5,10 +5,10 @@
  * @module
  */
 import { InstanceGoneError } from "../errors.ts";
-import type { GatewayRoute } from "../gateway.ts";
+import type { Gateway, GatewayRoute } from "../gateway.ts";
 import { checkStateAnswers } from "../_container_instance.ts";
 import type { SocketDirectory } from "../_socket_directory.ts";
-import type { Instance, StateClient } from "../types.ts";
+import type { Instance, InstanceForkOptions, StateClient } from "../types.ts";
 import { decodeControlAnswer, type Runtime, type ServerSource } from "./_shared_runtime_control.ts";
 import type { SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";
 
@@ -46,17 +46,22 @@ export class SharedRuntimeInstance implements Instance {
    * before it could has none, and a session on it answers 409
    * `fork-unsupported`).
    */
-  readonly fork?: () => Promise<Instance>;
+  readonly fork?: (options?: InstanceForkOptions) => Promise<Instance>;
+  /** Reserves the origins a fork may be made on (the gateway's spare routes). */
+  readonly spares?: Gateway;
 
   /** Made by {@linkcode SharedRuntimeSandbox.create}. */
   constructor(
     runtime: Runtime,
     key: string,
-    server: { source: ServerSource; slot: number; seed: number },
+    server: { source: ServerSource; slot: number; seed: number; origin?: string | undefined },
     directory: SocketDirectory,
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
-    fork?: (parent: SharedRuntimeInstance) => Promise<SharedRuntimeInstance>,
+    fork?: (
+      parent: SharedRuntimeInstance,
+      options: InstanceForkOptions,
+    ) => Promise<SharedRuntimeInstance>,
   ) {
     this.#runtime = runtime;
     this.key = key;
@@ -73,16 +78,20 @@ export class SharedRuntimeInstance implements Instance {
       proxy: { transport: "unix", path: this.#directory.siteSocket },
       poolMaxIdlePerHost: 0,
     });
-    this.#route = options.gateway.add({ unix: this.#directory.siteSocket });
+    const target = { unix: this.#directory.siteSocket };
+    this.#route = server.origin === undefined
+      ? options.gateway.add(target)
+      : options.gateway.claim(server.origin, target);
     this.id = this.#route.id;
     this.origin = this.#route.origin;
     this.state = { fetch: (path, init) => this.#directory.state.fetch(path, init) };
     if (fork) {
-      this.fork = async () => {
+      this.spares = options.gateway;
+      this.fork = async (forkOptions = {}) => {
         if (this.#destroyed) {
           throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
         }
-        return await fork(this);
+        return await fork(this, forkOptions);
       };
     }
   }

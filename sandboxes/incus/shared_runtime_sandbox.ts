@@ -45,7 +45,7 @@ import { type ContainerLimits, incusLimits, SHARED_RUNTIME_LIMITS } from "../_co
 import { type Owner, SocketDirectory } from "../_socket_directory.ts";
 import type { Gateway } from "../gateway.ts";
 import { ownerIsGone } from "../_owner.ts";
-import type { InstanceSpec, Sandbox } from "../types.ts";
+import type { InstanceForkOptions, InstanceSpec, Sandbox } from "../types.ts";
 import { IncusClient } from "./client.ts";
 import {
   baseName,
@@ -232,7 +232,7 @@ export class SharedRuntimeSandbox implements Sandbox {
     seed: number,
     options: { cold?: boolean },
   ): Promise<SharedRuntimeInstance> {
-    return await this.#openEnv(runtime, seed, (key) =>
+    return await this.#openEnv(runtime, seed, undefined, (key) =>
       runtime.call(
         "POST",
         "/envs",
@@ -246,8 +246,13 @@ export class SharedRuntimeSandbox implements Sandbox {
    * database and files (the runtime's control stops the parent's server
    * while it copies them, see `kit/shared_runtime.ts`).
    */
-  async #fork(parent: SharedRuntimeInstance, runtime: Runtime, seed: number) {
-    const instance = await this.#openEnv(runtime, seed, (key) =>
+  async #fork(
+    parent: SharedRuntimeInstance,
+    runtime: Runtime,
+    seed: number,
+    options: InstanceForkOptions,
+  ) {
+    const instance = await this.#openEnv(runtime, seed, options.origin, (key) =>
       runtime.call(
         "POST",
         `/envs/${parent.key}/fork`,
@@ -270,6 +275,7 @@ export class SharedRuntimeSandbox implements Sandbox {
   async #openEnv(
     runtime: Runtime,
     seed: number,
+    origin: string | undefined,
     make: (key: string) => Promise<unknown>,
   ): Promise<SharedRuntimeInstance> {
     const key = randomKey();
@@ -291,11 +297,11 @@ export class SharedRuntimeSandbox implements Sandbox {
     const instance = new SharedRuntimeInstance(
       runtime,
       key,
-      { ...answer, seed },
+      { ...answer, seed, origin },
       directory,
       this.#options,
       () => this.#instances.delete(instance),
-      runtime.forks ? (parent) => this.#fork(parent, runtime, seed) : undefined,
+      runtime.forks ? (parent, options) => this.#fork(parent, runtime, seed, options) : undefined,
     );
     this.#instances.add(instance);
     try {

@@ -102,8 +102,11 @@ export async function assertForkMidEpisode(episode: ForkEpisode): Promise<void> 
   const copies: { site: Instance; task: BoundTask }[] = [];
   const forks = await env.fork(3, {
     timeoutMs: episode.forkTimeoutMs ?? 30_000,
-    branch: async () => {
-      const copy = await fork();
+    branch: async (at) => {
+      // On the spare origin whose context is ready, where the backend places copies.
+      const copy = await fork(at ?? {});
+      // A backend with spare origins places the copy where its context waits.
+      if (at && instance.spares) assertEquals(copy.origin, at.origin);
       const forkTask = bind(copy);
       await bound.sdk.copyMark(forkTask.sdk);
       copies.push({ site: copy, task: forkTask });

@@ -259,3 +259,40 @@ Deno.test("Gateway.request() gets a plain 502 page without internal errors when 
     assertEquals(text.includes(leak), false, `the page shows "${leak}": ${text}`);
   }
 });
+
+Deno.test("Gateway.reserve() holds an origin that answers 503 until claimed, then the claimer's pages", async () => {
+  await using gateway = new Gateway();
+  const spare = gateway.reserve();
+  assertEquals(gateway.size, 1);
+  const waiting = await gateway.request(spare.origin, "/");
+  assertEquals(waiting.status, 503);
+  await waiting.body?.cancel();
+  const route = gateway.claim(spare.origin, { handler: () => new Response("mine") });
+  assertEquals(route.origin, spare.origin);
+  assertEquals(await (await gateway.request(spare.origin, "/")).text(), "mine");
+  // Claimed: its release leaves the claimer's route alone, and it cannot be claimed again.
+  spare.release();
+  assertEquals(await (await gateway.request(spare.origin, "/")).text(), "mine");
+  assertThrows(
+    () => gateway.claim(spare.origin, { handler: () => new Response("other") }),
+    RangeError,
+    "not a spare route",
+  );
+  route.remove();
+  assertEquals(gateway.size, 0);
+});
+
+Deno.test("Gateway.reserve()'s release removes an unclaimed route, which can no longer be claimed", async () => {
+  await using gateway = new Gateway();
+  const spare = gateway.reserve();
+  spare.release();
+  assertEquals(gateway.size, 0);
+  const gone = await gateway.request(spare.origin, "/");
+  assertEquals(gone.status, 404);
+  await gone.body?.cancel();
+  assertThrows(
+    () => gateway.claim(spare.origin, { handler: () => new Response("late") }),
+    RangeError,
+    "not a spare route",
+  );
+});
