@@ -2,9 +2,8 @@
 // range inputs, masks, fields replaced or disabled on focus, the length cap,
 // long text inserted rather than typed key by key, and tag inputs that turn
 // the text into chips.
-import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
-import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import {
   consumed,
   type FieldState,
@@ -21,6 +20,7 @@ import { SelectorResolver } from "./_selector_resolver.ts";
 // React 18's UMD builds, read from the npm packages Deno installed.
 import "react";
 import "react-dom";
+import { evaluate, rejectsWith } from "../../_util/page_eval.ts";
 
 const IDS: Record<number, string> = {
   1: "#date",
@@ -39,23 +39,8 @@ const IDS: Record<number, string> = {
   14: "#comment",
 };
 
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-  });
-  return result.value;
-}
-
 function value(page: Page, selector: string): Promise<unknown> {
   return evaluate(page, `document.querySelector(${JSON.stringify(selector)}).value`);
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
-  const error = await assertRejects(() => promise, ActionError);
-  assertEquals(error.code, code, error.message);
-  if (text) assertStringIncludes(error.message, text);
-  return error;
 }
 
 Deno.test("typingPlan() types short text by keys and inserts long text in runs", () => {
