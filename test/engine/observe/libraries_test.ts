@@ -22,9 +22,7 @@ const WAIT_READY = `new Promise((resolve) => { const start = Date.now();
 
 async function ready(page: Page): Promise<void> {
   const { result } = await page.session.send("Runtime.evaluate", {
-    expression: `new Promise((resolve) => { const start = Date.now();
-      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-      poll(); })`,
+    expression: WAIT_READY,
     awaitPromise: true,
     returnByValue: true,
   });
@@ -90,11 +88,7 @@ Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on L
   await using env = await Env.create(browser, { startUrl: "about:blank" });
   const open = async (path: string) => {
     await env.step({ action: "goto", url: server.url(path) });
-    const ready = await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    );
+    const ready = await env.evaluate(WAIT_READY);
     assertEquals(ready, true, `${path} got ready`);
     return await env.observe();
   };
@@ -146,11 +140,7 @@ Deno.test("Env.step() settles after a select's menu has animated in, and says so
   await using env = await Env.create(browser, { startUrl: "about:blank" });
   await env.step({ action: "goto", url: server.url("/material-form") });
   assertEquals(
-    await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    ),
+    await env.evaluate(WAIT_READY),
     true,
   );
   const observation = await env.observe();
@@ -233,11 +223,7 @@ Deno.test("Observer.observe() reaches a text field drawn transparent under its l
   await using env = await Env.create(browser, { startUrl: "about:blank" });
   await env.step({ action: "goto", url: server.url("/material-form") });
   assertEquals(
-    await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    ),
+    await env.evaluate(WAIT_READY),
     true,
   );
   const observation = await env.observe();
