@@ -9,6 +9,7 @@
 // table tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
 import { Browser, newContext } from "../../../engine/browser/browser.ts";
+import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Env } from "../../../engine/env.ts";
@@ -37,13 +38,8 @@ async function openReady(env: Env, url: string): Promise<EnvObservation> {
   return await env.observe();
 }
 
-const TABLE_PARTS = new Set(["row", "cell", "gridcell", "columnheader", "rowheader"]);
-
-Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
-  await using server = await serveApps();
-  await using browser = await Browser.launch();
-  await using context = await newContext(browser);
-  const observer = Observer.attach(context);
+/** A new page of the context at a desktop's size (1280×800), as the libraries' layouts expect. */
+async function desktopPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   await page.session.send("Emulation.setDeviceMetricsOverride", {
     width: 1280,
@@ -51,6 +47,17 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
     deviceScaleFactor: 1,
     mobile: false,
   });
+  return page;
+}
+
+const TABLE_PARTS = new Set(["row", "cell", "gridcell", "columnheader", "rowheader"]);
+
+Deno.test("Observer.observe() gives no ids to the cells of library data tables that do nothing", async (t) => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using context = await newContext(browser);
+  const observer = Observer.attach(context);
+  const page = await desktopPage(context);
   // Per page: the table parts that keep an id (role and name).
   const expected: Record<string, string[]> = {
     "/naive-table": [],
@@ -157,13 +164,7 @@ Deno.test("Observer.observe() names a library's input from the placeholder it dr
   await using browser = await Browser.launch();
   await using context = await newContext(browser);
   const observer = Observer.attach(context);
-  const page = await context.newPage();
-  await page.session.send("Emulation.setDeviceMetricsOverride", {
-    width: 1280,
-    height: 800,
-    deviceScaleFactor: 1,
-    mobile: false,
-  });
+  const page = await desktopPage(context);
   await page.session.send("Page.navigate", { url: server.url("/naive-form") });
   await ready(page);
   const form = await observer.observe(page);
