@@ -21,6 +21,7 @@ import { SelectorResolver } from "./_selector_resolver.ts";
 import "react";
 import "react-dom";
 import { evaluate, rejectsWith } from "../../_util/page_eval.ts";
+import { actorOn } from "./_actor_on.ts";
 
 const IDS: Record<number, string> = {
   1: "#date",
@@ -58,13 +59,7 @@ Deno.test("Actor.act() type", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open() {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}/act/fields`);
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
-    return { context, page, actor };
-  }
+  const open = () => actorOn(browser, `${server.origin}/act/fields`, IDS);
 
   await t.step(
     "Observer.observe() shows the type and format when a field takes a date",
@@ -207,14 +202,8 @@ Deno.test("Actor.act() type into tag inputs", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open() {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}/act/tags`);
-    const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });
-    return { context, page, actor };
-  }
+  const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
+  const open = () => actorOn(browser, `${server.origin}/act/tags`, ids);
   const chips = (page: Page, box: string) =>
     evaluate(page, `[...document.querySelectorAll("${box} .chip")].map((c) => c.textContent)`);
 
