@@ -24,6 +24,7 @@ import {
 import { type AppBackend, APPS, type AppSpec } from "./_sandbox_app_specs.ts";
 import { BACKEND_KEYS, backendsOf, POOL } from "./_sandbox_app_backends.ts";
 import {
+  countAnswering,
   freeDisk,
   loadAverage,
   memAvailable,
@@ -179,15 +180,7 @@ async function capacity(
       );
     }
     // Every env must still answer for the count to stand.
-    let answering = 0;
-    for (const env of held) {
-      try {
-        await env.check();
-        answering++;
-      } catch {
-        // counted as not ready
-      }
-    }
+    const answering = await countAnswering(held);
     progress(
       `${app.label} on ${backend.label}: ${answering} envs ready at once (${stoppedBecause})`,
     );

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Instance } from "../sandboxes/types.ts";
 
 /** A mebibyte. */
 export const MIB = 2 ** 20;
@@ -121,6 +122,26 @@ export async function btrfsExclusiveBytes(path: string): Promise<number> {
 export async function freeDisk(path: string): Promise<number> {
   const out = await command("df", ["-B1", "--output=avail", path]);
   return Number(out.trim().split("\n").at(-1));
+}
+
+/**
+ * How many of the envs still answer their health check: what a "ready at
+ * once" count stands on (an env that stopped answering meanwhile does not count).
+ *
+ * @param envs the envs held
+ * @returns how many answered
+ */
+export async function countAnswering(envs: readonly Instance[]): Promise<number> {
+  let answering = 0;
+  for (const env of envs) {
+    try {
+      await env.check();
+      answering++;
+    } catch {
+      // counted as not ready
+    }
+  }
+  return answering;
 }
 
 /**

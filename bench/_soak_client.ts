@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { xorshift32 } from "../fixtures/sites/kit/xorshift.ts";
 
 /** What came of a request. */
 export type Outcome = "answered" | "5xx" | "dropped" | "no-answer" | "abandoned";
@@ -239,15 +240,8 @@ export function isStep(body: unknown): body is StepBody {
 
 /** A seeded xorshift generator in [0, 1). */
 export function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
+  const next = xorshift32(seed);
+  return () => next() / 2 ** 32;
 }
 
 /**

@@ -46,6 +46,7 @@ import { benchApps } from "./_sandbox_apps.ts";
 import { benchFork } from "./_sandbox_fork.ts";
 import {
   command,
+  countAnswering,
   duBytes,
   freeDisk,
   machine,
@@ -357,15 +358,7 @@ async function benchBackend(backend: Backend): Promise<Result> {
     }
   }
   // Every env must still answer for the count to stand.
-  let answering = 0;
-  for (const env of held) {
-    try {
-      await env.check();
-      answering++;
-    } catch {
-      // counted as not ready
-    }
-  }
+  const answering = await countAnswering(held);
   const capSeconds = round((performance.now() - capStart) / 1000);
   progress(
     `${backend.label}: ${answering} envs ready at once (${stoppedBecause}); destroying`,

@@ -154,8 +154,13 @@ export function blockProblems(blocks: MarkdownBlock[]): string[] {
  * @returns `deno check`'s verdict and output
  */
 export async function checkRunnableMarkdown(): Promise<{ success: boolean; output: string }> {
+  return await denoCheck(["--doc-only", ...markdownPages()]);
+}
+
+/** `deno check --quiet` of `args` from the repository's root: its verdict and its output. */
+async function denoCheck(args: string[]): Promise<{ success: boolean; output: string }> {
   const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "--quiet", "--doc-only", ...markdownPages()],
+    args: ["check", "--quiet", ...args],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
@@ -250,14 +255,7 @@ export async function checkExamples(
       await Deno.writeTextFile(new URL(name, dir), `${example.code}\nexport {};\n`);
       paths.push(new URL(name, dir).pathname);
     }
-    const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["check", "--quiet", ...paths],
-      cwd: ROOT,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-    return { success, output: decode(stdout) + decode(stderr) };
+    return await denoCheck(paths);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

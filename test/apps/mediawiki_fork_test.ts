@@ -11,17 +11,13 @@
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps mediawiki`.
  */
-import { Browser } from "../../engine/browser/browser.ts";
 import type { Env } from "../../engine/env.ts";
 import { look, quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/mediawiki/mod.ts";
 import { follow, goTo, save } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import type { Instance } from "../../sandboxes/types.ts";
-import { assertForkMidEpisode } from "../_util/fork_episode.ts";
-import { openIncus, withInstance } from "./_apps.ts";
-import { openShared } from "./_shared.ts";
+import { openIncus } from "./_apps.ts";
+import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
 /** `WEBSERV_MEDIAWIKI_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
@@ -43,30 +39,12 @@ async function undoLatest(env: Env, task: Task): Promise<void> {
   await save(env, "Undo the category");
 }
 
-async function forkEpisode(instance: Instance): Promise<void> {
-  await using browser = await Browser.launch();
-  await assertForkMidEpisode({
-    browser,
-    site,
-    template: "add-category",
-    seed: SEED,
-    instance,
-    undo: undoLatest,
-    // Three MediaWiki sites started (MariaDB's recovery, Apache) on a loaded machine.
-    forkTimeoutMs: 300_000,
-  });
-}
+const APP: AppFork = { site, template: "add-category", seed: SEED, undo: undoLatest };
 
 Deno.test("MediaWiki on Incus forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
-  await withInstance(OPEN, ({ instance }) => forkEpisode(instance), { seed: SEED });
+  await forkOnBackend(APP, OPEN);
 });
 
 Deno.test("MediaWiki on the shared runtime forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openShared(gateway, IMAGE, {
-    readyTimeoutMs: 900_000,
-    envTimeoutMs: 120_000,
-  });
-  await using instance = await sandbox.create({ seed: SEED });
-  await forkEpisode(instance);
+  await forkOnShared(APP, IMAGE, { readyTimeoutMs: 900_000, envTimeoutMs: 120_000 });
 });

@@ -10,17 +10,13 @@
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps redmine`.
  */
-import { Browser } from "../../engine/browser/browser.ts";
 import type { Env } from "../../engine/env.ts";
 import { quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/redmine/mod.ts";
 import { editIssue } from "../../fixtures/sites/redmine/tasks/_solve.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import type { Instance } from "../../sandboxes/types.ts";
-import { assertForkMidEpisode } from "../_util/fork_episode.ts";
-import { openIncus, withInstance } from "./_apps.ts";
-import { openShared } from "./_shared.ts";
+import { openIncus } from "./_apps.ts";
+import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 3;
 /** `WEBSERV_REDMINE_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
@@ -41,30 +37,12 @@ async function otherStatus(env: Env, task: Task): Promise<void> {
   await editIssue(env, { status: asked === "Rejected" ? "Closed" : "Rejected" });
 }
 
-async function forkEpisode(instance: Instance): Promise<void> {
-  await using browser = await Browser.launch();
-  await assertForkMidEpisode({
-    browser,
-    site,
-    template: "change-status",
-    seed: SEED,
-    instance,
-    undo: otherStatus,
-    // Three Redmine sites started (MariaDB's recovery, Rails) on a loaded machine.
-    forkTimeoutMs: 300_000,
-  });
-}
+const APP: AppFork = { site, template: "change-status", seed: SEED, undo: otherStatus };
 
 Deno.test("Redmine on Incus forked mid-episode: forks that set the status earn 1, one that sets another earns 0, the parent keeps 1", async () => {
-  await withInstance(OPEN, ({ instance }) => forkEpisode(instance), { seed: SEED });
+  await forkOnBackend(APP, OPEN);
 });
 
 Deno.test("Redmine on the shared runtime forked mid-episode: forks that set the status earn 1, one that sets another earns 0, the parent keeps 1", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openShared(gateway, IMAGE, {
-    readyTimeoutMs: 900_000,
-    envTimeoutMs: 120_000,
-  });
-  await using instance = await sandbox.create({ seed: SEED });
-  await forkEpisode(instance);
+  await forkOnShared(APP, IMAGE, { readyTimeoutMs: 900_000, envTimeoutMs: 120_000 });
 });

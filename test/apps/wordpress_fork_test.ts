@@ -14,17 +14,13 @@
  * never skips, when the image is missing: build it with
  * `deno task image:apps wordpress`.
  */
-import { Browser } from "../../engine/browser/browser.ts";
 import { quoted } from "../../fixtures/sites/kit/solve.ts";
 import site from "../../fixtures/sites/wordpress/mod.ts";
 import { moderate } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
-import { Gateway } from "../../sandboxes/gateway.ts";
-import type { Instance } from "../../sandboxes/types.ts";
 import type { Env } from "../../engine/env.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
-import { assertForkMidEpisode } from "../_util/fork_episode.ts";
-import { type AppImage, type OpenApp, openDocker, openIncus, withInstance } from "./_apps.ts";
-import { openShared } from "./_shared.ts";
+import { type AppImage, openDocker, openIncus } from "./_apps.ts";
+import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
 const IMAGE = Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress";
@@ -45,35 +41,16 @@ async function unapprove(env: Env, task: Task): Promise<void> {
   );
 }
 
-async function forkEpisode(instance: Instance): Promise<void> {
-  await using browser = await Browser.launch();
-  await assertForkMidEpisode({
-    browser,
-    site,
-    template: "approve-comment",
-    seed: SEED,
-    instance,
-    undo: unapprove,
-    // Three WordPress containers started (MariaDB's recovery, Apache) on a loaded machine.
-    forkTimeoutMs: 300_000,
-  });
-}
-
-function onBackend(open: OpenApp): Promise<void> {
-  return withInstance(open, ({ instance }) => forkEpisode(instance), { seed: SEED });
-}
+const FORK: AppFork = { site, template: "approve-comment", seed: SEED, undo: unapprove };
 
 Deno.test("WordPress on Incus forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
-  await onBackend(openIncus(APP, "unix"));
+  await forkOnBackend(FORK, openIncus(APP, "unix"));
 });
 
 Deno.test("WordPress on Docker forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
-  await onBackend(openDocker(APP));
+  await forkOnBackend(FORK, openDocker(APP));
 });
 
 Deno.test("WordPress on the shared runtime forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await openShared(gateway, IMAGE, { readyTimeoutMs: 900_000 });
-  await using instance = await sandbox.create({ seed: SEED });
-  await forkEpisode(instance);
+  await forkOnShared(FORK, IMAGE, { readyTimeoutMs: 900_000 });
 });

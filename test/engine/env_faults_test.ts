@@ -69,6 +69,21 @@ async function requested(site: HangingSite, path: string): Promise<void> {
   await waitFor(() => site.seen.includes(path), { message: `the site gets a request for ${path}` });
 }
 
+/**
+ * Starts a click on "Load", whose request the site never answers, and returns once the site
+ * has it in flight: the step, pending, and the id of textbox "A" for a later step.
+ */
+async function loadHanging(
+  env: Env,
+  site: HangingSite,
+): Promise<{ a: number; loading: Promise<unknown> }> {
+  const observation = await env.observe();
+  const a = idOf(observation, "textbox", "A");
+  const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
+  await requested(site, "/hang-api");
+  return { a, loading };
+}
+
 /** Lets timers that a leaked promise would reject on run out (ordered after them, not a guess). */
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -180,12 +195,9 @@ Deno.test("Env reports a crashed renderer at once as EnvError renderer-crashed, 
   await using browser = await Browser.launch();
   // A long deadline: the crash must be reported, not waited out.
   await using env = await Env.create(browser, { site, settle: HOLD, timeoutMs: 20_000 });
-  const observation = await env.observe();
-  const a = idOf(observation, "textbox", "A");
   // The step waits for a request that never ends: crash it meanwhile.
-  const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
+  const { a, loading } = await loadHanging(env, site);
   const page = envInternals(env).page;
-  await requested(site, "/hang-api");
   page.session.send("Page.crash", undefined, { timeoutMs: 2_000 }).catch(() => {});
   await rejectsEnv(loading, "renderer-crashed");
   await rejectsEnv(env.observe(), "renderer-crashed");
@@ -197,10 +209,7 @@ Deno.test("Env reports a killed browser as EnvError browser-gone, and works agai
   await using site = serveHanging({ "/": FORM });
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { site, settle: HOLD, timeoutMs: 20_000 });
-  const observation = await env.observe();
-  const a = idOf(observation, "textbox", "A");
-  const loading = env.step({ action: "click", id: idOf(observation, "button", "Load") });
-  await requested(site, "/hang-api");
+  const { a, loading } = await loadHanging(env, site);
   Deno.kill(-browserInternals(browser).process!.pid, "SIGKILL");
   await rejectsEnv(loading, "browser-gone");
   await rejectsEnv(env.observe(), "browser-gone");

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { assert, assertEquals, assertNotEquals } from "@std/assert";
 
 /** A server on a host unix socket that counts what reaches it. */
 export interface FakeServer extends AsyncDisposable {
@@ -62,6 +63,53 @@ export async function run(command: string, args: string[]): Promise<Ran> {
   }).output();
   const text = new TextDecoder();
   return { code, output: text.decode(stdout) + text.decode(stderr) };
+}
+
+/** Runs a command inside a container, as root or as `user` (its uid and gid). */
+export type ContainerExec = (name: string, args: string[], user?: number) => Promise<Ran>;
+
+/** The environment a command inside a container gets: a home and a Deno cache it may write. */
+const EXEC_ENV = ["--env", "HOME=/tmp", "--env", "DENO_DIR=/tmp/deno"];
+
+/**
+ * Runs a command inside an Incus container (`incus exec`), as root or as `user`.
+ *
+ * @param name the container
+ * @param args the command and its arguments
+ * @param user a uid (and gid) to run as
+ * @returns its exit code and output
+ */
+export function incusExec(name: string, args: string[], user?: number): Promise<Ran> {
+  const as = user === undefined ? [] : ["--user", String(user), "--group", String(user)];
+  return run("incus", ["exec", name, ...as, ...EXEC_ENV, "--", ...args]);
+}
+
+/**
+ * Runs a command inside a Docker container (`docker exec`), as root or as `user`.
+ *
+ * @param name the container
+ * @param args the command and its arguments
+ * @param user a uid (and gid) to run as
+ * @returns its exit code and output
+ */
+export function dockerExec(name: string, args: string[], user?: number): Promise<Ran> {
+  const as = user === undefined ? [] : ["--user", `${user}:${user}`];
+  return run("docker", ["exec", ...as, ...EXEC_ENV, name, ...args]);
+}
+
+/**
+ * Asserts that a process of another uid (33, www-data in the real
+ * applications' images) cannot write the container's socket folder, and that
+ * the refusal is for want of permission, not any other failure.
+ *
+ * @param exec how a command runs in the container
+ * @param name the container
+ */
+export async function assertSocketFolderShut(exec: ContainerExec, name: string): Promise<void> {
+  const planted = await exec(name, ["/bin/sh", "-c", "echo x > /run/ws/planted && echo WROTE"], 33);
+  assertEquals(planted.output.includes("WROTE"), false, planted.output);
+  assertNotEquals(planted.code, 0, planted.output);
+  assert(/denied/i.test(planted.output), planted.output);
 }
 
 /**

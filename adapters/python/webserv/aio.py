@@ -24,13 +24,15 @@ waits up to ``capacity_wait`` seconds.
 import asyncio
 import json
 import logging
-import random
 import time
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._pool import retryable
-from .client import WebServCapacityError, WebServError, WebServNetworkError, _clean, _decode, _fork_refusal
+from .client import (
+    WebServError, WebServNetworkError, _answer, _CapacityBackoff, _clean, _fork_refusal, _retry_pause,
+)
+from .env import _reset_result, _step_result
 from .types import Session, StepResult, Task, Verdict
 
 __all__ = ["AsyncWebServClient", "AsyncWebServEnv"]
@@ -86,12 +88,11 @@ class AsyncWebServClient:
             try:
                 return await self._once(method, path, body, accept, deadline)
             except WebServError as error:
-                waits = error.status in (429, 503) and error.retry_after is not None
-                limit = self.retries if retries is None else retries
-                if not waits or attempt >= limit or time.monotonic() + error.retry_after >= deadline:
+                pause = _retry_pause(error, attempt, self.retries if retries is None else retries, deadline)
+                if pause is None:
                     raise
                 attempt += 1
-                await asyncio.sleep(error.retry_after)
+                await asyncio.sleep(pause)
 
     async def _once(self, method: str, path: str, body: Any, accept: Sequence[int], deadline: float) -> Any:
         url = self.url + path
@@ -111,16 +112,7 @@ class AsyncWebServClient:
             break
         else:
             raise WebServNetworkError(url, False, ConnectionError("the server closed two connections unanswered"))
-        content_type = headers.get("content-type", "")
-        if status < 400 or status in accept:
-            return _decode(content_type, raw)
-        try:
-            parsed = json.loads(raw.decode("utf-8"))
-            code, message = parsed.get("code", "http-error"), parsed.get("message", "")
-        except ValueError:
-            code, message = "http-error", raw.decode("utf-8", "replace")
-        retry = headers.get("retry-after")
-        raise WebServError(status, code, message, float(retry) if retry else None)
+        return _answer(status, headers.get("content-type", ""), headers.get("retry-after"), raw, accept)
 
     async def _connection(self, state: "_Exchange") -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         # An idle connection the server closed has seen its EOF (the loop read it): skip it.
@@ -229,20 +221,14 @@ class AsyncWebServClient:
         return [Session.from_json(s) for s in (await self._admitted(call))["sessions"]]
 
     async def _admitted(self, call: Any) -> Any:
-        start = time.monotonic()
-        delay = 0.25
+        backoff = _CapacityBackoff(self.url, self.capacity_wait)
         while True:
             try:
                 return await call()
             except WebServError as error:
-                if error.status != 429 or error.code not in ("capacity", "seed-capacity"):
+                pause = backoff.pause(error)
+                if pause is None:
                     raise
-                waited = time.monotonic() - start
-                if waited >= self.capacity_wait:
-                    raise WebServCapacityError(self.url, waited, error) from None
-                cap = error.retry_after if error.retry_after else 5.0
-                pause = min(random.uniform(delay / 2, delay), self.capacity_wait - waited)
-                delay = min(delay * 2, cap)
                 self.capacity_waits += 1
                 await asyncio.sleep(pause)
 
@@ -313,10 +299,7 @@ class AsyncWebServEnv:
         if created.task is not None:
             self.task_id = created.task.id
         self.instruction = created.task.instruction if created.task else None
-        info = {"observation": created.observation.raw, "lease": created.lease.raw,
-                "task": created.task.raw if created.task else None, "instruction": self.instruction,
-                "session": created.id}
-        return created.observation.text, info
+        return _reset_result(created, self.instruction)
 
     async def fork(self, n: int = 1) -> List["AsyncWebServEnv"]:
         """Forks the live episode ``n`` ways (see :meth:`webserv.WebServEnv.fork`); the forks
@@ -371,11 +354,7 @@ class AsyncWebServEnv:
         if self.session_id is None:
             raise RuntimeError("Call reset() before step()")
         result = await self.client.step(self.session_id, action, request_id)
-        text = result.observation.text if result.observation else None
-        done = bool(result.done or result.truncated or result.status == "expired")
-        info = dict(result.info, status=result.status, truncated=result.truncated,
-                    observation=result.observation.raw if result.observation else None)
-        return text, result.reward, done, info
+        return _step_result(result)
 
     async def verify(self) -> Verdict:
         """The verifier's judgement of the session as it stands."""

@@ -67,6 +67,60 @@ class WebServForkError(WebServError):
     backend cannot copy a running instance (``fork-unsupported``)."""
 
 
+# What the sync and the asyncio client decide alike lives here, once: how an
+# answer reads, when a refused request goes again, and how long a session
+# waits for capacity. Each client only does the waiting and the I/O its way.
+
+
+def _answer(status: int, content_type: str, retry_after: Optional[str], raw: bytes, accept: Sequence[int]) -> Any:
+    """The body of a success (or of an ``accept``-ed status), else the refusal raised as a
+    :class:`WebServError` with the server's code, message and ``Retry-After``."""
+    if status < 400 or status in accept:
+        return _decode(content_type, raw)
+    try:
+        parsed = json.loads(raw.decode("utf-8"))
+        code, message = parsed.get("code", "http-error"), parsed.get("message", "")
+    except ValueError:
+        code, message = "http-error", raw.decode("utf-8", "replace")
+    raise WebServError(status, code, message, float(retry_after) if retry_after else None)
+
+
+def _retry_pause(error: WebServError, attempt: int, limit: int, deadline: float) -> Optional[float]:
+    """How long to wait before sending a refused request again, or ``None`` when it must not
+    go again: only a refusal that names a wait (429, 503 with ``Retry-After``), at most
+    ``limit`` times, and never when the wait would pass the ``deadline``."""
+    if error.status not in (429, 503) or error.retry_after is None:
+        return None
+    if attempt >= limit or time.monotonic() + error.retry_after >= deadline:
+        return None
+    return error.retry_after
+
+
+class _CapacityBackoff:
+    """The wait of one session opened past the server's cap: a jittered backoff from 0.25 s,
+    doubling up to the server's ``Retry-After`` (5 s without one), for at most
+    ``capacity_wait`` seconds in all."""
+
+    def __init__(self, url: str, capacity_wait: float):
+        self._url = url
+        self._limit = capacity_wait
+        self._start = time.monotonic()
+        self._delay = 0.25
+
+    def pause(self, error: WebServError) -> Optional[float]:
+        """The pause before the next try; ``None`` when ``error`` is no capacity refusal (the
+        caller raises it); raises :class:`WebServCapacityError` once the wait is spent."""
+        if error.status != 429 or error.code not in ("capacity", "seed-capacity"):
+            return None
+        waited = time.monotonic() - self._start
+        if waited >= self._limit:
+            raise WebServCapacityError(self._url, waited, error) from None
+        cap = error.retry_after if error.retry_after else 5.0
+        pause = min(random.uniform(self._delay / 2, self._delay), self._limit - waited)
+        self._delay = min(self._delay * 2, cap)
+        return pause
+
+
 def _fork_refusal(error: WebServError) -> WebServError:
     # One mapping for the sync and the asyncio client: a 409 from the fork
     # route is the fork's own refusal; anything else stays as it came.
@@ -119,11 +173,11 @@ class WebServClient:
             try:
                 return self._once(method, path, body, accept, deadline)
             except WebServError as error:
-                waits = error.status in (429, 503) and error.retry_after is not None
-                if not waits or attempt >= (self.retries if retries is None else retries) or time.monotonic() + error.retry_after >= deadline:
+                pause = _retry_pause(error, attempt, self.retries if retries is None else retries, deadline)
+                if pause is None:
                     raise
                 attempt += 1
-                time.sleep(error.retry_after)
+                time.sleep(pause)
 
     def _once(self, method: str, path: str, body: Any, accept: Sequence[int], deadline: float) -> Any:
         data = None if body is None else json.dumps(body).encode("utf-8")
@@ -156,19 +210,9 @@ class WebServClient:
                 connection.close()
             else:
                 self._pool.give(connection)
-            return self._answer(response.status, response.headers, raw, accept)
+            headers = response.headers
+            return _answer(response.status, headers.get("content-type", ""), headers.get("retry-after"), raw, accept)
         raise WebServNetworkError(url, False, ConnectionError("the server closed two connections unanswered"))
-
-    def _answer(self, status: int, headers: Any, raw: bytes, accept: Sequence[int]) -> Any:
-        if status < 400 or status in accept:
-            return _decode(headers.get("content-type", ""), raw)
-        try:
-            parsed = json.loads(raw.decode("utf-8"))
-            code, message = parsed.get("code", "http-error"), parsed.get("message", "")
-        except ValueError:
-            code, message = "http-error", raw.decode("utf-8", "replace")
-        retry = headers.get("retry-after")
-        raise WebServError(status, code, message, float(retry) if retry else None)
 
     @property
     def connections_opened(self) -> int:
@@ -242,20 +286,14 @@ class WebServClient:
         return [Session.from_json(s) for s in self._admitted(call)["sessions"]]
 
     def _admitted(self, call: Any) -> Any:
-        start = time.monotonic()
-        delay = 0.25
+        backoff = _CapacityBackoff(self.url, self.capacity_wait)
         while True:
             try:
                 return call()
             except WebServError as error:
-                if error.status != 429 or error.code not in ("capacity", "seed-capacity"):
+                pause = backoff.pause(error)
+                if pause is None:
                     raise
-                waited = time.monotonic() - start
-                if waited >= self.capacity_wait:
-                    raise WebServCapacityError(self.url, waited, error) from None
-                cap = error.retry_after if error.retry_after else 5.0
-                pause = min(random.uniform(delay / 2, delay), self.capacity_wait - waited)
-                delay = min(delay * 2, cap)
                 self.capacity_waits += 1
                 # The logger is looked up here, not held by the module: Ray
                 # pickles this module by value, and a logger holds a lock.

@@ -237,10 +237,7 @@ class WebServEnv:
             created = self._handle().open_or_reset(seed=seed, task=task)
         self.created = None
         self.instruction = created.task.instruction if created.task else None
-        info = {"observation": created.observation.raw, "lease": created.lease.raw,
-                "task": created.task.raw if created.task else None,
-                "instruction": self.instruction, "session": created.id}
-        return created.observation.text, info
+        return _reset_result(created, self.instruction)
 
     def step(self, action: Dict[str, Any], request_id: Optional[str] = None) -> Tuple[Optional[str], Optional[float], bool, Dict[str, Any]]:
         """One action: the text, the reward (``None`` on our failure), whether the episode ended, and info."""
@@ -248,11 +245,7 @@ class WebServEnv:
             raise RuntimeError("Call reset() before step()")
         self.created = None
         result = self.handle.step(action, request_id)
-        text = result.observation.text if result.observation else None
-        done = bool(result.done or result.truncated or result.status == "expired")
-        info = dict(result.info, status=result.status, truncated=result.truncated,
-                    observation=result.observation.raw if result.observation else None)
-        return text, result.reward, done, info
+        return _step_result(result)
 
     def verify(self) -> Verdict:
         """The verifier's judgement of the session as it stands."""
@@ -307,3 +300,24 @@ def _attached(
     # A module-level function, which pickles by reference (a classmethod
     # would be pickled by value, with everything its module holds).
     return WebServEnv.attach(url, session_id, token, task_id, spec)
+
+
+# The reset/step shapes of an env, one for this env and the asyncio one.
+
+
+def _reset_result(created: Session, instruction: Optional[str]) -> Tuple[str, Dict[str, Any]]:
+    """``reset()``'s text and info from the server's answer."""
+    info = {"observation": created.observation.raw, "lease": created.lease.raw,
+            "task": created.task.raw if created.task else None,
+            "instruction": instruction, "session": created.id}
+    return created.observation.text, info
+
+
+def _step_result(result: StepResult) -> Tuple[Optional[str], Optional[float], bool, Dict[str, Any]]:
+    """``step()``'s text, reward (``None`` on our failure), end and info from the server's answer:
+    an expired session ends the episode too."""
+    text = result.observation.text if result.observation else None
+    done = bool(result.done or result.truncated or result.status == "expired")
+    info = dict(result.info, status=result.status, truncated=result.truncated,
+                observation=result.observation.raw if result.observation else None)
+    return text, result.reward, done, info

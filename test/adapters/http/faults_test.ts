@@ -8,17 +8,11 @@ import type { BrowserContext } from "../../../engine/browser/browser_context.ts"
 import { waitFor } from "../../_util/wait.ts";
 import type { Action } from "../../../adapters/client/types.ts";
 import { browserInternals } from "../../../engine/browser/browser.ts";
+import { xorshift32 } from "../../../fixtures/sites/kit/xorshift.ts";
 
 function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 2 ** 32;
-  };
+  const next = xorshift32(seed);
+  return () => next() / 2 ** 32;
 }
 
 Deno.test("the server answers 5,000 malformed requests without a 5xx and stays healthy", async () => {

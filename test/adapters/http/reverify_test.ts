@@ -8,6 +8,7 @@ import { bindTask } from "../../../fixtures/sites/kit/bind.ts";
 import { generateTask, seededDatabase } from "../../../fixtures/sites/kit/generate.ts";
 import { drawSeed, TEST_SPLIT_KEY_ENV } from "../../../fixtures/sites/kit/private_split.ts";
 import { siteByName } from "../../../fixtures/sites/registry.ts";
+import { inProcessState } from "../../fixtures/sites/_episode.ts";
 
 Deno.test("reverify() gives the live verdict of a keyed test episode, with or without the key", async () => {
   const shop = siteByName("shop");
@@ -18,10 +19,8 @@ Deno.test("reverify() gives the live verdict of a keyed test episode, with or wi
     for (const seed of seeds) {
       const task = generateTask(shop, "order-total", seed);
       // The instance runs on the keyed seed's data, as the server's catalog seeds it.
-      const state = shop.state(seededDatabase(shop, drawSeed(seed)));
-      const bound = bindTask(task, shop, {
-        fetch: async (path, init) => await state(new Request(`http://state${path}`, init)),
-      }, { origin: "http://env-1.localhost" });
+      const state = inProcessState(shop, seededDatabase(shop, drawSeed(seed)));
+      const bound = bindTask(task, shop, state, { origin: "http://env-1.localhost" });
       await bound.begin?.();
       const truth = task.evaluator.kind === "answer" ? Number(task.evaluator.expected) : NaN;
       const order = task.instruction.match(/#(\d+)/u)?.[1] ?? "";
@@ -52,10 +51,7 @@ Deno.test("reverify() gives the live verdict of a keyed test episode, with or wi
 Deno.test("reverify() of a record without its evaluator reads the instruction as the live step did", async () => {
   const shop = siteByName("shop");
   const task = generateTask(shop, "order-total", 4);
-  const state = shop.state(seededDatabase(shop, 4));
-  const bound = bindTask(task, shop, {
-    fetch: async (path, init) => await state(new Request(`http://state${path}`, init)),
-  });
+  const bound = bindTask(task, shop, inProcessState(shop, seededDatabase(shop, 4)));
   await bound.begin?.();
   const truth = task.evaluator.kind === "answer" ? Number(task.evaluator.expected) : NaN;
   const order = task.instruction.match(/#(\d+)/u)?.[1] ?? "";

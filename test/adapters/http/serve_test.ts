@@ -186,14 +186,25 @@ Deno.test("serve.ts stopped while it starts closes once started: exit 0, no proc
   }
 });
 
-Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
+/** Runs serve.ts with `args` until it exits: its exit code and what it printed. */
+async function runServe(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", SERVE, "--host", "0.0.0.0", "--port", "0"],
+    args: ["run", "--allow-all", SERVE, ...args],
     stdout: "piped",
     stderr: "piped",
   }).output();
+  const text = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: text.decode(output.stdout),
+    stderr: text.decode(output.stderr),
+  };
+}
+
+Deno.test("serve.ts refuses a non-loopback host without a token", async () => {
+  const output = await runServe(["--host", "0.0.0.0", "--port", "0"]);
   assertEquals(output.code, 1);
-  assertStringIncludes(new TextDecoder().decode(output.stderr), "without a bearer token");
+  assertStringIncludes(output.stderr, "without a bearer token");
 });
 
 Deno.test("startServer() takes the next free port after 8800 when no port is given", async () => {
@@ -215,26 +226,18 @@ Deno.test("startServer() takes the next free port after 8800 when no port is giv
 });
 
 Deno.test("serve.ts refuses an unknown backend, naming the backends", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", SERVE, "--backend", "kubernetes", "--port", "0"],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const output = await runServe(["--backend", "kubernetes", "--port", "0"]);
   assertEquals(output.code, 2);
   assertStringIncludes(
-    new TextDecoder().decode(output.stderr),
+    output.stderr,
     'Backend "kubernetes" is not one of "fixture", "incus", "docker", "shared"',
   );
 });
 
 Deno.test("serve.ts --help names the shared backend and the sites it serves", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", SERVE, "--help"],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const output = await runServe(["--help"]);
   assertEquals(output.code, 0);
-  const help = new TextDecoder().decode(output.stdout);
+  const help = output.stdout;
   assertStringIncludes(help, "--backend fixture|incus|docker|shared");
   assertStringIncludes(help, "shared (wordpress, mediawiki, redmine only");
 });

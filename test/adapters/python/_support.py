@@ -10,7 +10,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
+
+
+def live_sessions(url: str) -> int:
+    """How many sessions the server at ``url`` holds live now, as its health says."""
+    with urllib.request.urlopen(url + "/health", timeout=30) as response:
+        return int(json.load(response)["live"])
 
 
 def listening_url(server):

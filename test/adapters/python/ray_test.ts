@@ -4,7 +4,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { pytest, venvPython } from "./_venv.ts";
 import { startRayCluster } from "./_ray_cluster.ts";
-import { packageReadmeBlocks } from "./_package_readme.ts";
+import { packageReadmeBlocks, pythonBlocks } from "./_package_readme.ts";
 
 const PAGE = new URL("../../../docs/python.md", import.meta.url);
 
@@ -24,9 +24,7 @@ async function assertRayInstalled(python: string): Promise<void> {
 
 // The python block of docs/python.md that uses webserv.ray.
 async function readmeRayBlock(): Promise<string> {
-  const text = await Deno.readTextFile(PAGE);
-  const blocks = [...text.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const ray = blocks.filter((code) => code.includes("webserv.ray"));
+  const ray = (await pythonBlocks(PAGE)).filter((code) => code.includes("webserv.ray"));
   assertEquals(ray.length, 1, "Expected one webserv.ray block in docs/python.md");
   return ray[0]!;
 }

@@ -2,15 +2,14 @@
 test_sessions.py: idle timeout WEBSERV_IDLE_S, cap WEBSERV_MAX_SESSIONS)."""
 
 import asyncio
-import json
 import os
 import time
-import urllib.request
 
 import pytest
 
 from webserv import WebServCapacityError
 from webserv.aio import AsyncWebServClient, AsyncWebServEnv
+from _support import live_sessions
 
 URL = os.environ["WEBSERV_URL"]
 IDLE = float(os.environ["WEBSERV_IDLE_S"])
@@ -19,8 +18,7 @@ TASK = "demo/add-note/1"
 
 
 def live() -> int:
-    with urllib.request.urlopen(URL + "/health", timeout=30) as response:
-        return int(json.load(response)["live"])
+    return live_sessions(URL)
 
 
 async def solve(env: AsyncWebServEnv) -> float:

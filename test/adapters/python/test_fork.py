@@ -8,16 +8,15 @@ Run by fork_test.ts with the installed package and the test venv.
 """
 
 import asyncio
-import json
 import os
 import re
-import urllib.request
 
 import pytest
 
 from webserv import WebServCapacityError, WebServClient, WebServEnv, WebServError, WebServForkError
 from webserv.aio import AsyncWebServEnv
 from webserv.gym import WebServGymEnv
+from _support import live_sessions
 
 URL = os.environ["WEBSERV_URL"]
 CAP = int(os.environ["WEBSERV_MAX_SESSIONS"])
@@ -26,8 +25,7 @@ NOTE = "buy coffee 2"
 
 
 def live() -> int:
-    with urllib.request.urlopen(URL + "/health", timeout=30) as response:
-        return int(json.load(response)["live"])
+    return live_sessions(URL)
 
 
 def id_of(text: str, pattern: str) -> int:

@@ -6,17 +6,16 @@ Run by sessions_test.ts with the installed package (webserv, webserv.gym,
 webserv.trl) and gymnasium from the test venv.
 """
 
-import json
 import os
 import threading
 import time
-import urllib.request
 
 import pytest
 
 from webserv import WebServCapacityError, WebServClient, WebServEnv, keepalive
 from webserv.gym import WebServGymEnv
 from webserv.trl import WebServToolEnv, environment_factory
+from _support import live_sessions
 
 URL = os.environ["WEBSERV_URL"]
 IDLE = float(os.environ["WEBSERV_IDLE_S"])
@@ -25,8 +24,7 @@ TASK = "demo/add-note/1"
 
 
 def live() -> int:
-    with urllib.request.urlopen(URL + "/health", timeout=30) as response:
-        return int(json.load(response)["live"])
+    return live_sessions(URL)
 
 
 def wait_until_reaped() -> None:

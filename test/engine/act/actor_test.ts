@@ -1,12 +1,12 @@
-import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
-import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import { Browser, newContext } from "../../../engine/browser/browser.ts";
-import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
+import { evaluate, rejectsWith } from "../../_util/page_eval.ts";
+import { actorOn } from "./_actor_on.ts";
 
 const IDS: Record<number, string> = {
   1: "#btn",
@@ -44,37 +44,16 @@ const IDS: Record<number, string> = {
   33: "#guard",
 };
 
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-  });
-  return result.value;
-}
-
 // deno-lint-ignore no-explicit-any
 async function log(page: Page): Promise<any[]> {
   return await evaluate(page, "window.__log") as unknown[];
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
-  const error = await assertRejects(() => promise, ActionError);
-  assertEquals(error.code, code, error.message);
-  if (text) assertStringIncludes(error.message, text);
-  return error;
 }
 
 Deno.test("Actor", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open(): Promise<{ context: BrowserContext; page: Page; actor: Actor }> {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}/act/controls`);
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
-    return { context, page, actor };
-  }
+  const open = () => actorOn(browser, `${server.origin}/act/controls`, IDS);
 
   await t.step(
     "Actor.act() clicks with trusted events and settles when the target is a button",

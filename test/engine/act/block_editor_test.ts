@@ -6,13 +6,11 @@
 // then deletes, every block); and a page that deletes the field as it is
 // cleared gets a typed error that says so, never a success or a bare stale id.
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
-import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
-import { Browser, newContext } from "../../../engine/browser/browser.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
-import { Settler } from "../../../engine/settle/settler.ts";
 import { servePages } from "../../../fixtures/pages/mod.ts";
-import { SelectorResolver } from "./_selector_resolver.ts";
+import { actorOn } from "./_actor_on.ts";
 
 const BLOCKS = { 1: "#block-1", 2: "#block-2", 3: "#block-3" };
 
@@ -37,13 +35,7 @@ function textOf(page: Page, id: string): Promise<string | null> {
 Deno.test("type on a Gutenberg-like block editor types into the block, never deletes it", async (t) => {
   await using server = servePages();
   await using browser = await Browser.launch();
-  const open = async () => {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(server.url("/block-editor"));
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, BLOCKS), settler });
-    return { context, page, actor };
-  };
+  const open = () => actorOn(browser, server.url("/block-editor"), BLOCKS);
 
   await t.step("an empty paragraph (U+FEFF and a placeholder) is typed into as is", async () => {
     const { context, page, actor } = await open();

@@ -14,6 +14,7 @@ import { ElementCalls, type Ref } from "../../../engine/act/_calls.ts";
 import type { ActArgs, ActName, ActResult } from "../../../engine/act/_in_page.ts";
 import { Pointer } from "../../../engine/act/_pointer.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
+import { evaluate as value } from "../../_util/page_eval.ts";
 
 const PAGE = "data:text/html," + encodeURIComponent(`<!doctype html>
 <body style="margin:0">
@@ -32,14 +33,6 @@ const PAGE = "data:text/html," + encodeURIComponent(`<!doctype html>
   });
 </script>
 </body>`);
-
-async function value(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-  });
-  return result.value;
-}
 
 Deno.test("Actor.act() click receipts", async (t) => {
   await using browser = await Browser.launch();

@@ -2,14 +2,12 @@
 // locale: unit cases for the reader, and the booking fixtures in en-US and
 // en-GB, where typing used to be refused with value-not-set.
 import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
-import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { readDate, readTime, toInputValue } from "../../../engine/act/_dates.ts";
-import { Browser, newContext } from "../../../engine/browser/browser.ts";
+import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
-import { Settler } from "../../../engine/settle/settler.ts";
 import { servePages } from "../../../fixtures/pages/mod.ts";
-import { SelectorResolver } from "./_selector_resolver.ts";
+import { actorOn } from "./_actor_on.ts";
 
 Deno.test("toInputValue() reads dates and times as people write them, in the locale's order", () => {
   assertEquals(readTime("8:22 AM"), "08:22");
@@ -56,13 +54,7 @@ const FIELDS = { 1: "#day", 2: "#arrival", 3: "#reminder", 4: "#billing", 5: "#w
 Deno.test("Actor.act() types a date or time as a person would, in the page's locale, and reads it back", async () => {
   await using server = servePages();
   await using browser = await Browser.launch();
-  async function open(lang: string) {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(server.url(`/booking-${lang}`));
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, FIELDS), settler });
-    return { context, page, actor };
-  }
+  const open = (lang: string) => actorOn(browser, server.url(`/booking-${lang}`), FIELDS);
   {
     const { context, page, actor } = await open("en-US");
     await using _ = context;

@@ -2,27 +2,21 @@
 // below the fold, links broken over two lines, scroll the container they are given, aim at the stand-in
 // of a styled-away checkbox, and never press where a hover effect moved the
 // target away.
-import { assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
-import { Actor } from "../../../engine/act/actor.ts";
-import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
-import { Browser, newContext } from "../../../engine/browser/browser.ts";
+import { assertEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import type { CdpSession } from "../../../engine/cdp/connection.ts";
-import { Settler } from "../../../engine/settle/settler.ts";
 import { ElementCalls, type Ref } from "../../../engine/act/_calls.ts";
 import type { ActArgs, ActName, ActResult, CheckResult } from "../../../engine/act/_in_page.ts";
 import { Pointer } from "../../../engine/act/_pointer.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
 import { SelectorResolver } from "./_selector_resolver.ts";
 import { waitFor } from "../../_util/wait.ts";
+import { evaluate as evaluateIn, rejectsWith } from "../../_util/page_eval.ts";
+import { actorOn } from "./_actor_on.ts";
 
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-    awaitPromise: true,
-  });
-  return result.value;
+function evaluate(page: Page, expression: string): Promise<unknown> {
+  return evaluateIn(page, expression, { awaitPromise: true });
 }
 
 /** The session of the page's out-of-process frame at `path`, once attached. */
@@ -37,24 +31,12 @@ async function frameAt(page: Page, path: string): Promise<CdpSession | undefined
   return undefined;
 }
 
-async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
-  const error = await assertRejects(() => promise, ActionError);
-  assertEquals(error.code, code, error.message);
-  if (text) assertStringIncludes(error.message, text);
-  return error;
-}
-
 Deno.test("Actor.act() pointer", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open(path: string, ids: Record<number, string>) {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}${path}`);
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });
-    return { context, page, actor };
-  }
+  const open = (path: string, ids: Record<number, string>) =>
+    actorOn(browser, `${server.origin}${path}`, ids);
 
   await t.step(
     "Actor.act() clicks a target clipped by nested scroll boxes when it is in the viewport",

@@ -2,9 +2,8 @@
 // range inputs, masks, fields replaced or disabled on focus, the length cap,
 // long text inserted rather than typed key by key, and tag inputs that turn
 // the text into chips.
-import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
-import { ActionError, type ActionErrorCode } from "../../../engine/act/errors.ts";
 import {
   consumed,
   type FieldState,
@@ -21,6 +20,8 @@ import { SelectorResolver } from "./_selector_resolver.ts";
 // React 18's UMD builds, read from the npm packages Deno installed.
 import "react";
 import "react-dom";
+import { evaluate, rejectsWith } from "../../_util/page_eval.ts";
+import { actorOn } from "./_actor_on.ts";
 
 const IDS: Record<number, string> = {
   1: "#date",
@@ -39,23 +40,8 @@ const IDS: Record<number, string> = {
   14: "#comment",
 };
 
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-  });
-  return result.value;
-}
-
 function value(page: Page, selector: string): Promise<unknown> {
   return evaluate(page, `document.querySelector(${JSON.stringify(selector)}).value`);
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: ActionErrorCode, text?: string) {
-  const error = await assertRejects(() => promise, ActionError);
-  assertEquals(error.code, code, error.message);
-  if (text) assertStringIncludes(error.message, text);
-  return error;
 }
 
 Deno.test("typingPlan() types short text by keys and inserts long text in runs", () => {
@@ -73,13 +59,7 @@ Deno.test("Actor.act() type", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open() {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}/act/fields`);
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, IDS), settler });
-    return { context, page, actor };
-  }
+  const open = () => actorOn(browser, `${server.origin}/act/fields`, IDS);
 
   await t.step(
     "Observer.observe() shows the type and format when a field takes a date",
@@ -222,14 +202,8 @@ Deno.test("Actor.act() type into tag inputs", async (t) => {
   await using server = serveSpa();
   await using browser = await Browser.launch();
 
-  async function open() {
-    const context = await newContext(browser);
-    const settler = Settler.install(context);
-    const page = await context.newPage(`${server.origin}/act/tags`);
-    const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
-    const actor = new Actor(context, { resolver: new SelectorResolver(page, ids), settler });
-    return { context, page, actor };
-  }
+  const ids = { 1: "#keys", 2: "#split", 3: "#commit", 4: "#digits" };
+  const open = () => actorOn(browser, `${server.origin}/act/tags`, ids);
   const chips = (page: Page, box: string) =>
     evaluate(page, `[...document.querySelectorAll("${box} .chip")].map((c) => c.textContent)`);
 

@@ -6,18 +6,10 @@ import { assert, assertEquals, assertRejects } from "@std/assert";
 import { Actor } from "../../../engine/act/actor.ts";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser, newContext } from "../../../engine/browser/browser.ts";
-import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
-
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-  });
-  return result.value;
-}
+import { evaluate } from "../../_util/page_eval.ts";
 
 Deno.test("controls scrolled under a fixed top bar keep their ids and take clicks", async () => {
   await using server = serveSpa();

@@ -9,9 +9,11 @@
 // table tasks succeed through the observation.
 import { assert, assertEquals } from "@std/assert";
 import { Browser, newContext } from "../../../engine/browser/browser.ts";
+import type { BrowserContext } from "../../../engine/browser/browser_context.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Observer } from "../../../engine/observe/observer.ts";
 import { Env } from "../../../engine/env.ts";
+import type { EnvObservation } from "../../../engine/env_types.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
 import type { TaskAgent } from "../../../fixtures/apps/tasks.ts";
 import { LIBRARY_TASKS } from "../../../fixtures/apps/tasks_libraries.ts";
@@ -22,13 +24,30 @@ const WAIT_READY = `new Promise((resolve) => { const start = Date.now();
 
 async function ready(page: Page): Promise<void> {
   const { result } = await page.session.send("Runtime.evaluate", {
-    expression: `new Promise((resolve) => { const start = Date.now();
-      const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-      poll(); })`,
+    expression: WAIT_READY,
     awaitPromise: true,
     returnByValue: true,
   });
   assertEquals(result.value, true, "the page got ready");
+}
+
+/** Goes to a library page, waits until its app says it is ready, and observes it. */
+async function openReady(env: Env, url: string): Promise<EnvObservation> {
+  await env.step({ action: "goto", url });
+  assertEquals(await env.evaluate(WAIT_READY), true, `${url} got ready`);
+  return await env.observe();
+}
+
+/** A new page of the context at a desktop's size (1280×800), as the libraries' layouts expect. */
+async function desktopPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await page.session.send("Emulation.setDeviceMetricsOverride", {
+    width: 1280,
+    height: 800,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
+  return page;
 }
 
 const TABLE_PARTS = new Set(["row", "cell", "gridcell", "columnheader", "rowheader"]);
@@ -38,13 +57,7 @@ Deno.test("Observer.observe() gives no ids to the cells of library data tables t
   await using browser = await Browser.launch();
   await using context = await newContext(browser);
   const observer = Observer.attach(context);
-  const page = await context.newPage();
-  await page.session.send("Emulation.setDeviceMetricsOverride", {
-    width: 1280,
-    height: 800,
-    deviceScaleFactor: 1,
-    mobile: false,
-  });
+  const page = await desktopPage(context);
   // Per page: the table parts that keep an id (role and name).
   const expected: Record<string, string[]> = {
     "/naive-table": [],
@@ -88,16 +101,7 @@ Deno.test("Env.step() ticks web components' checkboxes and switches (Carbon on L
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { startUrl: "about:blank" });
-  const open = async (path: string) => {
-    await env.step({ action: "goto", url: server.url(path) });
-    const ready = await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    );
-    assertEquals(ready, true, `${path} got ready`);
-    return await env.observe();
-  };
+  const open = (path: string) => openReady(env, server.url(path));
   const state = async () => await env.evaluate("window.__state") as Record<string, unknown>;
   // Per page: [action, role, name, the state key and value it sets]. Material Web's controls
   // are named by the labels around their hosts, outside their shadow roots.
@@ -144,16 +148,7 @@ Deno.test("Env.step() settles after a select's menu has animated in, and says so
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { startUrl: "about:blank" });
-  await env.step({ action: "goto", url: server.url("/material-form") });
-  assertEquals(
-    await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    ),
-    true,
-  );
-  const observation = await env.observe();
+  const observation = await openReady(env, server.url("/material-form"));
   const plan = observation.elements.find((el) => el.role === "combobox" && el.name === "Plan");
   assert(plan, observation.text);
   // Material Web's menu opens with Web Animations (fade and grow, items staggered): mid-way,
@@ -169,13 +164,7 @@ Deno.test("Observer.observe() names a library's input from the placeholder it dr
   await using browser = await Browser.launch();
   await using context = await newContext(browser);
   const observer = Observer.attach(context);
-  const page = await context.newPage();
-  await page.session.send("Emulation.setDeviceMetricsOverride", {
-    width: 1280,
-    height: 800,
-    deviceScaleFactor: 1,
-    mobile: false,
-  });
+  const page = await desktopPage(context);
   await page.session.send("Page.navigate", { url: server.url("/naive-form") });
   await ready(page);
   const form = await observer.observe(page);
@@ -231,16 +220,7 @@ Deno.test("Observer.observe() reaches a text field drawn transparent under its l
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { startUrl: "about:blank" });
-  await env.step({ action: "goto", url: server.url("/material-form") });
-  assertEquals(
-    await env.evaluate(
-      `new Promise((resolve) => { const start = Date.now();
-        const poll = () => window.__appReady ? resolve(true) : Date.now() - start > 15000 ? resolve(false) : setTimeout(poll, 10);
-        poll(); })`,
-    ),
-    true,
-  );
-  const observation = await env.observe();
+  const observation = await openReady(env, server.url("/material-form"));
   const field = observation.elements.find((el) => el.role === "textbox" && el.name === "Nickname");
   assert(field, observation.text);
   await env.step({ action: "type", id: field.id, text: "ada" });
@@ -267,9 +247,7 @@ Deno.test("Env.step() works inside library modal dialogs: ids inside while open,
   };
   for (const [path, inside] of Object.entries(cases)) {
     await t.step(path, async () => {
-      await env.step({ action: "goto", url: server.url(path) });
-      assertEquals(await env.evaluate(WAIT_READY), true, `${path} got ready`);
-      let observation = await env.observe();
+      let observation = await openReady(env, server.url(path));
       const opener = observation.elements.find((el) => el.name === "Rename project");
       assert(opener, observation.text);
       let step = await env.step({ action: "click", id: opener.id });
@@ -325,9 +303,7 @@ Deno.test("Env.step() opens Vaadin's date picker: the month's days get ids, the 
   await using server = await serveApps();
   await using browser = await Browser.launch();
   await using env = await Env.create(browser, { startUrl: "about:blank" });
-  await env.step({ action: "goto", url: server.url("/vaadin-form") });
-  assertEquals(await env.evaluate(WAIT_READY), true);
-  const form = await env.observe();
+  const form = await openReady(env, server.url("/vaadin-form"));
   const field = form.elements.find((el) => el.role === "combobox" && el.name === "Start date");
   assert(field, form.text);
   const { observation } = await env.step({ action: "click", id: field.id });

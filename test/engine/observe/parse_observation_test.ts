@@ -2,32 +2,11 @@ import { assertEquals } from "@std/assert";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { describeElement, formatNodes } from "../../../engine/observe/format_observation.ts";
 import { parseElements } from "../../../engine/observe/parse_observation.ts";
-import type { TreeElement, TreeNode } from "../../../engine/observe/tree.ts";
-
-/** Elements whose names are hard to read back: separators, quotes, ids, arrows, role words. */
-const HARD: TreeElement[] = [
-  { k: "e", id: 1, role: "button", name: "Save" },
-  { k: "e", id: 2, role: "link", name: "Docs", href: "/docs/start" },
-  { k: "e", id: 3, role: "link", name: "menu", href: "/menu" },
-  { k: "e", id: 4, role: "link", name: "Changelog", href: "/changelog", quietHref: true },
-  { k: "e", id: 5, role: "checkbox", name: "Remember me", states: ["checked"] },
-  { k: "e", id: 6, role: "button", name: 'Say "hi"' },
-  { k: "e", id: 7, role: "button", name: "Prev · Next" },
-  { k: "e", id: 8, role: "link", name: "A → B", href: "/ab" },
-  { k: "e", id: 9, role: "button", name: "[12] fake id" },
-  { k: "e", id: 10, role: "textbox", name: "Query", value: "a → b · c" },
-  { k: "e", id: 11, role: "button" },
-  { k: "e", id: 12, role: "link", href: "/nameless" },
-  { k: "e", id: 13, role: "", name: "Plain clickable" },
-  { k: "e", id: 14, role: "link", name: "Title", href: "/t", description: "Open the title" },
-  { k: "e", id: 15, role: "combobox", name: "Sort", value: "Featured", options: ["A", "B"] },
-  { k: "e", id: 16, role: "link", name: " padded" },
-  { k: "e", id: 17, role: "button", name: "status: done" },
-  { k: "e", id: 18, role: "menuitem", name: "Array[0] view" },
-];
+import type { TreeElement } from "../../../engine/observe/tree.ts";
+import { HARD_ELEMENTS, JOINED_TREE } from "./_observation_cases.ts";
 
 Deno.test("parseElements() reads back the role, name and target describeElement() wrote", () => {
-  for (const el of HARD) {
+  for (const el of HARD_ELEMENTS) {
     const line = describeElement(el);
     const [found] = parseElements(line);
     const name = (el.name ?? "").replace(/"/g, "'");
@@ -41,44 +20,7 @@ Deno.test("parseElements() reads back the role, name and target describeElement(
 });
 
 Deno.test("parseElements() finds every element of joined lines, rows and links in sentences", () => {
-  const tree: TreeNode[] = [{
-    k: "e",
-    role: "main",
-    c: [
-      { k: "t", t: "By" },
-      { k: "e", id: 1, role: "link", name: "Mira", href: "/authors/mira", inline: true },
-      { k: "t", t: "· 1 December" },
-      {
-        k: "e",
-        role: "table",
-        c: [{
-          k: "e",
-          role: "row",
-          c: [
-            { k: "e", id: 2, role: "link", name: "#1000", href: "/orders/1000" },
-            { k: "e", role: "cell", name: "Paid" },
-            { k: "e", id: 3, role: "button", name: "View" },
-          ],
-        }],
-      },
-      {
-        k: "e",
-        role: "heading",
-        name: "Overview",
-        c: [{ k: "e", id: 4, role: "button", name: "Share" }],
-      },
-      {
-        k: "e",
-        role: "",
-        c: [
-          { k: "t", t: "Plan" },
-          { k: "e", id: 5, role: "button", name: "Plan Free", states: ["collapsed"] },
-          { k: "e", id: 6, role: "button", name: "Follow" },
-        ],
-      },
-    ],
-  }];
-  const text = formatNodes(tree).join("\n");
+  const text = formatNodes(JOINED_TREE).join("\n");
   const found = parseElements(text).map(({ id, role, name, href }) => ({ id, role, name, href }));
   assertEquals(found, [
     { id: 1, role: "link", name: "Mira", href: "/authors/mira" },

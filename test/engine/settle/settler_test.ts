@@ -3,14 +3,10 @@ import { Browser, newContext } from "../../../engine/browser/browser.ts";
 import type { Page } from "../../../engine/browser/page.ts";
 import { Settler } from "../../../engine/settle/settler.ts";
 import { serveSpa } from "../../../fixtures/spa/mod.ts";
+import { evaluate as evaluateIn } from "../../_util/page_eval.ts";
 
-async function evaluate(page: Page, expression: string): Promise<unknown> {
-  const { result } = await page.session.send("Runtime.evaluate", {
-    expression,
-    returnByValue: true,
-    awaitPromise: true,
-  });
-  return result.value;
+function evaluate(page: Page, expression: string): Promise<unknown> {
+  return evaluateIn(page, expression, { awaitPromise: true });
 }
 
 Deno.test("Settler", async (t) => {

@@ -6,20 +6,12 @@ import { Browser } from "../../../engine/browser/browser.ts";
 import forum from "../../../fixtures/sites/forum/mod.ts";
 import { click } from "../../../fixtures/sites/kit/solve.ts";
 import { Gateway } from "../../../sandboxes/gateway.ts";
-import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
 import { assertForkMidEpisode } from "../../_util/fork_episode.ts";
-
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+import { openForumSandbox } from "./_forum.ts";
 
 Deno.test("IncusSandbox fork mid-episode: forks that stop earn 1, one that undoes earns 0, the parent keeps 1", async () => {
   await using gateway = new Gateway();
-  // Built by `.ci/daemons.sh` (`deno task image --no-docker fixtures/sites/forum/mod.ts`).
-  await using sandbox = await IncusSandbox.open({
-    gateway,
-    image: "webserv-forum",
-    pool: POOL,
-    prefix: "wsct-",
-  });
+  await using sandbox = await openForumSandbox(gateway);
   await using browser = await Browser.launch();
   await using instance = await sandbox.create({ seed: 1 });
   await assertForkMidEpisode({

@@ -11,27 +11,11 @@ import { SandboxError } from "../../../sandboxes/errors.ts";
 import { IncusClient } from "../../../sandboxes/incus/client.ts";
 import { SharedRuntimeSandbox } from "../../../sandboxes/incus/shared_runtime_sandbox.ts";
 import { buildImages } from "../../../sandboxes/image/build_images.ts";
-import { fakeServer, plantLink, run } from "../_hostile.ts";
+import { fakeServer, incusExec as exec, plantLink } from "../_hostile.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const IMAGE = "webserv-sharedfake";
 const SITE = fileURLToPath(new URL("./_fake_shared_site.ts", import.meta.url));
-
-/** Runs a command inside the container, as root or as `user`. */
-function exec(name: string, args: string[], user?: number) {
-  const as = user === undefined ? [] : ["--user", String(user), "--group", String(user)];
-  return run("incus", [
-    "exec",
-    name,
-    ...as,
-    "--env",
-    "HOME=/tmp",
-    "--env",
-    "DENO_DIR=/tmp/deno",
-    "--",
-    ...args,
-  ]);
-}
 
 Deno.test({
   name:

@@ -3,23 +3,16 @@ import { Browser } from "../../../engine/browser/browser.ts";
 import { checkSite } from "../../../fixtures/sites/kit/check.ts";
 import forum from "../../../fixtures/sites/forum/mod.ts";
 import { Gateway } from "../../../sandboxes/gateway.ts";
-import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
 import { IncusClient } from "../../../sandboxes/incus/client.ts";
 import { main } from "../../../tools/site_check.ts";
+import { openForumSandbox } from "./_forum.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 // A navigation, an information and a state-change template: each kind of evaluator.
 const TEMPLATES = ["top-post", "post-author", "upvote-post"];
 
 Deno.test("checkSite() passes the forum on one seed when its instances are Incus containers", async () => {
   await using gateway = new Gateway();
-  // Built by `.ci/daemons.sh` (`deno task image --no-docker fixtures/sites/forum/mod.ts`).
-  await using sandbox = await IncusSandbox.open({
-    gateway,
-    image: "webserv-forum",
-    pool: POOL,
-    prefix: "wsct-",
-  });
+  await using sandbox = await openForumSandbox(gateway);
   await using browser = await Browser.launch();
   const report = await checkSite(browser, forum, {
     sandbox,
