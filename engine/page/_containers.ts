@@ -36,6 +36,8 @@ import {
  * viewport). Otherwise (a listened row with its own text and a Delete
  * button inside) it stays a target beside them. A pointer cursor of its own
  * or a delegated handler of its own keeps it unless it shows nothing of its own.
+ * A disabled control inside counts as one held: the box around it is that
+ * control, shown disabled, not a target of its own.
  */
 /** Roles of dialogs, which hold their controls and are never a target beside them. */
 const DIALOGS = new Set(["dialog", "alertdialog"]);
@@ -43,6 +45,13 @@ const DIALOGS = new Set(["dialog", "alertdialog"]);
 export function unwrapContainers(pass: Pass): void {
   quietPagerItems(pass);
   for (const node of pass.candidates) {
+    // A disabled control is shown without an id; the listened box around it (a web
+    // component's host over its shadow button: Carbon's pager arrow) is still that
+    // control, not a target of its own.
+    if (node.keep === 1 && node.disabled && node.sig & STRONG) {
+      for (let up = node.up; up && !up.inner; up = up.up) up.inner = true;
+      continue;
+    }
     if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
     // A part with a pointer cursor and no handler of its own (flatpickr's month arrows) is
     // served by a listener around it: that listener delegates, as a probed handler shows.
