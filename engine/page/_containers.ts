@@ -8,7 +8,7 @@
  * @module
  */
 
-import { fold } from "./roles.ts";
+import { fold, nameFromAttributes } from "./roles.ts";
 import { iconName } from "./_class_names.ts";
 import {
   contentText,
@@ -80,7 +80,10 @@ export function unwrapContainers(pass: Pass): void {
     contentText(node, parts, (kid) => kid.el === title || notOwnText(kid));
     // A dialog holding controls is where they live, not one more thing to click: its
     // handlers close it on a backdrop click or serve its controls (React-Bootstrap's Modal).
-    const own = !DIALOGS.has(node.role) && fold(parts.join("")) !== "";
+    const ownText = fold(parts.join(""));
+    // A tooltip the page shows over a held control repeats that control's name (Carbon's
+    // icon button shows "Next page" beside its shadow button while hovered): not its own.
+    const own = !DIALOGS.has(node.role) && ownText !== "" && !namesHeld(pass, node, ownText);
     if (own && !isSelectBox(pass, node)) {
       if (node.sig & OWN_TARGET) continue;
       const r = node.rect;
@@ -93,6 +96,19 @@ export function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/** Whether `text` is the name (by its attributes) of a target `node` holds. */
+function namesHeld(pass: Pass, node: DNode, text: string): boolean {
+  for (const other of pass.candidates) {
+    if (other === node || other.keep !== 2) continue;
+    let up = other.up;
+    while (up && up !== node) up = up.up;
+    if (!up) continue;
+    const target = other.proxy ?? other.el;
+    if (nameFromAttributes(target, target.localName) === text) return true;
+  }
+  return false;
 }
 
 /**
