@@ -98,8 +98,12 @@ export function unwrapContainers(pass: Pass): void {
   }
 }
 
-/** Whether `text` is the name (by its attributes) of a target `node` holds. */
+/** Characters past which a box's own text is more than a tooltip. */
+const TOOLTIP_CHARS = 80;
+
+/** Whether `text`, short as a tooltip, is the name (by its attributes) of a target `node` holds. */
 function namesHeld(pass: Pass, node: DNode, text: string): boolean {
+  if (text.length > TOOLTIP_CHARS) return false;
   for (const other of pass.candidates) {
     if (other === node || other.keep !== 2) continue;
     let up = other.up;
