@@ -146,8 +146,9 @@ const TOOLTIP_ATTRIBUTES = ["data-tooltip", "data-tip", "data-original-title", "
  * What a person sees of an icon-only control that has no accessible name:
  * the tooltip it shows on hover (a tooltip library's attribute, or the
  * element `aria-describedby` points at), else what its icon is, as its
- * class (or its icon's: `<i class="fa fa-share">`) or the sprite symbol its
- * svg uses (`<use href="#icon-reply">`) says.
+ * class (or its icon's: `<i class="fa fa-share">`), the symbol its icon
+ * draws with `::before` (`⚑` → "flag") or the sprite symbol its svg uses
+ * (`<use href="#icon-reply">`) says.
  *
  * @param el the control
  * @returns the name, or `""` when nothing says what the icon is
@@ -172,6 +173,8 @@ export function iconName(el: Element): string {
     const own = hintOf(icon);
     if (own) return own;
   }
+  const glyph = glyphName(el);
+  if (glyph) return glyph;
   const use = el.querySelector("use");
   const href = use?.getAttribute("href") ?? use?.getAttribute("xlink:href") ?? "";
   if (href.startsWith("#")) {
@@ -180,6 +183,62 @@ export function iconName(el: Element): string {
     if (start >= 0) {
       return words.slice(start).filter((word) => /^[a-z]+$/.test(word) && !FILLER.has(word))
         .map((word) => SPELLED[word] ?? word).join(" ");
+    }
+  }
+  return "";
+}
+
+/** Words for the symbols icons draw as text: what a person calls what they see. */
+const GLYPH_WORDS: Record<string, string> = {
+  "⚑": "flag",
+  "⚐": "flag",
+  "♥": "heart",
+  "♡": "heart",
+  "❤": "heart",
+  "★": "star",
+  "☆": "star",
+  "✎": "edit",
+  "✏": "edit",
+  "✕": "close",
+  "✖": "close",
+  "×": "close",
+  "⋯": "more",
+  "⋮": "more",
+  "…": "more",
+  "☰": "menu",
+  "⚙": "settings",
+  "↗": "share",
+  "✓": "check",
+  "✔": "check",
+  "✉": "mail",
+  "⟳": "refresh",
+  "↻": "refresh",
+  "🔍": "search",
+  "🗑": "delete",
+  "🔔": "notifications",
+  "📎": "attach",
+  "🔗": "link",
+};
+
+/**
+ * The symbol an icon draws with `::before` or `::after` (its own, or one of
+ * its first children's: `<i class="g7">` drawing `⚑`), named by the word a
+ * person uses for it, else the symbol itself. An icon font's private-use
+ * code point means nothing without its font: no name.
+ */
+function glyphName(el: Element): string {
+  const view = el.ownerDocument.defaultView;
+  if (!view || typeof view.getComputedStyle !== "function") return "";
+  for (const part of [el, ...Array.from(el.children).slice(0, 3)]) {
+    for (const pseudo of ["::before", "::after"]) {
+      const content = view.getComputedStyle(part, pseudo).content;
+      const quoted = /^"(.*)"$/.exec(content ?? "");
+      const symbol = quoted ? quoted[1]!.trim() : "";
+      if (!symbol || [...symbol].length > 2) continue;
+      const word = GLYPH_WORDS[symbol] ?? GLYPH_WORDS[symbol.replace(/\uFE0F/g, "")];
+      if (word) return word;
+      if (/[\uE000-\uF8FF]|[\u{F0000}-\u{10FFFF}]|[\p{L}\p{N}]/u.test(symbol)) continue;
+      return symbol;
     }
   }
   return "";

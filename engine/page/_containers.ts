@@ -8,7 +8,7 @@
  * @module
  */
 
-import { fold } from "./roles.ts";
+import { fold, nameFromAttributes } from "./roles.ts";
 import { iconName } from "./_class_names.ts";
 import {
   contentText,
@@ -36,6 +36,8 @@ import {
  * viewport). Otherwise (a listened row with its own text and a Delete
  * button inside) it stays a target beside them. A pointer cursor of its own
  * or a delegated handler of its own keeps it unless it shows nothing of its own.
+ * A disabled control inside counts as one held: the box around it is that
+ * control, shown disabled, not a target of its own.
  */
 /** Roles of dialogs, which hold their controls and are never a target beside them. */
 const DIALOGS = new Set(["dialog", "alertdialog"]);
@@ -43,6 +45,13 @@ const DIALOGS = new Set(["dialog", "alertdialog"]);
 export function unwrapContainers(pass: Pass): void {
   quietPagerItems(pass);
   for (const node of pass.candidates) {
+    // A disabled control is shown without an id; the listened box around it (a web
+    // component's host over its shadow button: Carbon's pager arrow) is still that
+    // control, not a target of its own.
+    if (node.keep === 1 && node.disabled && node.sig & STRONG) {
+      for (let up = node.up; up && !up.inner; up = up.up) up.inner = true;
+      continue;
+    }
     if (node.keep !== 2 || !(node.sig & ~S_SCROLL)) continue;
     // A part with a pointer cursor and no handler of its own (flatpickr's month arrows) is
     // served by a listener around it: that listener delegates, as a probed handler shows.
@@ -71,7 +80,10 @@ export function unwrapContainers(pass: Pass): void {
     contentText(node, parts, (kid) => kid.el === title || notOwnText(kid));
     // A dialog holding controls is where they live, not one more thing to click: its
     // handlers close it on a backdrop click or serve its controls (React-Bootstrap's Modal).
-    const own = !DIALOGS.has(node.role) && fold(parts.join("")) !== "";
+    const ownText = fold(parts.join(""));
+    // A tooltip the page shows over a held control repeats that control's name (Carbon's
+    // icon button shows "Next page" beside its shadow button while hovered): not its own.
+    const own = !DIALOGS.has(node.role) && ownText !== "" && !namesHeld(pass, node, ownText);
     if (own && !isSelectBox(pass, node)) {
       if (node.sig & OWN_TARGET) continue;
       const r = node.rect;
@@ -84,6 +96,23 @@ export function unwrapContainers(pass: Pass): void {
     node.sig &= ~WEAK;
     if (!(node.sig & S_SCROLL)) node.keep = 0;
   }
+}
+
+/** Characters past which a box's own text is more than a tooltip. */
+const TOOLTIP_CHARS = 80;
+
+/** Whether `text`, short as a tooltip, is the name (by its attributes) of a target `node` holds. */
+function namesHeld(pass: Pass, node: DNode, text: string): boolean {
+  if (text.length > TOOLTIP_CHARS) return false;
+  for (const other of pass.candidates) {
+    if (other === node || other.keep !== 2) continue;
+    let up = other.up;
+    while (up && up !== node) up = up.up;
+    if (!up) continue;
+    const target = other.proxy ?? other.el;
+    if (nameFromAttributes(target, target.localName) === text) return true;
+  }
+  return false;
 }
 
 /**

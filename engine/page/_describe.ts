@@ -64,6 +64,9 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     if (name.length > req.maxText) keepText = true;
     else if (name) node.named = true;
   }
+  // A control hidden until its container is hovered (`visibility: hidden` until
+  // `.card:hover`) has no visible text yet: its own words are what hovering shows.
+  if (!name && fromContent && node.revealedOnHover) name = fold(target.textContent ?? "");
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
   else if (title && title !== name) node.description = clip(title, req.maxText);
@@ -113,7 +116,8 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     if (node.sig & S_POINTER) cues.push("pointer");
     if (node.sig & S_TABINDEX) cues.push("focusable");
   }
-  if (node.sig & S_HOVER) cues.push("hover");
+  // Hover styling, or shown only while the pointer is over its container.
+  if (node.sig & S_HOVER || node.revealedOnHover) cues.push("hover");
   if (node.sig & S_SCROLL && role !== "scrollable") cues.push("scrollable");
   if (cues.length) node.cues = cues;
 }

@@ -175,6 +175,12 @@ function pointOf(target: Element): PointResult {
     if (again) return again;
   }
   if (!seen) return revealPoint(target) ?? { ok: false, reason: "not-visible" };
+  // Laid out but not drawn until its container is hovered (`visibility: hidden`
+  // until `.card:hover`): hit tests pass through it to the container, no cover.
+  if (!visible(target)) {
+    const reveal = revealPoint(target);
+    if (reveal) return reveal;
+  }
   return { ok: false, reason: "covered", ...(cover ? { cover } : {}) };
 }
 

@@ -5,7 +5,9 @@
 // weekday row; the month name inside flatpickr's listened header is text;
 // the current page of React-Bootstrap's pager, which keeps React's click
 // handler, gets no id; a select drawn as its value beside a listbox arrow
-// (PrimeReact's Dropdown) gets one id, the arrow's.
+// (PrimeReact's Dropdown) gets one id, the arrow's; the host of a disabled
+// button, which keeps its click listener (Carbon's pager arrow), gets none,
+// and neither does the host showing a tooltip that repeats its button's name.
 import { assert, assertEquals } from "@std/assert";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { Env } from "../../../engine/env.ts";
@@ -86,6 +88,25 @@ Deno.test("Observer.observe() gives a pager's current item no id though it keeps
     .observation;
   assertEquals(await env.evaluate("window.__state.page"), 2);
   assertEquals(pager(observation), ["button 1", "button 3"], observation.text);
+});
+
+Deno.test("Observer.observe() gives a listened host of a disabled button no id of its own (Carbon's pager arrow)", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { startUrl: "about:blank" });
+  await env.step({ action: "goto", url: server.url("/carbon-table") });
+  assertEquals(await env.evaluate(WAIT_READY), true);
+  let observation = await env.observe();
+  // `cds-button` listens for clicks on its host; on the first page its shadow button is disabled.
+  const arrows = (o: EnvObservation) =>
+    o.elements.filter((el) => /page$|^icon in/.test(el.name)).map((el) => `${el.role} ${el.name}`);
+  assertEquals(arrows(observation), ["button Next page"], observation.text);
+  observation =
+    (await env.step({ action: "click", id: find(observation, "button", "Next page").id }))
+      .observation;
+  // Enabled on the second page: its button takes the id. The pointer rests on Next page,
+  // whose host shows the tooltip "Next page": the button's name, no target of its own.
+  assertEquals(arrows(observation), ["button Previous page", "button Next page"], observation.text);
 });
 
 Deno.test("Observer.observe() gives a select drawn as its value beside an arrow one id, the arrow's (PrimeReact's Dropdown)", async () => {
