@@ -1,7 +1,7 @@
 /**
  * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
  * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]
- * [--resume] [--spares S]`: runs the
+ * [--resume] [--spares S] [--image NAME]`: runs the
  * site checker (`fixtures/sites/kit/check.ts`) on a shipped site over N
  * seeds, printing a line per template and seed while it runs and a table per
  * template at the end. `--concurrency K` runs K episodes at once, each on its
@@ -13,6 +13,9 @@
  * ready copies of the seed launched ahead, so that each episode's reset takes
  * one instead of waiting for a copy and the application's start; each chunk
  * gets its own sandbox, so a finished seed's spares do not outlive it.
+ * `--image NAME` (Incus) opens that image instead of `webserv-<site>`: a
+ * private build (`deno task image:apps --alias=NAME APP`) of a checkout whose
+ * seeding differs from the one other checkers on the machine use.
  * Exits with status 1 on any
  * failure, 2 on bad arguments.
  *
@@ -40,7 +43,7 @@ import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume] [--spares S]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume] [--spares S] [--image NAME]";
 
 /**
  * Runs the checker as the command line asks.
@@ -64,6 +67,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       md: { type: "string" },
       resume: { type: "boolean", default: false },
       spares: { type: "string", default: "0" },
+      image: { type: "string" },
     },
   });
   const [name, ...rest] = positionals;
@@ -93,6 +97,9 @@ export async function main(args: string[]): Promise<SiteReport> {
   if (spares > 0 && values.backend !== "incus") {
     throw new TypeError("--spares keeps Incus containers ready: give --backend incus");
   }
+  if (values.image !== undefined && values.backend !== "incus") {
+    throw new TypeError("--image names an Incus image: give --backend incus");
+  }
   const site = siteByName(name);
   if (values.resume && values.json === undefined) {
     throw new TypeError(
@@ -115,7 +122,7 @@ export async function main(args: string[]): Promise<SiteReport> {
       : values.backend === "incus"
       ? await IncusSandbox.open({
         gateway,
-        image: `webserv-${site.name}`,
+        image: values.image ?? `webserv-${site.name}`,
         pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
         // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
         prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",

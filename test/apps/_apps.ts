@@ -251,7 +251,8 @@ export interface IncusSiteOptions {
 
 /**
  * A site on its image `webserv-NAME` on Incus (the site over a unix socket),
- * failing with `deno task image:apps NAME` when the image is missing.
+ * failing with `deno task image:apps NAME` when the image is missing;
+ * `WEBSERV_NAME_IMAGE` names another (a private build, `image:apps --alias`).
  *
  * @param site the site
  * @param options the seed, the readiness limit and the instances' prefix
@@ -259,7 +260,7 @@ export interface IncusSiteOptions {
  */
 export function incusSite(site: SiteModule, options: IncusSiteOptions): AppSite {
   const image: AppImage = {
-    image: `webserv-${site.name}`,
+    image: Deno.env.get(`WEBSERV_${site.name.toUpperCase()}_IMAGE`) ?? `webserv-${site.name}`,
     build: `build it with "deno task image:apps ${site.name}"`,
     readyMs: options.readyMs,
     ...(options.prefix === undefined ? {} : { prefix: options.prefix }),

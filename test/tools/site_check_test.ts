@@ -70,3 +70,11 @@ Deno.test("site:check refuses --spares that are not a count, or without Incus", 
     "--spares keeps Incus containers ready: give --backend incus",
   );
 });
+
+Deno.test("site:check refuses --image without Incus", async () => {
+  await assertRejects(
+    () => main(["wiki", "--image", "webserv-wiki-private"]),
+    TypeError,
+    "--image names an Incus image: give --backend incus",
+  );
+});
