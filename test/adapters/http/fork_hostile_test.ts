@@ -247,3 +247,58 @@ Deno.test("the dashboard refuses a run named by a path or a huge query with a 40
     await Deno.remove(runDir, { recursive: true });
   }
 });
+
+/** A counter or gauge of `/metrics`, by name. */
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, "m"))?.[1];
+  if (value === undefined) throw new Error(`no ${name} in /metrics:\n${text}`);
+  return Number(value);
+}
+
+Deno.test("a client that drops its fork request half-way leaks nothing: the forks made are leased, reaped when idle, and the same fork works after", async () => {
+  // Idle sessions are reaped after 2 s; the parent is kept alive by observing it.
+  await using server = await startServer({ port: 0, maxSessions: 4, idleTimeoutMs: 2_000 });
+  const client = new WebServClient(server.url);
+  const parent = await client.createSession({ task: "demo/add-note/1" });
+  const created = await metric(server.url, "webserv_sessions_created_total");
+
+  // The request is dropped while the server copies the episode three ways.
+  const dropped = new AbortController();
+  const request = fetch(`${server.url}/v1/sessions/${parent.id}/fork`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ n: 3 }),
+    signal: dropped.signal,
+  }).catch((error: unknown) => error);
+  // Dropped once the server holds it: the live gauge counts a fork under way.
+  const holding = Date.now() + 10_000;
+  while ((await liveGauge(server.url)) === 1) {
+    assert(Date.now() < holding, "the server never took the fork request");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  dropped.abort();
+  assert((await request) instanceof Error, "the client's request was dropped");
+
+  // The server finished the fork it was asked for: three leased sessions, then reaped.
+  const reaped = Date.now() + 30_000;
+  let live = await liveGauge(server.url);
+  while (live > 1) {
+    assert(Date.now() < reaped, `${live - 1} dropped fork(s) still live after 30 s`);
+    await client.observe(parent.id);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    live = await liveGauge(server.url);
+  }
+  assertEquals(live, 1, "only the parent is live");
+  assertEquals(
+    await metric(server.url, "webserv_sessions_created_total"),
+    created + 3,
+    "the dropped request's three forks were made, then reaped",
+  );
+
+  // The capacity they held is back: the same fork of three fits again.
+  const again = await client.fork(parent.id, 3);
+  assertEquals(again.sessions.length, 3);
+  for (const fork of again.sessions) await client.close(fork.id);
+  await client.close(parent.id);
+});
