@@ -125,6 +125,31 @@ Deno.test("Connection.close() rejects every pending call at once with Connection
   // Later calls fail at once, too.
   await assertRejects(() => connection.send("Browser.getVersion"), ConnectionClosedError);
   assertInstanceOf(new ConnectionClosedError("x"), TargetClosedError);
+  // The browser's side dropped it: a lost browser, not a shutdown.
+  const lost = await assertRejects(
+    () => connection.send("Browser.getVersion"),
+    ConnectionClosedError,
+  );
+  assertStrictEquals(lost.byClient, false);
+  assertStrictEquals(connection.closedByClient, false);
+  connection.close();
+  assertStrictEquals(connection.closedByClient, false, "closing it again changes nothing");
+});
+
+Deno.test("Connection.close() marks the calls it cuts short, and later ones, as closed by the client", async () => {
+  const transport = new FakeTransport();
+  const connection = new Connection(transport);
+  transport.deliver(ATTACHED);
+  const calls = [
+    connection.send("Browser.getVersion"),
+    connection.session("S1")!.send("Page.enable"),
+  ];
+  connection.close();
+  assertStrictEquals(connection.closedByClient, true);
+  for (const call of [...calls, connection.send("Browser.getVersion")]) {
+    const error = await assertRejects(() => call, ConnectionClosedError, "fake closed");
+    assertStrictEquals(error.byClient, true);
+  }
 });
 
 Deno.test("Connection routes events by sessionId and creates sessions on attach", async () => {
