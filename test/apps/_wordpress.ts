@@ -3,7 +3,7 @@
 // origin.
 import { assert, assertEquals } from "@std/assert";
 import { type RolloutServer, type ServerOptions, startServer } from "../../adapters/http/server.ts";
-import { WebServClient } from "../../adapters/client/mod.ts";
+import { type GroupCreated, WebServClient } from "../../adapters/client/mod.ts";
 import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import type { Instance } from "../../sandboxes/types.ts";
 import { type AppImage, requireIncusImage } from "./_apps.ts";
@@ -31,6 +31,34 @@ export async function openWordPressServer(
   await requireIncusImage(WORDPRESS);
   const server = await startServer({ port: 0, incusPool: POOL, ...options });
   return { server, client: new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 }) };
+}
+
+/**
+ * Opens a group of `n` sessions on one WordPress task, once the server lists
+ * WordPress's tasks, and checks that each is on the task, on its login-linked
+ * front page, at an origin of its own.
+ *
+ * @param opened the server and its client
+ * @param task the task's id
+ * @param n the group's size
+ * @returns the group, and each session's instance as the server holds it
+ */
+export async function openGroup<I extends Instance>(
+  { server, client }: { server: RolloutServer; client: WebServClient },
+  task: string,
+  n: number,
+): Promise<{ group: GroupCreated; instances: I[] }> {
+  const listed = await client.taskPage({ site: "wordpress", limit: 100 });
+  assert(listed.tasks.length >= 10, `WordPress lists ${listed.tasks.length} tasks`);
+  const group = await client.createGroup({ task }, n);
+  assertEquals(group.sessions.length, n);
+  for (const session of group.sessions) {
+    assertEquals(session.task?.id, task);
+    assert(session.observation.text?.includes("Log In"), session.observation.text);
+  }
+  const instances = group.sessions.map((s) => server.sessions.instance(s.id) as I);
+  assertEquals(new Set(instances.map((i) => i.origin)).size, n);
+  return { group, instances };
 }
 
 /**
