@@ -76,7 +76,7 @@ export function logFailure(what: string, error: unknown, kind: string = kindOf(w
   if (current === "quiet") return;
   // A target that closed (a tab, a frame, a document replaced) is part of a normal run:
   // releasing a handle in it or detaching from it has nothing left to do. Counted, and
-  // written only when debugging; a closed connection is still a warning.
+  // written only when debugging; a connection the browser dropped is still a warning.
   if (
     error instanceof TargetClosedError && error.name === "TargetClosedError" && current !== "debug"
   ) return;
