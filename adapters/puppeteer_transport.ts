@@ -193,7 +193,16 @@ export class PuppeteerTransport implements Transport {
     if (this.#closed) return;
     const root = this.#root;
     this.#finish("transport closed");
-    if (!root.detached) bestEffort("detaching the puppeteer session", root.detach());
+    if (root.detached) return;
+    // A root session puppeteer closed meanwhile (its browser or its
+    // connection going away) has nothing left to detach: no failure.
+    bestEffort(
+      "detaching the puppeteer session",
+      root.detach().catch((error: unknown) => {
+        // Puppeteer's `TargetCloseError`, which its typings do not export.
+        if (!(error instanceof Error && error.name === "TargetCloseError")) throw error;
+      }),
+    );
   }
 
   #deliver(message: unknown): void {

@@ -16,7 +16,8 @@ import { observed } from "./log.ts";
 import type { Observer } from "./observe/observer.ts";
 import type { Observation } from "./observe/observation.ts";
 import type { Settler } from "./settle/settler.ts";
-import type { EnvTask } from "./task.ts";
+import type { EnvTask, EpisodeOutcome } from "./task.ts";
+import { readPageSignals } from "./page_signals.ts";
 import type { EnvOptions } from "./env_types.ts";
 import { siteCall } from "./_env_failures.ts";
 import { startUrlOf } from "./_env_options.ts";
@@ -27,7 +28,7 @@ import {
   restorePage,
 } from "./_browser_state.ts";
 import { browserInternals } from "./browser/browser.ts";
-import { ContextPool, type OriginReserve } from "./context_pool.ts";
+import { ContextPool } from "./context_pool.ts";
 import {
   closeContext,
   openReadyPage,
@@ -202,37 +203,6 @@ export function readySpecOf(options: EnvOptions): ReadySpec {
   };
 }
 
-/** The kind of ready page a fork takes from the pool. */
-export interface ForkKind {
-  /** The kind's key in the pool. */
-  key: string;
-  /** What its ready pages are made from. */
-  spec: ReadySpec;
-  /** The site's spare origins they are made on, if any. */
-  spares?: OriginReserve;
-}
-
-/**
- * The kind of ready page a fork of an env with these options takes. A fork's
- * context may reach its copy's origin alone (unless the env names its own
- * origins): made ahead on a spare origin when the site reserves them; with
- * no spares the pool cannot know that origin, and forks make their own.
- *
- * @param pool the browser's pool
- * @param options the parent's options
- * @returns the kind, or undefined when a fork cannot use the pool
- */
-export function forkKind(pool: ContextPool, options: EnvOptions): ForkKind | undefined {
-  const spec = readySpecOf(options);
-  const ownOrigin = options.site !== undefined && options.onlyOrigins === undefined;
-  const spares = ownOrigin ? options.site?.spares : undefined;
-  if (spares) {
-    const onSpare = { viewport: spec.viewport, ...(spec.settle ? { settle: spec.settle } : {}) };
-    return { key: pool.kindOf(readyKey(onSpare), spares), spec: onSpare, spares };
-  }
-  return ownOrigin ? undefined : { key: pool.kindOf(readyKey(spec)), spec };
-}
-
 /** A ready page of the spec from the browser's pool, or a new one when none waits. */
 async function takeReadyPage(browser: Browser, spec: ReadySpec): Promise<ReadyPage> {
   return ContextPool.of(browser).take(readyKey(spec)) ?? await openReadyPage(browser, spec);
@@ -329,4 +299,28 @@ export function activePage(episode: Episode): Page {
   const page = episode.actor.page;
   if (!page) throw new EnvError("internal", "Cannot use the env: no tab is open");
   return page;
+}
+
+/**
+ * What the verifier judges besides the site's state: the active tab's URL,
+ * what the page says it is, and the agent's answer.
+ *
+ * @param episode the episode
+ * @returns the outcome
+ */
+export async function episodeOutcome(episode: Episode): Promise<EpisodeOutcome> {
+  const page = episode.actor.page;
+  const url = page
+    ? (await page.session.connection.send("Target.getTargetInfo", {
+      targetId: page.targetId,
+    })).targetInfo.url
+    : "";
+  // What the page says it is, for a verifier that judges the page shown, not its URL.
+  const signals = page ? await readPageSignals(page) : undefined;
+  const answer = episode.actor.answer;
+  return {
+    url,
+    ...(answer === undefined ? {} : { answer }),
+    ...(signals ? { page: signals } : {}),
+  };
 }

@@ -8,6 +8,7 @@ import { ActionError } from "./act/errors.ts";
 import { CdpTimeoutError, ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
 import { EnvError } from "./env_error.ts";
 import { logFailure } from "./log.ts";
+import type { EnvSite } from "./env_types.ts";
 
 /** The message of an error, or the thrown value as text. */
 export function message(error: unknown): string {
@@ -134,4 +135,26 @@ export function envFailure(
   // Our bug (a TypeError from an internal check included): never the agent's.
   logFailure(`${what}: unexpected error`, error, "internal");
   return new EnvError("internal", `Cannot ${what}: ${message(error)}`, options);
+}
+
+/**
+ * Runs the site's liveness check, if it has one.
+ *
+ * @param site the env's site
+ * @returns a promise of the check's failure (`undefined` when it passed); never rejects
+ */
+export function checkSite(site: EnvSite | undefined): Promise<unknown> {
+  if (!site?.check) return Promise.resolve(undefined);
+  return site.check().then(() => undefined, (error: unknown) => error ?? "failed");
+}
+
+/**
+ * Throws what the site's check found as the site's failure (`sandbox-lost`…).
+ *
+ * @param alive the check, from {@linkcode checkSite}
+ * @throws {SiteFailure} when the check failed
+ */
+export async function siteAlive(alive: Promise<unknown>): Promise<void> {
+  const failure = await alive;
+  if (failure !== undefined) throw new SiteFailure("check the site", failure);
 }

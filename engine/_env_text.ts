@@ -1,11 +1,47 @@
 /**
- * The env's additions to an observation: the tab list and any open dialog.
+ * The env's observation: the observer's, with the tab list, any open dialog
+ * and the task's instruction added.
  *
  * @module
  */
 import type { Actor, DialogInfo } from "./act/actor.ts";
-import type { Observation } from "./observe/observation.ts";
-import type { EnvTab } from "./env_types.ts";
+import type { Observation, ObserveOptions } from "./observe/observation.ts";
+import type { EnvObservation, EnvTab } from "./env_types.ts";
+import type { EnvTask } from "./task.ts";
+import { activePage, type Episode } from "./_env_episode.ts";
+
+/**
+ * Observes the episode's active tab. A page behind an open dialog runs no
+ * script: the last view is shown again, with the dialog.
+ *
+ * @param episode the episode
+ * @param options the observe options (the env's defaults with the call's over them)
+ * @param task the env's task, whose instruction heads the text
+ * @returns the observation as the env returns it
+ */
+export async function observeEpisode(
+  episode: Episode,
+  options: ObserveOptions,
+  task: EnvTask | undefined,
+): Promise<EnvObservation> {
+  const { actor, observer } = episode;
+  const page = activePage(episode);
+  const dialog = actor.dialog;
+  const observation = dialog && episode.last
+    ? { ...episode.last, diff: { added: [], removed: [], changed: [] } }
+    : await observer.observe(page, options);
+  if (!dialog) episode.last = observation;
+  const tabs = await tabsOf(actor, observation);
+  let text = frameText(observation.text, tabs, dialog);
+  if (task) text = `task: ${task.instruction}\n${text}`;
+  return {
+    ...observation,
+    text,
+    tabs,
+    ...(dialog ? { dialog } : {}),
+    ...(task ? { task: { id: task.id, instruction: task.instruction } } : {}),
+  };
+}
 
 /** The tabs of the episode: the active one from the observation, the others from their targets. */
 export async function tabsOf(actor: Actor, observation: Observation): Promise<EnvTab[]> {

@@ -36,21 +36,16 @@
  *
  * @module
  */
-import type { Actor, ActResult } from "./act/actor.ts";
+import type { ActResult } from "./act/actor.ts";
 import { ActionError } from "./act/errors.ts";
 import type { Browser } from "./browser/browser.ts";
 import { checkViewport, networkPolicy } from "./browser/_context_options.ts";
-import type { BrowserContext } from "./browser/browser_context.ts";
-import type { Page } from "./browser/page.ts";
 import { EnvError } from "./env_error.ts";
-import { bestEffort, logFailure } from "./log.ts";
-import { readPageSignals } from "./page_signals.ts";
-import type { Observer } from "./observe/observer.ts";
+import { bestEffort } from "./log.ts";
 import type { ObserveOptions } from "./observe/observation.ts";
 import type { SettleResult } from "./settle/settler.ts";
 import type { EnvTask, Verdict } from "./task.ts";
 import type {
-  EnvBranch,
   EnvCallOptions,
   EnvObservation,
   EnvObserveOptions,
@@ -65,89 +60,30 @@ import {
   activePage,
   closeContext,
   type Episode,
+  episodeOutcome,
   type EpisodeRestore,
-  forkKind,
   liveEpisode,
   noEpisode,
   startEpisode,
   watchAlive,
 } from "./_env_episode.ts";
-import { envFailure, siteCall, SiteFailure } from "./_env_failures.ts";
+import { checkSite, envFailure, siteAlive, siteCall } from "./_env_failures.ts";
 import { call, positive, startUrlOf } from "./_env_options.ts";
 import { OperationQueue } from "./_env_queue.ts";
-import { frameText, tabsOf } from "./_env_text.ts";
-import { captureBrowserState, moveBrowserState } from "./_browser_state.ts";
+import { observeEpisode } from "./_env_text.ts";
+import { forkEpisode } from "./_env_fork.ts";
 import { browserInternals } from "./browser/browser.ts";
-import { ContextPool, discard } from "./context_pool.ts";
 import type { ReadyPage } from "./_ready_page.ts";
+import { type EnvInternals, setInternalsOf } from "./_env_internals.ts";
+
+export { envInternals } from "./_env_internals.ts";
+export type { EnvInternals } from "./_env_internals.ts";
 
 /** The most forks one call makes. */
 export const MAX_FORKS = 16;
 
 /** The default deadline of every operation. */
 const DEFAULT_TIMEOUT_MS = 30_000;
-
-/**
- * The engine beneath an {@linkcode Env}'s current episode, for code that
- * drives it below the agent's actions (the rollout server's screenshots,
- * tests, benches): kept off the class so the root entry point, which exports
- * `Env`, documents an agent loop's surface without the engine's types.
- */
-export interface EnvInternals {
-  /** The context of the current episode. */
-  readonly context: BrowserContext;
-  /** The actor of the current episode (tabs, dialog, answer). */
-  readonly actor: Actor;
-  /** The observer of the current episode. */
-  readonly observer: Observer;
-  /**
-   * The active tab, for raw CDP. Commands sent through it directly are not
-   * serialized with the env's operations: inside {@linkcode EnvInternals.withPage}
-   * they are, and they honour its deadline.
-   *
-   * @throws {EnvError} when the env is closed or has no episode
-   */
-  readonly page: Page;
-  /**
-   * Runs `fn` with the active tab as one serialized operation: CDP commands
-   * it sends through the page honour the deadline and are refused once it
-   * passed.
-   *
-   * @param fn what to do with the page
-   * @param options the deadline and signal
-   * @returns what `fn` returns
-   * @throws {EnvError} when the env fails it or the deadline passes; what
-   *   `fn` throws goes through the same mapping as the env's own errors (an
-   *   `ActionError` passes, an unknown error, a `TypeError` included, becomes
-   *   `EnvError("internal")`)
-   */
-  withPage<T>(fn: (page: Page) => Promise<T>, options?: EnvCallOptions): Promise<T>;
-}
-
-/** Set by `Env`'s static block, which alone reaches its private state. */
-let internalsOf: (env: Env) => EnvInternals;
-
-/**
- * The engine beneath an env's current episode: its context, actor, observer
- * and active tab, and a serialized operation on that tab.
- *
- * @param env the env
- * @returns its internals; each getter reads the current episode when called
- * @throws {EnvError} from a getter when the env is closed or has no episode
- *
- * @example Read the active tab's title through raw CDP
- * ```ts ignore
- * import { Browser, Env, envInternals } from "@webserv/webserv/engine";
- * await using browser = await Browser.launch();
- * await using env = await Env.create(browser, { startUrl: "data:text/html,<title>Hi</title>" });
- * const title = await envInternals(env).withPage(async (page) =>
- *   (await page.session.send("Runtime.evaluate", { expression: "document.title" })).result.value
- * );
- * ```
- */
-export function envInternals(env: Env): EnvInternals {
-  return internalsOf(env);
-}
 
 /**
  * An environment: one isolated context on one site, observed and acted on by
@@ -223,7 +159,7 @@ export class Env implements AsyncDisposable {
   }
 
   static {
-    internalsOf = (env) => ({
+    setInternalsOf((env): EnvInternals => ({
       get context() {
         return env.#have().context;
       },
@@ -238,7 +174,7 @@ export class Env implements AsyncDisposable {
       },
       withPage: (fn, options = {}) =>
         env.#run("use the page", options, () => fn(activePage(env.#live()))),
-    });
+    }));
   }
 
   /** The task of the episode, if any. */
@@ -295,18 +231,18 @@ export class Env implements AsyncDisposable {
       // The site is checked beside the action: one that died under the step
       // makes it ours, whatever the page showed (a database error page
       // answers too) and whether the action failed (ids gone with the page).
-      const alive = this.#checkSite();
+      const alive = checkSite(this.site);
       let result: ActResult;
       try {
         result = await episode.actor.act(action);
       } catch (error) {
-        await this.#siteAlive(alive);
+        await siteAlive(alive);
         if (error instanceof ActionError) episode.steps++;
         throw error;
       }
       episode.steps++;
       const observation = await this.#observe(episode, {});
-      await this.#siteAlive(alive);
+      await siteAlive(alive);
       const done = result.action.action === "stop";
       const maxMs = this.#options.maxEpisodeMs;
       const truncated = !done && (
@@ -384,106 +320,29 @@ export class Env implements AsyncDisposable {
     if (site && !branch) {
       throw new TypeError("Cannot fork: the env has a site; pass branch to copy it");
     }
-    return await this.#run("fork the env", rest, async (signal) => {
-      const episode = this.#live();
-      // A page behind a dialog runs no script: its state cannot be read.
-      if (episode.actor.dialog) {
-        throw new ActionError("not-allowed", "Cannot fork: a dialog is open; answer it first");
-      }
-      // Ready pages from the pool: on spare origins the fork's copies take,
-      // when the site reserves them; else of the parent's own spec.
-      const pool = ContextPool.of(this.#browser);
-      const kind = forkKind(pool, this.#options);
-      const pooled = Array.from({ length: k }, () => kind ? pool.take(kind.key) : undefined);
-      const branches: EnvBranch[] = [];
-      const forks: Env[] = [];
-      try {
-        // The copies are made while the parent's state is read: both wait on
-        // other processes (the sandbox, the renderer).
-        const copying = (async () => {
-          for (const ready of pooled) {
-            const at = ready?.spare ? { origin: ready.spare.origin } : undefined;
-            branches.push(branch ? await siteCall("copy the site", () => branch(at)) : {});
-          }
-        })();
-        const [captured, copied] = await Promise.allSettled([
-          captureBrowserState(this.#browser, episode.context, activePage(episode)),
-          copying,
-        ]);
-        if (captured.status === "rejected") throw captured.reason;
-        if (copied.status === "rejected") throw copied.reason;
-        const state = captured.value;
-        const made = await Promise.allSettled(branches.map((b, i) => {
-          const forkSite = b.site;
-          const moved = site && forkSite
-            ? moveBrowserState(state, site.origin, forkSite.origin)
-            : state;
-          // A ready page fits when its context may reach the copy's origin.
-          let ready = pooled[i];
-          pooled[i] = undefined;
-          if (ready?.spare && ready.spare.origin !== forkSite?.origin) {
-            discard(ready);
-            ready = undefined;
-          }
-          return this.#forkOne(
-            b,
-            {
-              state: moved,
-              steps: episode.steps,
-              startedAt: episode.startedAt,
-            },
-            signal,
-            ready,
-          );
-        }));
-        for (const result of made) if (result.status === "fulfilled") forks.push(result.value);
-        const failed = made.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failed) throw failed.reason;
-        return forks;
-      } catch (error) {
-        await Promise.all(forks.map((f) => f.close()));
-        await Promise.all(
-          branches.map((b) =>
-            b.release?.().catch((cause: unknown) => logFailure("release a fork's site", cause))
-          ),
-        );
-        throw error;
-      } finally {
-        for (const ready of pooled) if (ready) discard(ready);
-        // Refilled once the forks are made: the fill's renderers do not slow them.
-        if (kind) pool.warm(kind.key, kind.spec, kind.spares);
-      }
-    });
-  }
-
-  /** One fork: a new env on the branch, started from the parent's episode. */
-  async #forkOne(
-    branch: EnvBranch,
-    restore: EpisodeRestore,
-    signal: AbortSignal,
-    ready: ReadyPage | undefined,
-  ): Promise<Env> {
-    const { signal: _created, ...options } = this.#options;
-    const env = new Env(this.#browser, {
-      ...options,
-      ...(branch.site ? { site: branch.site } : {}),
-      ...(branch.task ? { task: branch.task } : {}),
-    });
-    // The ready page is the episode's once `startEpisode` has it (it closes
-    // it on failure); until then it is this call's to close.
-    let handed = false;
-    try {
-      signal.throwIfAborted();
-      await env.#run("start the fork", { signal }, (inner) => {
-        handed = true;
-        return env.#start(inner, restore, ready);
-      }, false);
-    } catch (error) {
-      if (ready && !handed) await closeContext(ready.context);
-      await env.close();
-      throw error;
-    }
-    return env;
+    return await this.#run("fork the env", rest, (signal) =>
+      forkEpisode(
+        {
+          browser: this.#browser,
+          options: this.#options,
+          site,
+          episode: this.#live(),
+          open: (options) => {
+            const env = new Env(this.#browser, options);
+            return {
+              env,
+              start: (restore, signal, ready, taken) =>
+                env.#run("start the fork", { signal }, (inner) => {
+                  taken();
+                  return env.#start(inner, restore, ready);
+                }, false),
+            };
+          },
+        },
+        k,
+        branch,
+        signal,
+      ));
   }
 
   /**
@@ -501,21 +360,8 @@ export class Env implements AsyncDisposable {
     return await this.#run("verify the task", options, async () => {
       const episode = this.#live();
       // No verdict on a site that is gone: its state would be read from nothing.
-      await this.#siteAlive(this.#checkSite());
-      const page = episode.actor.page;
-      const url = page
-        ? (await page.session.connection.send("Target.getTargetInfo", {
-          targetId: page.targetId,
-        })).targetInfo.url
-        : "";
-      // What the page says it is, for a verifier that judges the page shown, not its URL.
-      const signals = page ? await readPageSignals(page) : undefined;
-      const answer = episode.actor.answer;
-      const outcome = {
-        url,
-        ...(answer === undefined ? {} : { answer }),
-        ...(signals ? { page: signals } : {}),
-      };
+      await siteAlive(checkSite(this.site));
+      const outcome = await episodeOutcome(episode);
       return await siteCall("verify the task", () => task.verify(outcome));
     });
   }
@@ -641,26 +487,9 @@ export class Env implements AsyncDisposable {
     });
   }
 
-  async #observe(episode: Episode, options: ObserveOptions): Promise<EnvObservation> {
-    const { actor, observer } = episode;
-    const page = activePage(episode);
-    const dialog = actor.dialog;
-    // A page behind an open dialog runs no script: show the last view and the dialog.
-    const observation = dialog && episode.last
-      ? { ...episode.last, diff: { added: [], removed: [], changed: [] } }
-      : await observer.observe(page, { ...this.#options.observe, ...options });
-    if (!dialog) episode.last = observation;
-    const tabs = await tabsOf(actor, observation);
-    const task = this.#task;
-    let text = frameText(observation.text, tabs, dialog);
-    if (task) text = `task: ${task.instruction}\n${text}`;
-    return {
-      ...observation,
-      text,
-      tabs,
-      ...(dialog ? { dialog } : {}),
-      ...(task ? { task: { id: task.id, instruction: task.instruction } } : {}),
-    };
+  /** Observes the episode's active tab: see {@linkcode observeEpisode}. */
+  #observe(episode: Episode, options: ObserveOptions): Promise<EnvObservation> {
+    return observeEpisode(episode, { ...this.#options.observe, ...options }, this.#task);
   }
 
   /** The episode, when the env is open and has one; for the getters. */
@@ -673,18 +502,5 @@ export class Env implements AsyncDisposable {
   /** The episode, when its browser and active tab are alive. */
   #live(): Episode {
     return liveEpisode(this.#have());
-  }
-
-  /** Runs the site's liveness check; resolves to its failure, never rejects. */
-  #checkSite(): Promise<unknown> {
-    const site = this.site;
-    if (!site?.check) return Promise.resolve(undefined);
-    return site.check().then(() => undefined, (error: unknown) => error ?? "failed");
-  }
-
-  /** Throws what the site's check found as the site's failure (`sandbox-lost`…). */
-  async #siteAlive(alive: Promise<unknown>): Promise<void> {
-    const failure = await alive;
-    if (failure !== undefined) throw new SiteFailure("check the site", failure);
   }
 }

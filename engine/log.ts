@@ -13,7 +13,8 @@
  * @module
  */
 import { envVar } from "./_runtime.ts";
-import { TargetClosedError } from "./cdp/errors.ts";
+import { ConnectionClosedError, TargetClosedError } from "./cdp/errors.ts";
+import { EnvError } from "./env_error.ts";
 
 type Level = "quiet" | "warn" | "debug";
 
@@ -40,25 +41,52 @@ function kindOf(what: string): string {
 }
 
 /**
+ * Whether a failure is part of a shutdown we asked for: a call cut short
+ * because our side closed the browser's connection, or because the env it
+ * ran for was closed (anywhere in the cause chain, eight deep at most). A
+ * connection the browser dropped while nothing was closing it is not one.
+ */
+function isShutdown(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    if (current instanceof ConnectionClosedError && current.byClient) return true;
+    if (current instanceof EnvError && current.code === "closed") return true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return false;
+}
+
+/**
  * Counts and writes one failure as a warning; a closed target (a tab, frame
- * or document gone) is counted and written only at the `debug` level.
+ * or document gone) is counted and written only at the `debug` level. A call
+ * cut short by a shutdown we asked for (the browser, an env or its context
+ * being closed) is no failure: neither counted nor written, but at the
+ * `debug` level.
  *
  * @param what what was attempted, such as `"detaching a session"`
  * @param error what it failed with
  * @param kind how it is counted; by default `what` with its quoted parts as `*`
  */
 export function logFailure(what: string, error: unknown, kind: string = kindOf(what)): void {
-  counts.set(kind, (counts.get(kind) ?? 0) + 1);
   const current = logLevel();
+  if (isShutdown(error)) {
+    if (current === "debug") write("debug", kind, what, error);
+    return;
+  }
+  counts.set(kind, (counts.get(kind) ?? 0) + 1);
   if (current === "quiet") return;
   // A target that closed (a tab, a frame, a document replaced) is part of a normal run:
   // releasing a handle in it or detaching from it has nothing left to do. Counted, and
-  // written only when debugging; a closed connection is still a warning.
+  // written only when debugging; a connection the browser dropped is still a warning.
   if (
     error instanceof TargetClosedError && error.name === "TargetClosedError" && current !== "debug"
   ) return;
+  write("warn", kind, what, error);
+}
+
+/** Writes one failure as a JSON line on stderr; at the `debug` level, the error whole too. */
+function write(level: "warn" | "debug", kind: string, what: string, error: unknown): void {
   const line = {
-    level: "warn",
+    level,
     kind,
     what,
     error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
@@ -67,7 +95,7 @@ export function logFailure(what: string, error: unknown, kind: string = kindOf(w
   // deno-lint-ignore no-console
   console.error(`[webserv] ${JSON.stringify(line)}`);
   // deno-lint-ignore no-console
-  if (current === "debug") console.debug(error);
+  if (logLevel() === "debug") console.debug(error);
 }
 
 /**

@@ -2,30 +2,27 @@
  * Sandboxes: the {@linkcode Sandbox} interface, the loopback
  * {@linkcode Gateway} that gives every instance its own origin, and the
  * in-process backend. The Incus and Docker backends have their own entry
- * points, `./sandboxes/incus` and `./sandboxes/docker`.
+ * points, `./sandboxes/incus` and `./sandboxes/docker`; their sandboxes are
+ * used as below, opened with `IncusSandbox.open({ gateway, image, pool })`
+ * or `DockerSandbox.open({ gateway, image })` in place of `new FixtureSandbox`.
  *
- * @example Serve a site in-process
- * ```ts ignore
+ * @example Serve a site, reach it through the gateway, reset it
+ * ```ts
  * import { FixtureSandbox, Gateway } from "@webserv/webserv/sandboxes";
  * import { siteByName } from "@webserv/webserv/sites";
- * const site = siteByName("shop");
  * await using gateway = new Gateway();
- * await using sandbox = new FixtureSandbox(site, { gateway });
+ * await using sandbox = new FixtureSandbox(siteByName("shop"), { gateway });
  * await using instance = await sandbox.create({ seed: 7 });
- * console.log(instance.origin); // http://env-….localhost:…
+ * // Each instance has an origin of its own: http://env-….localhost:PORT
+ * const page = await gateway.request(instance.origin, "/");
+ * console.assert(page.status === 200);
+ * await page.body?.cancel();
+ * await instance.reset(); // back to the seeded state
  * ```
  *
  * @module
  */
-export type {
-  Instance,
-  InstanceForkOptions,
-  InstanceSpec,
-  Sandbox,
-  Site,
-  SiteHandler,
-  StateClient,
-} from "./types.ts";
+export type * from "./types.ts";
 export {
   DaemonUnavailableError,
   InstanceGoneError,

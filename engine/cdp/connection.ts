@@ -17,6 +17,7 @@ import { Emitter } from "../_emitter.ts";
 import { logFailure } from "../log.ts";
 import { abortError, currentSignal } from "./abort_scope.ts";
 import {
+  type CdpErrorOptions,
   CdpTimeoutError,
   ConnectionClosedError,
   ProtocolError,
@@ -297,6 +298,7 @@ export class Connection implements CdpClient {
   #root: CdpSession;
   #sessions = new Map<string, CdpSession>();
   #closeReason: string | undefined;
+  #closedByClient = false;
 
   /**
    * Wraps an open transport in a connection.
@@ -359,8 +361,22 @@ export class Connection implements CdpClient {
     this.#root.onClose(listener);
   }
 
-  /** Closes the transport; every pending call rejects with {@linkcode ConnectionClosedError}. */
+  /**
+   * Whether the connection closed because its client called `close()`, not
+   * because the browser went away; `false` while it is open.
+   */
+  get closedByClient(): boolean {
+    return this.#closedByClient;
+  }
+
+  /**
+   * Closes the transport; every pending call rejects with a
+   * {@linkcode ConnectionClosedError} marked `byClient`.
+   */
   close(): void {
+    // Marked before the transport reports the close (it may do so at once):
+    // calls cut short now are a shutdown, not a lost browser.
+    if (this.#closeReason === undefined) this.#closedByClient = true;
     this.#transport.close();
     // A transport that never reports the close must not leave calls pending.
     this.#onClose("connection closed by the client");
@@ -377,7 +393,7 @@ export class Connection implements CdpClient {
     const origin = new Error();
     const where = sessionId ? { method, sessionId } : { method };
     if (this.#closeReason !== undefined) {
-      return Promise.reject(withStack(new ConnectionClosedError(this.#closeReason, where), origin));
+      return Promise.reject(withStack(this.#closedError(this.#closeReason, where), origin));
     }
     if (session.closeReason !== undefined) {
       return Promise.reject(withStack(new TargetClosedError(session.closeReason, where), origin));
@@ -494,6 +510,11 @@ export class Connection implements CdpClient {
     session._close(reason);
   }
 
+  /** The error of a call on the closed connection, marked when its client closed it. */
+  #closedError(reason: string, where: CdpErrorOptions): ConnectionClosedError {
+    return new ConnectionClosedError(reason, { ...where, byClient: this.#closedByClient });
+  }
+
   #onClose(reason: string): void {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = `Connection closed: ${reason}`;
@@ -504,9 +525,7 @@ export class Connection implements CdpClient {
         method: pending.method,
         ...(pending.sessionId ? { sessionId: pending.sessionId } : {}),
       };
-      pending.reject(
-        withStack(new ConnectionClosedError(this.#closeReason, where), pending.origin),
-      );
+      pending.reject(withStack(this.#closedError(this.#closeReason, where), pending.origin));
     }
     for (const session of [...this.#sessions.values()]) session._close(this.#closeReason);
     this.#sessions.clear();

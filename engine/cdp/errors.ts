@@ -76,20 +76,39 @@ export class TargetClosedError extends ProtocolError {
   }
 }
 
+/** Options of a {@linkcode ConnectionClosedError}. */
+export interface ConnectionClosedErrorOptions extends CdpErrorOptions {
+  /**
+   * Whether the connection's own client closed it (`Connection.close()`).
+   *
+   * @default {false}
+   */
+  byClient?: boolean;
+}
+
 /**
  * The connection to the browser closed: the socket dropped or the browser
- * exited. Every pending command rejects with this error at once.
+ * exited, or the client closed it. Every pending command rejects with this
+ * error at once.
  */
 export class ConnectionClosedError extends TargetClosedError {
+  /**
+   * Whether the client closed the connection itself (closing the browser):
+   * a normal shutdown, where `false` means the browser was lost.
+   */
+  readonly byClient: boolean;
+
   /**
    * Creates the error for a call whose connection closed.
    *
    * @param message why the connection closed
-   * @param options the method and session
+   * @param options the method and session, and whether the client closed it
    */
-  constructor(message: string, options: CdpErrorOptions = {}) {
-    super(message, options);
+  constructor(message: string, options: ConnectionClosedErrorOptions = {}) {
+    const { byClient = false, ...rest } = options;
+    super(message, rest);
     this.name = "ConnectionClosedError";
+    this.byClient = byClient;
   }
 }
 

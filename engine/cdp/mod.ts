@@ -17,7 +17,7 @@ export {
   ProtocolError,
   TargetClosedError,
 } from "./errors.ts";
-export type { CdpErrorOptions } from "./errors.ts";
+export type { CdpErrorOptions, ConnectionClosedErrorOptions } from "./errors.ts";
 export type {
   CdpCommandMap,
   CdpEventMap,

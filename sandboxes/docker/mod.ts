@@ -1,6 +1,7 @@
 /**
  * The Docker backend: an Engine API client over the unix socket and a
  * sandbox of containers with no network.
+ * Its sandbox is used as the example of the `./sandboxes` entry point shows.
  *
  * @module
  */
@@ -19,11 +20,4 @@ export type { ContainerLimits, DockerLimits } from "../_container_limits.ts";
 // The sandbox contract and gateway these classes implement and take, so this
 // entry point's documentation stands alone.
 export type { Gateway, GatewayRoute, GatewayTarget, SpareRoute } from "../gateway.ts";
-export type {
-  Instance,
-  InstanceForkOptions,
-  InstanceSpec,
-  Sandbox,
-  SiteHandler,
-  StateClient,
-} from "../types.ts";
+export type * from "../types.ts";

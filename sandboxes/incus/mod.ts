@@ -1,6 +1,7 @@
 /**
  * The Incus backend: a REST client (unix socket or HTTPS with a client
  * certificate) and a sandbox of copy-on-write containers.
+ * Its sandbox is used as the example of the `./sandboxes` entry point shows.
  *
  * @module
  */
@@ -27,11 +28,4 @@ export type { ContainerLimits } from "../_container_limits.ts";
 // The sandbox contract and gateway these classes implement and take, so this
 // entry point's documentation stands alone.
 export type { Gateway, GatewayRoute, GatewayTarget, SpareRoute } from "../gateway.ts";
-export type {
-  Instance,
-  InstanceForkOptions,
-  InstanceSpec,
-  Sandbox,
-  SiteHandler,
-  StateClient,
-} from "../types.ts";
+export type * from "../types.ts";

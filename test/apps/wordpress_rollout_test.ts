@@ -11,17 +11,14 @@ import { startServer } from "../../adapters/http/server.ts";
 import { pytest } from "../adapters/python/_venv.ts";
 import { SHARED_PREFIX } from "./_shared.ts";
 import { requireIncusImage } from "./_apps.ts";
+import { POOL, WORDPRESS } from "./_wordpress.ts";
 
 Deno.test("the scripted model solves wordpress/post-author through the harness on the shared backend", async () => {
-  await requireIncusImage({
-    image: "webserv-wordpress",
-    build: `build it with "deno task image:apps wordpress"`,
-    readyMs: 180_000,
-  });
+  await requireIncusImage(WORDPRESS);
   await using server = await startServer({
     port: 0,
     backend: "shared",
-    incusPool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
+    incusPool: POOL,
     incusPrefix: SHARED_PREFIX,
     maxSessions: 2,
     stepTimeoutMs: 60_000,

@@ -9,43 +9,18 @@
  * `deno task image:apps wordpress`.
  */
 import { assert, assertEquals } from "@std/assert";
-import { type ServerOptions, startServer } from "../../adapters/http/server.ts";
-import { WebServClient } from "../../adapters/client/mod.ts";
+import type { ServerOptions } from "../../adapters/http/server.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import type { ContainerInstance } from "../../sandboxes/_container_instance.ts";
-import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import { waitFor } from "../_util/wait.ts";
-import { requireIncusImage } from "./_apps.ts";
-import { postComment } from "./_wordpress.ts";
+import { assertCommentInOneOnly, openGroup, openWordPressServer } from "./_wordpress.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const SEED = 5;
 const TASK = `wordpress/approve-comment/${SEED}`;
 
-/**
- * Starts the rollout server on the incus backend, once the image is there,
- * and a client of it that waits as long as a seed's base takes to make.
- */
-async function openServer(options: Pick<ServerOptions, "maxSessions" | "spares" | "warm">) {
-  await requireIncusImage({
-    image: "webserv-wordpress",
-    build: `build it with "deno task image:apps wordpress"`,
-    readyMs: 180_000,
-  });
-  const server = await startServer({
-    port: 0,
-    backend: "incus",
-    incusPool: POOL,
-    stepTimeoutMs: 180_000,
-    ...options,
-  });
-  return { server, client: new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 }) };
-}
-
-async function diffOf(instance: ContainerInstance): Promise<StateDiff> {
-  const response = await instance.state.fetch("/diff");
-  assertEquals(response.status, 200);
-  return await response.json() as StateDiff;
+/** The rollout server on the incus backend, and its client. */
+function openServer(options: Pick<ServerOptions, "maxSessions" | "spares" | "warm">) {
+  return openWordPressServer({ backend: "incus", stepTimeoutMs: 180_000, ...options });
 }
 
 Deno.test({
@@ -54,37 +29,16 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const { server, client } = await openServer({ maxSessions: 8 });
+    const opened = await openServer({ maxSessions: 8 });
+    const { server, client } = opened;
     await using _server = server;
-    const listed = await fetch(`${server.url}/v1/tasks?site=wordpress&limit=100`);
-    const page = await listed.json() as { tasks: { id: string }[] };
-    assert(page.tasks.length >= 10, `WordPress lists ${page.tasks.length} tasks`);
-
-    const group = await client.createGroup({ task: TASK }, 8);
-    assertEquals(group.sessions.length, 8);
-    const instances = group.sessions.map((s) =>
-      server.sessions.instance(s.id) as ContainerInstance
-    );
+    const { group, instances } = await openGroup<ContainerInstance>(opened, TASK, 8);
     assertEquals(new Set(instances.map((i) => i.containerName)).size, 8);
-    assertEquals(new Set(instances.map((i) => i.origin)).size, 8);
-    for (const session of group.sessions) {
-      assertEquals(session.task?.id, TASK);
-      assert(session.observation.text?.includes("Log In"), session.observation.text);
-    }
 
     // An anonymous comment through the first instance's own site, as a
     // visitor's browser would post it (the gateway routes by Host).
     const [first, ...others] = instances as [ContainerInstance, ...ContainerInstance[]];
-    const text = `A comment from one env of the group ${crypto.randomUUID()}`;
-    await postComment(first, text);
-
-    const written = await diffOf(first);
-    const added = written.tables["wp_comments"]?.added ?? [];
-    assertEquals(added.map((row) => row["comment_content"]), [text]);
-    for (const other of others) {
-      const diff = await diffOf(other);
-      assertEquals(diff.tables["wp_comments"], undefined, `${other.containerName} saw the write`);
-    }
+    await assertCommentInOneOnly(first, others);
     for (const session of group.sessions) assertEquals(await client.close(session.id), true);
   },
 });

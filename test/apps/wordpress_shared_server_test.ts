@@ -21,10 +21,10 @@
  * `deno task image:apps wordpress`.
  */
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
-import { type ServerOptions, startServer } from "../../adapters/http/server.ts";
-import { WebServClient, WebServError } from "../../adapters/client/mod.ts";
+import type { ServerOptions } from "../../adapters/http/server.ts";
+import { WebServError } from "../../adapters/client/mod.ts";
 import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
-import type { StateDiff, StateHash } from "../../fixtures/sites/kit/types.ts";
+import type { StateHash } from "../../fixtures/sites/kit/types.ts";
 import { Browser, EnvError } from "../../mod.ts";
 import { Env } from "../../engine/env.ts";
 import { parseElements } from "../../engine/observe/parse_observation.ts";
@@ -33,35 +33,26 @@ import { execIn, openShared, SHARED_PREFIX } from "./_shared.ts";
 import { IncusClient } from "../../sandboxes/incus/client.ts";
 import { waitFor } from "../_util/wait.ts";
 import { requireIncusImage } from "./_apps.ts";
-import { postComment } from "./_wordpress.ts";
+import {
+  assertCommentInOneOnly,
+  openGroup,
+  openWordPressServer,
+  stateOf,
+  WORDPRESS,
+} from "./_wordpress.ts";
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const PREFIX = SHARED_PREFIX;
 const SEED = 1;
 const TASK = `wordpress/approve-comment/${SEED}`;
 
 /** The server on the shared backend, and a client that waits as long as a base takes to seed. */
-async function openServer(options: Pick<ServerOptions, "maxSessions" | "warm">) {
-  await requireIncusImage({
-    image: "webserv-wordpress",
-    build: `build it with "deno task image:apps wordpress"`,
-    readyMs: 180_000,
-  });
-  const server = await startServer({
-    port: 0,
+function openServer(options: Pick<ServerOptions, "maxSessions" | "warm">) {
+  return openWordPressServer({
     backend: "shared",
-    incusPool: POOL,
     incusPrefix: PREFIX,
     stepTimeoutMs: 60_000,
     ...options,
   });
-  return { server, client: new WebServClient(server.url, { timeoutMs: 900_000, retries: 0 }) };
-}
-
-async function stateOf<T>(instance: SharedRuntimeInstance, path: string): Promise<T> {
-  const response = await instance.state.fetch(path);
-  assertEquals(response.status, 200, `${path} of env ${instance.key}`);
-  return await response.json() as T;
 }
 
 /** Kills the env's own `mariadbd` inside the runtime container, as the OOM killer would. */
@@ -94,37 +85,24 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const { server, client } = await openServer({ maxSessions: 4 });
+    const opened = await openServer({ maxSessions: 4 });
+    const { server, client } = opened;
     await using _server = server;
-    const listed = await client.taskPage({ site: "wordpress", limit: 100 });
-    assert(listed.tasks.length >= 10, `WordPress lists ${listed.tasks.length} tasks`);
-
-    const group = await client.createGroup({ task: TASK }, 4);
-    assertEquals(group.sessions.length, 4);
-    const instances = group.sessions.map((s) =>
-      server.sessions.instance(s.id) as SharedRuntimeInstance
-    );
-    // One runtime, four databases of their own, four origins.
+    const { group, instances } = await openGroup<SharedRuntimeInstance>(opened, TASK, 4);
+    // One runtime, four databases of their own (and four origins).
     assertEquals(new Set(instances.map((i) => i.runtimeName)).size, 1);
     assertEquals(new Set(instances.map((i) => i.key)).size, 4);
     assertEquals(new Set(instances.map((i) => i.slot)).size, 4);
-    assertEquals(new Set(instances.map((i) => i.origin)).size, 4);
-    for (const session of group.sessions) {
-      assertEquals(session.task?.id, TASK);
-      assertStringIncludes(session.observation.text ?? "", "Log In");
-    }
     const [first, ...others] = instances as [SharedRuntimeInstance, ...SharedRuntimeInstance[]];
     const seeded = await stateOf<StateHash>(first, "/hash");
 
-    const text = `A comment from one env of the group ${crypto.randomUUID()}`;
-    await postComment(first, text);
-    const written = await stateOf<StateDiff>(first, "/diff");
-    const added = written.tables["wp_comments"]?.added ?? [];
-    assertEquals(added.map((row) => row["comment_content"]), [text]);
+    await assertCommentInOneOnly(first, others);
     for (const other of others) {
-      const diff = await stateOf<StateDiff>(other, "/diff");
-      assertEquals(diff.tables["wp_comments"], undefined, `env ${other.key} saw the write`);
-      assertEquals((await stateOf<StateHash>(other, "/hash")).hash, seeded.hash);
+      assertEquals(
+        (await stateOf<StateHash>(other, "/hash")).hash,
+        seeded.hash,
+        `env ${other.key}`,
+      );
     }
 
     // The session's reset puts its env on a fresh copy: the seeded state, the same origin.
@@ -275,14 +253,10 @@ async function faultedEnv(
   fault: (instance: SharedRuntimeInstance) => Promise<void>,
   then: (env: Env, instance: SharedRuntimeInstance) => Promise<void>,
 ): Promise<void> {
-  await requireIncusImage({
-    image: "webserv-wordpress",
-    build: `build it with "deno task image:apps wordpress"`,
-    readyMs: 180_000,
-  });
+  await requireIncusImage(WORDPRESS);
   await using gateway = new Gateway();
   // A runtime of this test's own: breaking it touches no other env.
-  await using sandbox = await openShared(gateway, "webserv-wordpress", {
+  await using sandbox = await openShared(gateway, WORDPRESS.image, {
     readyTimeoutMs: 900_000,
   });
   await using instance = await sandbox.create({ seed: SEED });

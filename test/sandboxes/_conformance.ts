@@ -28,6 +28,35 @@ export interface BackendHarness<S extends Sandbox> {
   cleanup?(sandbox: S): Promise<void>;
   /** Test options, such as sanitizers a daemon client cannot satisfy. */
   options?: Partial<Deno.TestDefinition>;
+  /**
+   * Kills the instance's init process from outside, as the OOM killer
+   * would, and returns once the daemon has seen it exit; a backend whose
+   * instances have no process of their own (the fixture's) leaves it out.
+   */
+  killInit?(sandbox: S, instance: Awaited<ReturnType<S["create"]>>): Promise<void>;
+}
+
+/**
+ * Whether a path exists.
+ *
+ * @param path the path
+ * @returns false when `stat` fails
+ */
+export async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+/**
+ * The socket folders a container backend left of `names`, for `leftovers`.
+ *
+ * @param root the folder that holds one socket folder per instance
+ * @param names the instances' names
+ * @returns `folder NAME` for each folder still there
+ */
+export async function socketFolders(root: string, names: Iterable<string>): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of names) if (await exists(`${root}/${name}`)) found.push(`folder ${name}`);
+  return found;
 }
 
 /** A note of the demo site. */
@@ -177,6 +206,22 @@ export function conformance<S extends Sandbox>(
       await assertRejects(() => instance.reset(), InstanceGoneError);
     },
   );
+
+  const killInit = harness.killInit;
+  if (killInit) {
+    test(
+      "create() reports the killed instance when its init is killed from outside",
+      async (sandbox, gateway) => {
+        await using instance = await sandbox.create() as Awaited<ReturnType<S["create"]>>;
+        await killInit(sandbox, instance);
+        await assertRejects(() => instance.check(), InstanceGoneError);
+        await assertRejects(() => instance.reset(), InstanceGoneError);
+        const response = await gateway.request(instance.origin, "/");
+        assertEquals(response.status, 502);
+        await response.body?.cancel();
+      },
+    );
+  }
 
   test(
     "fork() copies the live state, and neither side sees the other's writes afterwards",

@@ -107,7 +107,8 @@ Deno.test("Connection.send() rejects with CdpTimeoutError naming method and sess
   connection.close();
 });
 
-Deno.test("Connection.close() rejects every pending call at once with ConnectionClosedError", async () => {
+/** A connection with a page attached, and a call pending on the browser and one on the page. */
+function withPendingCalls() {
   const transport = new FakeTransport();
   const connection = new Connection(transport);
   transport.deliver(ATTACHED);
@@ -115,6 +116,11 @@ Deno.test("Connection.close() rejects every pending call at once with Connection
     connection.send("Browser.getVersion"),
     connection.session("S1")!.send("Page.enable"),
   ];
+  return { transport, connection, calls };
+}
+
+Deno.test("Connection.close() rejects every pending call at once with ConnectionClosedError", async () => {
+  const { transport, connection, calls } = withPendingCalls();
   let heard = "";
   connection.onClose((reason) => heard = reason);
   transport.onclose?.("socket dropped");
@@ -122,9 +128,26 @@ Deno.test("Connection.close() rejects every pending call at once with Connection
     await assertRejects(() => call, ConnectionClosedError, "socket dropped");
   }
   assertStrictEquals(heard, "Connection closed: socket dropped");
-  // Later calls fail at once, too.
-  await assertRejects(() => connection.send("Browser.getVersion"), ConnectionClosedError);
+  // Later calls fail at once, too; the browser's side dropped it: a lost browser, not a shutdown.
+  const later = await assertRejects(
+    () => connection.send("Browser.getVersion"),
+    ConnectionClosedError,
+  );
+  assertStrictEquals(later.byClient, false);
   assertInstanceOf(new ConnectionClosedError("x"), TargetClosedError);
+  assertStrictEquals(connection.closedByClient, false);
+  connection.close();
+  assertStrictEquals(connection.closedByClient, false, "closing it again changes nothing");
+});
+
+Deno.test("Connection.close() marks the calls it cuts short, and later ones, as closed by the client", async () => {
+  const { connection, calls } = withPendingCalls();
+  connection.close();
+  assertStrictEquals(connection.closedByClient, true);
+  for (const call of [...calls, connection.send("Browser.getVersion")]) {
+    const error = await assertRejects(() => call, ConnectionClosedError, "fake closed");
+    assertStrictEquals(error.byClient, true);
+  }
 });
 
 Deno.test("Connection routes events by sessionId and creates sessions on attach", async () => {

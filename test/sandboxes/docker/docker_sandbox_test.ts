@@ -1,23 +1,13 @@
-import { assert, assertEquals, assertRejects } from "@std/assert";
+import { assert, assertRejects } from "@std/assert";
 import { Gateway } from "../../../sandboxes/gateway.ts";
-import { InstanceGoneError } from "../../../sandboxes/errors.ts";
 import { ownerTag } from "../../../sandboxes/_owner.ts";
 import type { DockerClient } from "../../../sandboxes/docker/client.ts";
 import { DockerSandbox } from "../../../sandboxes/docker/docker_sandbox.ts";
-import { conformance } from "../_conformance.ts";
+import { conformance, socketFolders } from "../_conformance.ts";
 import { waitFor } from "../../_util/wait.ts";
 
 const IMAGE = "webserv-demo";
 const SOCKET_ROOT = "/run/webserv/docker";
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The env containers and socket folders left of `names`: one sandbox's, not the run's. */
 async function leftovers(client: DockerClient, names: Set<string>) {
@@ -31,8 +21,8 @@ async function leftovers(client: DockerClient, names: Set<string>) {
       found.push(c.names[0] ?? c.id);
     }
   }
+  found.push(...await socketFolders(SOCKET_ROOT, names));
   for (const name of names) {
-    if (await exists(`${SOCKET_ROOT}/${name}`)) found.push(`folder ${name}`);
     // A fork's committed image goes with its container.
     if (await client.hasImage(`${IMAGE}:fork-${name}`)) found.push(`image fork-${name}`);
   }
@@ -51,25 +41,16 @@ conformance<DockerSandbox>({
     for (const name of sandbox.containerNames) names.add(name);
     return await leftovers(sandbox.client, names);
   },
-});
-
-Deno.test("DockerSandbox.create() reports the killed instance when its init is killed from outside", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await DockerSandbox.open({ gateway, image: IMAGE });
-  await using instance = await sandbox.create();
-  const { pid } = await sandbox.client.inspectContainer(instance.containerName);
-  assert(pid > 0);
-  Deno.kill(pid, "SIGKILL");
-  // The kill is asynchronous: wait until Docker has seen the exit.
-  await waitFor(
-    async () => !(await sandbox.client.inspectContainer(instance.containerName)).running,
-    { message: "Docker sees the killed container exit", intervalMs: 20 },
-  );
-  await assertRejects(() => instance.check(), InstanceGoneError);
-  await assertRejects(() => instance.reset(), InstanceGoneError);
-  const response = await gateway.request(instance.origin, "/");
-  assertEquals(response.status, 502);
-  await response.body?.cancel();
+  async killInit(sandbox, instance) {
+    const { pid } = await sandbox.client.inspectContainer(instance.containerName);
+    assert(pid > 0);
+    Deno.kill(pid, "SIGKILL");
+    // The kill is asynchronous: wait until Docker has seen the exit.
+    await waitFor(
+      async () => !(await sandbox.client.inspectContainer(instance.containerName)).running,
+      { message: "Docker sees the killed container exit", intervalMs: 20 },
+    );
+  },
 });
 
 Deno.test("DockerSandbox.open() reaps envs when the run that made them is gone", async () => {

@@ -7,21 +7,12 @@ import { IncusClient } from "../../../sandboxes/incus/client.ts";
 import { IncusSandbox } from "../../../sandboxes/incus/incus_sandbox.ts";
 import { buildRootfs } from "../../../sandboxes/image/build_rootfs.ts";
 import { WarmPool } from "../../../sandboxes/warm_pool.ts";
-import { conformance } from "../_conformance.ts";
+import { conformance, exists, socketFolders } from "../_conformance.ts";
 import { waitFor } from "../../_util/wait.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 const IMAGE = "webserv-demo";
 const SOCKET_ROOT = "/run/webserv/incus";
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The envs of this process that Incus still has, and their socket folders. */
 async function leftovers(client: IncusClient, names: Set<string>) {
@@ -34,9 +25,7 @@ async function leftovers(client: IncusClient, names: Set<string>) {
       found.push(instance.name);
     }
   }
-  for (const name of names) {
-    if (await exists(`${SOCKET_ROOT}/${name}`)) found.push(`folder ${name}`);
-  }
+  found.push(...await socketFolders(SOCKET_ROOT, names));
   return found;
 }
 
@@ -48,24 +37,11 @@ conformance<IncusSandbox>({
     for (const name of sandbox.containerNames) seen.add(name);
     return await leftovers(sandbox.client, seen);
   },
-});
-
-Deno.test("IncusSandbox.create() reports the killed instance when its init is killed from outside", async () => {
-  await using gateway = new Gateway();
-  await using sandbox = await IncusSandbox.open({
-    gateway,
-    image: IMAGE,
-    pool: POOL,
-  });
-  await using instance = await sandbox.create();
-  const { pid } = await sandbox.client.instanceState(instance.containerName);
-  assert(pid > 0);
-  Deno.kill(pid, "SIGKILL");
-  await assertRejects(() => instance.check(), InstanceGoneError);
-  await assertRejects(() => instance.reset(), InstanceGoneError);
-  const response = await gateway.request(instance.origin, "/");
-  assertEquals(response.status, 502);
-  await response.body?.cancel();
+  async killInit(sandbox, instance) {
+    const { pid } = await sandbox.client.instanceState(instance.containerName);
+    assert(pid > 0);
+    Deno.kill(pid, "SIGKILL");
+  },
 });
 
 Deno.test("IncusSandbox.reset() restores the snapshot when the reset mode is restore", async () => {
