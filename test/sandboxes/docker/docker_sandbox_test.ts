@@ -129,3 +129,24 @@ Deno.test("Instance.fork() on Docker cuts concurrent forks of one container one 
     await Promise.all(forks.map((fork) => fork.destroy()));
   }
 });
+
+Deno.test("Instance.fork() asked k times at once checks the parent's liveness once", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await DockerSandbox.open({ gateway, image: IMAGE });
+  await using parent = await sandbox.create();
+  // Counts the health requests to the parent's state server, passing each on.
+  const paths: string[] = [];
+  const fetch = parent.state.fetch;
+  parent.state.fetch = (path, init) => {
+    paths.push(path);
+    return fetch(path, init);
+  };
+  const forks = await Promise.all([1, 2, 3, 4].map(() => parent.fork!()));
+  try {
+    // Sixteen health requests at once to one state server on a loaded host outlasted the
+    // check's bound, and failed forks of a parent that was alive.
+    assertEquals(paths.filter((path) => path === "/healthz"), ["/healthz"]);
+  } finally {
+    await Promise.all(forks.map((fork) => fork.destroy()));
+  }
+});
