@@ -86,6 +86,9 @@ const SHARED: ForkCase = {
     backend: "shared",
     incusPool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
     incusPrefix: Deno.env.get("BENCH_SHARED_PREFIX") ?? "wsshared-",
+    // Sixteen forks, each a database server started and a WordPress page loaded, outlast the
+    // default 30 s deadline of a request on two loaded cores.
+    stepTimeoutMs: 180_000,
   },
   task: "wordpress/approve-comment/1",
   runs: Number(RUNS ?? 5),
