@@ -9,6 +9,9 @@
  * `Sandbox.create()` and `Instance.reset()`. Then the same on Incus, Docker
  * and the shared runtime, on WordPress (`_sandbox_fork_backends.ts`).
  *
+ * `BENCH_FORK=backends` measures the backends alone and keeps the fixture
+ * section of the results as it is.
+ *
  * Environment: BENCH_FORK_RUNS (samples per row, default 10).
  *
  * @module
@@ -35,12 +38,53 @@ const time = <T>(
   after: (value: T) => Promise<void>,
 ): Promise<TimedRow> => timeRuns(what, RUNS, fn, after);
 
+/** The fixture section of the results. */
+interface FixtureResults {
+  /** When, where, under what load, how many samples. */
+  meta: { date: string; machine: string; load: string; runs: number; site: string };
+  /** The timed rows. */
+  rows: TimedRow[];
+  /** Chromium's PSS per new env and per fork, in MiB. */
+  memoryMiB: { env: number; fork: number } | null;
+}
+
+const RESULTS = new URL("./results/sandbox_fork.json", import.meta.url);
+
 /**
- * Measures fork latency beside create and reset, and writes the report.
+ * Measures fork latency beside create and reset, and writes the report;
+ * with `which: "backends"`, the container backends and the shared runtime
+ * alone, the fixture section kept from the results file.
  *
+ * @param which what to measure
  * @returns the report's markdown
  */
-export async function benchFork(): Promise<string> {
+export async function benchFork(which: "all" | "backends" = "all"): Promise<string> {
+  let fixture: FixtureResults;
+  if (which === "backends") {
+    fixture = JSON.parse(await Deno.readTextFile(RESULTS)) as FixtureResults;
+  } else {
+    fixture = await measureFixture();
+  }
+  const lines = fixtureLines(fixture);
+  // The container backends and the shared runtime, on WordPress (`BENCH_FORK_BACKENDS=` skips them).
+  const backends = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
+  if (backends.length > 0) lines.push(...backendLines(backends));
+  const markdown = lines.join("\n");
+  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
+  await Deno.writeTextFile(
+    RESULTS,
+    JSON.stringify(
+      { meta: fixture.meta, rows: fixture.rows, memoryMiB: fixture.memoryMiB, backends },
+      null,
+      2,
+    ) + "\n",
+  );
+  await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
+  return markdown;
+}
+
+/** Measures the fixture backend's rows. */
+async function measureFixture(): Promise<FixtureResults> {
   const shop = siteByName("shop");
   const task = generateTask(shop, "add-to-cart", 3);
   const template = shop.templates.find((t) => t.id === "add-to-cart")!;
@@ -144,13 +188,18 @@ export async function benchFork(): Promise<string> {
     runs: RUNS,
     site: "shop",
   };
+  return { meta, rows, memoryMiB: memory ?? null };
+}
+
+/** The report's fixture section. */
+function fixtureLines({ meta, rows, memoryMiB: memory }: FixtureResults): string[] {
   const reset = rows.find((r) => r.what === "env: reset")!.ms.p50;
-  const lines = [
+  return [
     "# Fork latency (every backend)",
     "",
     "## Fixture backend (the shop, in process)",
     "",
-    `${meta.date} · ${meta.machine}, load average ${meta.load} · ${RUNS} samples per row · the shop, mid-episode in add-to-cart`,
+    `${meta.date} · ${meta.machine}, load average ${meta.load} · ${meta.runs} samples per row · the shop, mid-episode in add-to-cart`,
     "",
     "| what | p50 ms | p95 ms | p50 ÷ env reset |",
     "| --- | ---: | ---: | ---: |",
@@ -179,15 +228,4 @@ export async function benchFork(): Promise<string> {
       ]
       : []),
   ];
-  // The container backends and the shared runtime, on WordPress (`BENCH_FORK_BACKENDS=` skips them).
-  const backends = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
-  if (backends.length > 0) lines.push(...backendLines(backends));
-  const markdown = lines.join("\n");
-  await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(
-    new URL("./results/sandbox_fork.json", import.meta.url),
-    JSON.stringify({ meta, rows, memoryMiB: memory ?? null, backends }, null, 2) + "\n",
-  );
-  await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
-  return markdown;
 }

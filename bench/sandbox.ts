@@ -28,7 +28,9 @@
  *
  * Fork latency instead (`bench/_sandbox_fork.ts`, results in
  * `bench/results/sandbox_fork.{md,json}`): BENCH_FORK=1 times `env.fork(k)`
- * for k = 1, 4, 16 on the fixture backend beside a fresh env and a reset.
+ * for k = 1, 4, 16 on the fixture backend beside a fresh env and a reset,
+ * then the container backends and the shared runtime; BENCH_FORK=backends
+ * measures those alone, keeping the fixture section of the results.
  *
  * @module
  */
@@ -462,7 +464,7 @@ function markdown(results: Result[], meta: Record<string, unknown>): string {
 
 if (import.meta.main && Deno.env.get("BENCH_FORK")) {
   await Deno.remove(fixtureDirectory, { recursive: true });
-  console.log(await benchFork());
+  console.log(await benchFork(Deno.env.get("BENCH_FORK") === "backends" ? "backends" : "all"));
 } else if (import.meta.main && APPS) {
   await Deno.remove(fixtureDirectory, { recursive: true });
   await benchApps(APPS, {

@@ -22,7 +22,8 @@
  *
  * `BENCH_SERVER_FORK=1` measures `POST /v1/sessions/{id}/fork` for n = 1, 4,
  * 16 beside a create and a reset instead (`bench/_server_fork.ts`, results
- * in `bench/results/server_fork.{md,json}`).
+ * in `bench/results/server_fork.{md,json}`); `BENCH_SERVER_FORK=shared` on the
+ * shared runtime, with WordPress.
  *
  * @module
  */
@@ -272,7 +273,9 @@ async function runChild(mode: Row["mode"], n: number): Promise<Row> {
 }
 
 if (Deno.env.get("BENCH_SERVER_FORK")) {
-  console.log(await benchServerFork());
+  console.log(
+    await benchServerFork(Deno.env.get("BENCH_SERVER_FORK") === "shared" ? "shared" : "fixture"),
+  );
   Deno.exit(0);
 }
 

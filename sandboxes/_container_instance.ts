@@ -64,6 +64,8 @@ export class ContainerInstance implements Instance {
   #route: GatewayRoute;
   #destroyed = false;
   #removals = new Set<Promise<void>>();
+  /** The liveness check under way, which callers at once share. */
+  #checking: Promise<void> | undefined;
 
   /**
    * Registers the env's route with the gateway.
@@ -132,16 +134,27 @@ export class ContainerInstance implements Instance {
   }
 
   /**
-   * Checks that the container runs and its site answers.
+   * Checks that the container runs and its site answers. Callers at once
+   * share one check: k forks asked together checked their parent k times at
+   * once, and on a loaded host one of sixteen health requests to the one
+   * state server took longer than the check's bound, which failed a fork of
+   * a parent that was alive.
    *
    * @throws {InstanceGoneError} when it does not
    */
-  async check(): Promise<void> {
+  check(): Promise<void> {
     if (this.#destroyed) {
-      throw new InstanceGoneError(`Instance "env-${this.id}" was destroyed`);
+      return Promise.reject(new InstanceGoneError(`Instance "env-${this.id}" was destroyed`));
     }
-    await this.#backend.probe(this.#container);
-    await checkStateAnswers(this.id, this.state, 2_000);
+    this.#checking ??= (async () => {
+      try {
+        await this.#backend.probe(this.#container);
+        await checkStateAnswers(this.id, this.state, 2_000);
+      } finally {
+        this.#checking = undefined;
+      }
+    })();
+    return this.#checking;
   }
 
   /** Removes the container and its socket folder; safe to call twice. */

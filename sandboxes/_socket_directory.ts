@@ -38,16 +38,30 @@ export interface ReadyOptions {
   /** Called about once a second; throw from it to stop waiting early. */
   probe?: () => Promise<void>;
   /**
-   * Also wait until `site.sock` accepts a connection. Set it when the gateway
-   * reaches the site through that socket: an image may start its site relay
-   * and its state server side by side, and under load the state server can
-   * answer first, so "ready" on the state socket alone let the gateway's
-   * first request fail with a 502.
+   * Also wait until the site answers HTTP through `site.sock` (see
+   * {@linkcode SITE_PROBE_PATH}). Set it when the gateway reaches the site
+   * through that socket: an image may start its site relay and its state
+   * server side by side, and under load the state server can answer first,
+   * so "ready" on the state socket alone let the gateway's first request
+   * fail with a 502; and a socket that accepts is not a site that answers (a
+   * real application's relay answers 502 while its web server is down).
    *
    * @default {false}
    */
   site?: boolean;
 }
+
+/**
+ * What readiness asks the site for through `site.sock`: a path with an
+ * encoded slash, which Apache refuses with a 404 before any handler or
+ * rewrite runs (`AllowEncodedSlashes Off`, its default), so the answer proves
+ * the web server serves while running none of the application (no page
+ * render, no write, nothing in the state a fork's hash compares); the
+ * in-process sites answer it with their own 404. Any answer but a 502 will
+ * do: a real application's relay (`kit/site_relay.ts`) answers 502 when its
+ * web server does not.
+ */
+export const SITE_PROBE_PATH = "/%2F";
 
 /** One instance's sockets on the host. */
 export class SocketDirectory implements Disposable {
@@ -175,7 +189,7 @@ export class SocketDirectory implements Disposable {
 
   /**
    * Polls the state socket until `GET /healthz` answers 200 (and, with
-   * `site`, until the site's socket accepts a connection), pinning each
+   * `site`, until the site answers through its socket), pinning each
    * before it is dialled.
    *
    * @param options the timeout and a liveness probe
@@ -189,6 +203,9 @@ export class SocketDirectory implements Disposable {
     // Each attempt gets a short timeout that grows when the machine is slow
     // to answer, so one stuck connection does not hold up readiness.
     let attemptMs = 250;
+    // The site's answer comes from its web server, slower than the state server's on a loaded
+    // machine: its own timeout, grown the same way.
+    let siteAttemptMs = 2_000;
     let waiting = join(this.mounted, "state.sock");
     while (performance.now() < deadline) {
       waiting = join(this.mounted, "state.sock");
@@ -202,9 +219,10 @@ export class SocketDirectory implements Disposable {
             if (!options.site) return;
             waiting = join(this.mounted, "site.sock");
             if (await this.pin("site.sock")) {
-              const connection = await Deno.connect({ transport: "unix", path: this.siteSocket });
-              connection.close();
-              return;
+              const status = await this.#probeSite(siteAttemptMs);
+              if (status === "timeout") siteAttemptMs = Math.min(siteAttemptMs * 2, 30_000);
+              else if (status !== 502) return;
+              else last = new Error(`The site answered 502 to GET ${SITE_PROBE_PATH}`);
             }
           }
         }
@@ -226,6 +244,32 @@ export class SocketDirectory implements Disposable {
       `The site behind "${waiting}" did not answer within ${options.timeoutMs} ms`,
       { cause: last },
     );
+  }
+
+  /**
+   * Asks the site for {@linkcode SITE_PROBE_PATH} through the pinned
+   * `site.sock`, on a connection of its own (a restarted instance listens on
+   * a new socket).
+   *
+   * @returns the status, or "timeout" when no answer came in `timeoutMs`
+   */
+  async #probeSite(timeoutMs: number): Promise<number | "timeout"> {
+    using client = Deno.createHttpClient({
+      proxy: { transport: "unix", path: this.siteSocket },
+      poolMaxIdlePerHost: 0,
+    });
+    try {
+      const response = await fetch(`http://localhost${SITE_PROBE_PATH}`, {
+        client,
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.body?.cancel();
+      return response.status;
+    } catch (error) {
+      if (error instanceof DOMException && error.name === "TimeoutError") return "timeout";
+      throw error;
+    }
   }
 
   /** Removes the host's folder and what is in it (the container's folder too, when inside). */

@@ -106,6 +106,8 @@ export class DockerSandbox implements Sandbox {
   #lifecycle: ContainerLifecycle;
   #imageId: string;
   #limits: DockerLimits;
+  /** The commit under way of each container being forked, which the next fork of it waits for. */
+  #commits = new Map<string, Promise<void>>();
 
   private constructor(
     options: DockerSandboxOptions,
@@ -246,12 +248,18 @@ export class DockerSandbox implements Sandbox {
    * pauses the container (cgroup freezer: no process of the site runs, so
    * no write is half made) while it cuts an image of its filesystem, and the
    * fork runs that image. The image is the fork's alone, tagged
-   * `fork-<container>`, and goes when the fork's container goes.
+   * `fork-<container>`, and goes when the fork's container goes. Forks of
+   * one container are cut one after another: Docker pauses only a container
+   * that is not paused yet and unpauses it when its own commit ends, so a
+   * commit begun during another's ran on, in part, while the container ran.
    */
   async #fork(parent: Container): Promise<Container> {
     const name = this.#lifecycle.newName();
     const image = forkImage(this.#options.image, name);
-    await this.client.commit(parent.name, this.#options.image, image.split(":")[1]!);
+    await this.#commitAlone(
+      parent.name,
+      () => this.client.commit(parent.name, this.#options.image, image.split(":")[1]!),
+    );
     try {
       return await this.#launchFrom(image, name);
     } catch (error) {
@@ -259,6 +267,20 @@ export class DockerSandbox implements Sandbox {
         logFailure(`removing the fork image "${image}"`, cause)
       );
       throw error;
+    }
+  }
+
+  /** Runs `commit` once no other commit of `container` is under way. */
+  async #commitAlone(container: string, commit: () => Promise<unknown>): Promise<void> {
+    const before = this.#commits.get(container) ?? Promise.resolve();
+    const mine = before.then(commit);
+    // The queue goes on whether this commit succeeds or not; the caller sees its failure.
+    const settled = mine.then(() => {}, () => {});
+    this.#commits.set(container, settled);
+    try {
+      await mine;
+    } finally {
+      if (this.#commits.get(container) === settled) this.#commits.delete(container);
     }
   }
 

@@ -46,7 +46,8 @@ export interface AppImage {
   prefix?: string;
 }
 
-const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+/** The Incus storage pool the tests use (`WEBSERV_INCUS_POOL`). */
+export const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 
 /**
  * Fails with the command that builds the image when Incus does not have it.

@@ -7,7 +7,8 @@
  * state hash equals the parent's at the fork. On Incus the container is frozen
  * while a snapshot of it is cut; on Docker it is paused while committed; on
  * the shared runtime the env's `mariadbd` is stopped while its datadir is
- * reflinked.
+ * reflinked. A fork whose copy's web server does not answer is the
+ * sandbox's failure, never a ready instance serving the relay's 502.
  *
  * `WEBSERV_WORDPRESS_IMAGE` names another image (Incus alias, Docker repository), such as a private
  * build (`deno task image:apps --alias=NAME wordpress`). Fails,
@@ -19,7 +20,11 @@ import site from "../../fixtures/sites/wordpress/mod.ts";
 import { moderate } from "../../fixtures/sites/wordpress/tasks/_solve.ts";
 import type { Env } from "../../engine/env.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
-import { type AppImage, openDocker, openIncus } from "./_apps.ts";
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import { SandboxError } from "../../sandboxes/errors.ts";
+import { Gateway } from "../../sandboxes/gateway.ts";
+import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
+import { type AppImage, openDocker, openIncus, POOL, requireIncusImage } from "./_apps.ts";
 import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
@@ -53,4 +58,38 @@ Deno.test("WordPress on Docker forked mid-episode: forks that approve earn 1, on
 
 Deno.test("WordPress on the shared runtime forked mid-episode: forks that approve earn 1, one that unapproves earns 0, the parent keeps 1", async () => {
   await forkOnShared(FORK, IMAGE, { readyTimeoutMs: 900_000 });
+});
+
+Deno.test("WordPress on Incus: a fork whose web server does not answer is refused as the sandbox's failure, and leaves no container", async () => {
+  await requireIncusImage(APP);
+  await using gateway = new Gateway();
+  await using sandbox = await IncusSandbox.open({
+    gateway,
+    image: IMAGE,
+    pool: POOL,
+    prefix: "wstask-",
+    siteTransport: "unix",
+    // Long enough for an instance to start on a loaded machine; the failing fork waits it out.
+    readyTimeoutMs: 90_000,
+  });
+  const parent = await sandbox.create({ seed: SEED });
+  const [name] = sandbox.containerNames;
+  // The copy's Apache is told to listen elsewhere: it starts, and nothing answers on 8080, as in
+  // a copy whose init took a stale pid file for a running Apache. The parent's Apache runs on.
+  const moved = await new Deno.Command("incus", {
+    args: [
+      "exec",
+      name!,
+      "--",
+      "sh",
+      "-c",
+      "grep -rl 127.0.0.1:8080 /etc/apache2 | xargs sed -i s/127.0.0.1:8080/127.0.0.1:8081/",
+    ],
+  }).output();
+  assert(moved.success, new TextDecoder().decode(moved.stderr));
+  await assertRejects(() => parent.fork!(), SandboxError);
+  assertEquals(sandbox.containerNames, [name], "the failed fork's container was removed");
+  const page = await gateway.request(parent.origin, "/");
+  await page.body?.cancel();
+  assert(page.status < 500, `the parent answered ${page.status}`);
 });

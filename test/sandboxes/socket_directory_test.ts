@@ -1,12 +1,14 @@
 // An instance's socket folder on the host. Readiness: the state socket
 // answering is not enough when the gateway reaches the site through site.sock
 // (an image may start its site relay beside its state server, and the state
-// server can answer first under load). Tampering: the container's folder is
+// server can answer first under load), nor is a site socket that accepts (a
+// real application's relay answers 502 while its web server is down). Tampering: the container's folder is
 // the container's to change, so the host dials only what it pinned outside
 // it, and refuses a symlink, anything but a socket, or another uid's socket.
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "@std/assert";
 import { join } from "node:path";
-import { SocketDirectory } from "../../sandboxes/_socket_directory.ts";
+import { SITE_PROBE_PATH, SocketDirectory } from "../../sandboxes/_socket_directory.ts";
+import { relay } from "../../fixtures/sites/kit/site_relay.ts";
 import { SandboxTimeoutError, SocketTamperedError } from "../../sandboxes/errors.ts";
 import { fakeServer } from "./_hostile.ts";
 
@@ -22,6 +24,14 @@ async function withDirectory(run: (directory: SocketDirectory) => Promise<void>)
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+}
+
+/** A loopback port nothing listens on (now). */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
 }
 
 /** The instance's state server, where the container listens. */
@@ -76,6 +86,39 @@ Deno.test("waitUntilReady with site waits for site.sock and names it when it nev
         await site.shutdown();
       }
     } finally {
+      await state.shutdown();
+    }
+  });
+});
+
+Deno.test("waitUntilReady with site waits while the site's relay answers 502 (its web server down), and is ready once the web server answers", async () => {
+  await withDirectory(async (directory) => {
+    const state = serveState(directory);
+    // The relay real applications run in their container, in front of a port nothing listens on
+    // yet: Apache not started, as in a copy whose init took a stale pid file for a live Apache.
+    const port = freePort();
+    const site = relay(join(directory.mounted, "site.sock"), port);
+    try {
+      const error = await assertRejects(
+        () => directory.waitUntilReady({ timeoutMs: 1_500, site: true }),
+        SandboxTimeoutError,
+      );
+      assertStringIncludes(error.message, join(directory.mounted, "site.sock"));
+      assertStringIncludes(String((error.cause as Error).message), "502");
+      const paths: string[] = [];
+      const web = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, (request) => {
+        paths.push(new URL(request.url).pathname);
+        return new Response("not found", { status: 404 });
+      });
+      try {
+        await directory.waitUntilReady({ timeoutMs: 20_000, site: true });
+        // What it asked for runs none of the application (see SITE_PROBE_PATH).
+        assertEquals(paths, [SITE_PROBE_PATH]);
+      } finally {
+        await web.shutdown();
+      }
+    } finally {
+      await site.shutdown();
       await state.shutdown();
     }
   });

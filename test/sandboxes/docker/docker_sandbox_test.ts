@@ -78,3 +78,56 @@ Deno.test("DockerSandbox.open() throws SandboxError naming the task when the ima
   );
   assert(String(error).includes("deno task image"), String(error));
 });
+
+Deno.test("Instance.fork() on Docker cuts concurrent forks of one container one at a time, each under its own pause", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await DockerSandbox.open({ gateway, image: IMAGE });
+  await using parent = await sandbox.create();
+  const since = Math.floor(Date.now() / 1000) - 1;
+  const forks = await Promise.all([1, 2, 3].map(() => parent.fork!()));
+  try {
+    // Docker pauses a container only when it is not paused yet, and unpauses it when its own
+    // commit ends: a commit that overlapped another was not paused for all of its cut.
+    const events = await new Deno.Command("docker", {
+      args: [
+        "events",
+        "--since",
+        String(since),
+        "--until",
+        String(Math.floor(Date.now() / 1000) + 1),
+        "--filter",
+        `container=${parent.containerName}`,
+        "--filter",
+        "event=pause",
+        "--format",
+        "{{.Action}}",
+      ],
+    }).output();
+    assert(events.success, new TextDecoder().decode(events.stderr));
+    const pauses = new TextDecoder().decode(events.stdout).split("\n").filter((l) => l === "pause");
+    assertEquals(pauses.length, 3, "one pause per fork");
+  } finally {
+    await Promise.all(forks.map((fork) => fork.destroy()));
+  }
+});
+
+Deno.test("Instance.fork() asked k times at once checks the parent's liveness once", async () => {
+  await using gateway = new Gateway();
+  await using sandbox = await DockerSandbox.open({ gateway, image: IMAGE });
+  await using parent = await sandbox.create();
+  // Counts the health requests to the parent's state server, passing each on.
+  const paths: string[] = [];
+  const fetch = parent.state.fetch;
+  parent.state.fetch = (path, init) => {
+    paths.push(path);
+    return fetch(path, init);
+  };
+  const forks = await Promise.all([1, 2, 3, 4].map(() => parent.fork!()));
+  try {
+    // Sixteen health requests at once to one state server on a loaded host outlasted the
+    // check's bound, and failed forks of a parent that was alive.
+    assertEquals(paths.filter((path) => path === "/healthz"), ["/healthz"]);
+  } finally {
+    await Promise.all(forks.map((fork) => fork.destroy()));
+  }
+});
