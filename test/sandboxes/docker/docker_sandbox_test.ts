@@ -1,4 +1,4 @@
-import { assert, assertRejects } from "@std/assert";
+import { assert, assertEquals, assertRejects } from "@std/assert";
 import { Gateway } from "../../../sandboxes/gateway.ts";
 import { ownerTag } from "../../../sandboxes/_owner.ts";
 import type { DockerClient } from "../../../sandboxes/docker/client.ts";
