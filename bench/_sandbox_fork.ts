@@ -67,20 +67,33 @@ export async function benchFork(which: "all" | "backends" = "all"): Promise<stri
   }
   const lines = fixtureLines(fixture);
   // The container backends and the shared runtime, on WordPress (`BENCH_FORK_BACKENDS=` skips them).
+  const started = { date: new Date().toISOString(), machine: machine(), load: await loadAverage() };
   const backends = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
-  if (backends.length > 0) lines.push(...backendLines(backends));
+  const backendsMeta = { ...started, loadAtEnd: await loadAverage() };
+  if (backends.length > 0) lines.push(...backendLines(backends, backendsMeta));
   const markdown = lines.join("\n");
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
   await Deno.writeTextFile(
     RESULTS,
     JSON.stringify(
-      { meta: fixture.meta, rows: fixture.rows, memoryMiB: fixture.memoryMiB, backends },
+      {
+        meta: fixture.meta,
+        rows: fixture.rows,
+        memoryMiB: fixture.memoryMiB,
+        backendsMeta,
+        backends,
+      },
       null,
       2,
     ) + "\n",
   );
   await Deno.writeTextFile(new URL("./results/sandbox_fork.md", import.meta.url), markdown);
   return markdown;
+}
+
+/** The load average now: its 1, 5 and 15 minute figures. */
+async function loadAverage(): Promise<string> {
+  return (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(", ");
 }
 
 /** Measures the fixture backend's rows. */
@@ -184,7 +197,7 @@ async function measureFixture(): Promise<FixtureResults> {
   const meta = {
     date: new Date().toISOString(),
     machine: machine(),
-    load: (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(", "),
+    load: await loadAverage(),
     runs: RUNS,
     site: "shop",
   };

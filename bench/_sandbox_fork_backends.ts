@@ -148,15 +148,30 @@ export async function benchForkBackends(): Promise<BackendForkResult[]> {
   return results;
 }
 
+/** When and under what load the backends were measured. */
+export interface BackendsMeta {
+  /** When the run began. */
+  date: string;
+  /** The machine. */
+  machine: string;
+  /** The load average when it began. */
+  load: string;
+  /** The load average when it ended. */
+  loadAtEnd: string;
+}
+
 /**
  * The report's section of the backends.
  *
  * @param results what {@linkcode benchForkBackends} measured
+ * @param meta when, where and under what load
  * @returns markdown lines
  */
-export function backendLines(results: BackendForkResult[]): string[] {
+export function backendLines(results: BackendForkResult[], meta: BackendsMeta): string[] {
   const lines = [
     "## Incus, Docker and the shared runtime (WordPress)",
+    "",
+    `${meta.date} · ${meta.machine}, load average ${meta.load} at the start, ${meta.loadAtEnd} at the end`,
     "",
     `${RUNS} samples per row. \`k × Instance.fork()\` is k forks asked at once of an env that made`,
     "one write (each fork serving and answering when it resolves); its ratio is to the",
