@@ -59,14 +59,11 @@ if (mode === "settle" || mode === "env-then-browser" || mode === "kill") {
   await closing;
   await browser.close();
 } else if (mode === "fill") {
-  const env = await Env.create(browser, { startUrl: "data:text/html,<p>parent</p>" });
   const pool = ContextPool.of(browser);
-  const [fork] = await env.fork(1);
-  await fork!.close();
-  // The fork refilled the pool: close the browser the moment a pooled
-  // page attaches, while the browser sets it up (this listener runs after
-  // the browser's own, which has sent the set-up commands).
-  if (pool.filling === 0) throw new Error("the pool is not filling");
+  // Close the browser the moment the pool's page attaches, while the browser
+  // sets it up (this listener runs after the browser's own, which has sent
+  // the set-up commands). The listener is in place before the fill starts,
+  // so the attach it waits for cannot have come and gone already.
   const connection = browserInternals(browser).connection;
   const attached = new Promise<void>((resolve) =>
     connection.on("Target.attachedToTarget", () => {
@@ -74,6 +71,8 @@ if (mode === "settle" || mode === "env-then-browser" || mode === "kill") {
       resolve();
     })
   );
+  pool.warm("shutdown scenario", { viewport: { width: 800, height: 600 } });
+  if (pool.filling === 0) throw new Error("the pool is not filling");
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     attached,
