@@ -210,8 +210,16 @@ export class DockerClient implements Disposable {
    * @param name the image's name and tag, or id
    */
   async removeImage(name: string): Promise<void> {
-    await (await this.request("DELETE", `/images/${name}?force=true`)).body
-      ?.cancel();
+    try {
+      await (await this.request("DELETE", `/images/${name}?force=true`)).body
+        ?.cancel();
+    } catch (error) {
+      // Gone already: no such tag, or the image under it was deleted while
+      // this call ran (a fork of a fork's image is its parent fork's child,
+      // and removing the child removes the untagged parent with it).
+      if (error instanceof SandboxError && imageGone(error)) return;
+      throw error;
+    }
   }
 
   /**
@@ -391,4 +399,9 @@ function jsonLines(body: string): unknown[] {
     }
   }
   return lines;
+}
+
+/** Whether Docker refused an image's removal because the image is not there. */
+function imageGone(error: SandboxError): boolean {
+  return error.status === 404 || /unrecognized image ID|No such image/i.test(error.message);
 }
