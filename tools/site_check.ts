@@ -1,5 +1,5 @@
 /**
- * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus]
+ * `deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus|shared]
  * [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE]
  * [--resume] [--spares S] [--image NAME]`: runs the
  * site checker (`fixtures/sites/kit/check.ts`) on a shipped site over N
@@ -16,6 +16,12 @@
  * `--image NAME` (Incus) opens that image instead of `webserv-<site>`: a
  * private build (`deno task image:apps --alias=NAME APP`) of a checkout whose
  * seeding differs from the one other checkers on the machine use.
+ * `--backend shared` runs a real application's seeds on its shared runtime
+ * (one container per seed serves every env, each env with a database of its
+ * own, `SharedRuntimeSandbox`): the same image and verifiers, with resets in
+ * milliseconds instead of seconds; `--spares S` is then the database servers
+ * started ahead. A run on one Incus mode may be resumed on the other: the
+ * results name every backend their seeds ran on.
  * Exits with status 1 on any
  * failure, 2 on bad arguments.
  *
@@ -40,10 +46,20 @@ import { siteByName } from "../fixtures/sites/registry.ts";
 import { FixtureSandbox } from "../sandboxes/fixture/fixture_sandbox.ts";
 import { Gateway } from "../sandboxes/gateway.ts";
 import { IncusSandbox } from "../sandboxes/incus/incus_sandbox.ts";
+import { SharedRuntimeSandbox } from "../sandboxes/incus/shared_runtime_sandbox.ts";
 import type { Sandbox } from "../sandboxes/types.ts";
 
+/** The sandbox kind each `--backend` opens (the name its reports carry). */
+const BACKENDS = { fixture: "fixture", incus: "incus", shared: "incus-shared" } as const;
+
+/**
+ * Backends whose seeds one report may hold: the two Incus modes run the
+ * same image with the same verifiers, one container per env or one per seed.
+ */
+const FAMILIES: readonly (readonly string[])[] = [["fixture"], ["incus", "incus-shared"]];
+
 const USAGE =
-  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume] [--spares S] [--image NAME]";
+  "usage: deno task site:check <site> [--seeds N] [--from S] [--backend fixture|incus|shared] [--templates a,b] [--concurrency K] [--chunk C] [--json FILE] [--md FILE] [--resume] [--spares S] [--image NAME]";
 
 /**
  * Runs the checker as the command line asks.
@@ -94,11 +110,17 @@ export async function main(args: string[]): Promise<SiteReport> {
   if (!Number.isInteger(spares) || spares < 0) {
     throw new TypeError(`Invalid --spares "${values.spares}": expected an integer >= 0`);
   }
-  if (spares > 0 && values.backend !== "incus") {
-    throw new TypeError("--spares keeps Incus containers ready: give --backend incus");
+  if (!Object.hasOwn(BACKENDS, values.backend)) {
+    throw new TypeError(
+      `Invalid --backend "${values.backend}": expected one of ${Object.keys(BACKENDS).join(", ")}`,
+    );
   }
-  if (values.image !== undefined && values.backend !== "incus") {
-    throw new TypeError("--image names an Incus image: give --backend incus");
+  const kind = BACKENDS[values.backend as keyof typeof BACKENDS];
+  if (spares > 0 && kind === "fixture") {
+    throw new TypeError("--spares keeps Incus containers ready: give --backend incus or shared");
+  }
+  if (values.image !== undefined && kind === "fixture") {
+    throw new TypeError("--image names an Incus image: give --backend incus or shared");
   }
   const site = siteByName(name);
   if (values.resume && values.json === undefined) {
@@ -109,34 +131,44 @@ export async function main(args: string[]): Promise<SiteReport> {
   const templates = values.templates?.split(",").map((t) => t.trim()).filter(Boolean);
   const previous = values.resume
     ? await previousEntry(values.json ?? "", site.name, {
-      backend: values.backend,
+      backend: kind,
       templates: templates ?? site.templates.map((template) => template.id),
     })
     : undefined;
   const seeds = Array.from({ length: count }, (_, i) => from + i)
     .filter((seed) => !previous?.seeds.includes(seed));
   await using gateway = new Gateway();
+  const image = values.image ?? `webserv-${site.name}`;
+  const pool = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
+  // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
+  const prefix = Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-";
+  // A real application starts its database and web server in each env, and the base of a
+  // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
+  const readyTimeoutMs = 600_000;
   const openSandbox = async (): Promise<Sandbox> =>
-    values.backend === "fixture"
+    kind === "fixture"
       ? new FixtureSandbox(site, { gateway })
-      : values.backend === "incus"
+      : kind === "incus"
       ? await IncusSandbox.open({
         gateway,
-        image: values.image ?? `webserv-${site.name}`,
-        pool: Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs",
-        // Several checkers may share one Incus: WEBSERV_INCUS_PREFIX keeps their instances apart.
-        prefix: Deno.env.get("WEBSERV_INCUS_PREFIX") ?? "wsc-",
-        // A real application starts its database and web server in each env, and the base of a
-        // seed imports its content at its first start (MediaWiki's wiki: minutes under load).
-        readyTimeoutMs: 600_000,
+        image,
+        pool,
+        prefix,
+        readyTimeoutMs,
         spares,
         // Each seed's base holds its seeded database (hundreds of MiB for an application): a run
         // over 20 seeds keeping them all fills the pool, so each chunk's sandbox removes its own.
         removeBases: true,
       })
-      : (() => {
-        throw new TypeError(`Invalid --backend "${values.backend}": expected "fixture" or "incus"`);
-      })();
+      : await SharedRuntimeSandbox.open({
+        gateway,
+        image,
+        pool,
+        prefix,
+        readyTimeoutMs,
+        ...(spares > 0 ? { spares } : {}),
+        removeBases: true,
+      });
   // Opened once before the browser starts, so a wrong backend or a missing image fails at once.
   await (await openSandbox())[Symbol.asyncDispose]();
   await using browser = await Browser.launch();
@@ -283,7 +315,8 @@ export function mergeReports(parts: readonly SiteReport[]): SiteReport {
   };
   return {
     site: first.site,
-    backend: first.backend,
+    // A run resumed on another mode of the same family names both, in the order they ran.
+    backend: [...new Set(parts.flatMap((part) => part.backend.split("+")))].join("+"),
     seeds: parts.flatMap((part) => part.seeds),
     templates,
     isolation,
@@ -347,7 +380,10 @@ async function previousEntry(
   if (!entry) return undefined;
   const refuse = (why: string) =>
     new TypeError(`Cannot --resume from ${json}: its "${site}" entry ${why}; run without --resume`);
-  if (entry.backend !== run.backend) throw refuse(`was run on the ${entry.backend} backend`);
+  const family = FAMILIES.find((members) => members.includes(run.backend)) ?? [run.backend];
+  if (!entry.backend.split("+").every((backend) => family.includes(backend))) {
+    throw refuse(`was run on the ${entry.backend} backend`);
+  }
   const ids = entry.templates.map((template) => template.id);
   if (ids.join(",") !== run.templates.join(",")) {
     throw refuse(`holds the templates ${ids.join(", ")}`);

@@ -123,6 +123,16 @@ export interface SharedRuntimeSandboxOptions {
    * @default {32,768 processes and threads; no memory or CPU limit (`SHARED_RUNTIME_LIMITS`)}
    */
   limits?: ContainerLimits;
+  /**
+   * Deletes the seeded bases this sandbox made itself at `close()`. A base
+   * is kept by default as a copy-on-write cache later runs share, but each
+   * holds its seed's whole database: a run over many seeds of a real
+   * application (a checker's 20 seeds of MediaWiki) would otherwise fill the
+   * pool. Bases this sandbox found already made are left alone.
+   *
+   * @default {false}
+   */
+  removeBases?: boolean;
 }
 
 /**
@@ -154,6 +164,8 @@ export class SharedRuntimeSandbox implements Sandbox {
   /** Runtimes replaced after their web server died, removed by close(). */
   #retired: Runtime[] = [];
   #instances = new Set<SharedRuntimeInstance>();
+  /** The bases this sandbox seeded itself (removed at close() with `removeBases`). */
+  #madeBases = new Set<string>();
 
   private constructor(options: SharedRuntimeSandboxOptions, opened: OpenedImage) {
     this.#options = options;
@@ -415,7 +427,10 @@ export class SharedRuntimeSandbox implements Sandbox {
     return removed;
   }
 
-  /** Destroys every env and every runtime; closes the client it made. */
+  /**
+   * Destroys every env and every runtime, removes the bases it made (with
+   * `removeBases`); closes the client it made.
+   */
   async close(): Promise<void> {
     for (const instance of [...this.#instances]) {
       await instance.destroy().catch((error) => logFailure("destroying a shared env", error));
@@ -430,6 +445,15 @@ export class SharedRuntimeSandbox implements Sandbox {
       await this.#delete(runtime.name).catch((error) =>
         logFailure(`removing the shared runtime "${runtime.name}"`, error)
       );
+    }
+    if (this.#options.removeBases) {
+      // Runtimes are copies of a base's snapshot, independent on btrfs; every one is gone by now.
+      for (const base of this.#madeBases) {
+        this.#madeBases.delete(base);
+        await this.#delete(base).catch((error) =>
+          logFailure(`removing the seeded base "${base}"`, error)
+        );
+      }
     }
     if (this.#opened.ownsClient) this.client.close();
   }
@@ -498,6 +522,7 @@ export class SharedRuntimeSandbox implements Sandbox {
       await this.#delete(name).catch((cause) => logFailure(`removing the base "${name}"`, cause));
       throw error;
     }
+    this.#madeBases.add(name);
     await Deno.remove(folder, { recursive: true }).catch(() => {});
     return snapshot;
   }

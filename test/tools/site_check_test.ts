@@ -2,7 +2,7 @@
 // the seeds it lacks and adding them to the site's entry (counts and the solver samples its
 // medians are taken over), and refuses an entry that was made otherwise.
 import { assertEquals, assertRejects } from "@std/assert";
-import { main } from "../../tools/site_check.ts";
+import { main, mergeReports } from "../../tools/site_check.ts";
 import type { SiteReport } from "../../fixtures/sites/kit/check_types.ts";
 
 const TEMPLATES = "entry-views";
@@ -67,7 +67,7 @@ Deno.test("site:check refuses --spares that are not a count, or without Incus", 
   await assertRejects(
     () => main(["wiki", "--spares", "1"]),
     TypeError,
-    "--spares keeps Incus containers ready: give --backend incus",
+    "--spares keeps Incus containers ready: give --backend incus or shared",
   );
 });
 
@@ -75,6 +75,73 @@ Deno.test("site:check refuses --image without Incus", async () => {
   await assertRejects(
     () => main(["wiki", "--image", "webserv-wiki-private"]),
     TypeError,
-    "--image names an Incus image: give --backend incus",
+    "--image names an Incus image: give --backend incus or shared",
   );
 });
+
+Deno.test("site:check refuses a backend it does not know, naming those it does", async () => {
+  await assertRejects(
+    () => main(["wiki", "--backend", "docker"]),
+    TypeError,
+    'Invalid --backend "docker": expected one of fixture, incus, shared',
+  );
+});
+
+Deno.test("site:check resumes across the Incus modes only, and the results name each mode", async () => {
+  const dir = await Deno.makeTempDir();
+  const json = `${dir}/sites.json`;
+  try {
+    // The same seeds as if run on Incus, then resumed on its shared runtime: one report.
+    const incus = report("incus", [0]);
+    const shared = report("incus-shared", [1]);
+    const merged = mergeReports([incus, shared]);
+    assertEquals(merged.backend, "incus+incus-shared");
+    assertEquals(merged.seeds, [0, 1]);
+    assertEquals(merged.templates[0]?.runs, 2);
+    assertEquals(mergeReports([merged, report("incus-shared", [2])]).backend, "incus+incus-shared");
+    assertEquals(mergeReports([incus, report("incus", [1])]).backend, "incus");
+
+    // A fixture run cannot go on from seeds that ran in Incus.
+    const { episodes: _episodes, ...summary } = merged;
+    await Deno.writeTextFile(json, JSON.stringify({ version: 1, sites: { wiki: summary } }));
+    await assertRejects(
+      () => main(["wiki", "--seeds", "3", "--templates", TEMPLATES, "--json", json, "--resume"]),
+      TypeError,
+      'its "wiki" entry was run on the incus+incus-shared backend',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A passing one-template report of the wiki, as a run on `backend` over `seeds` writes it. */
+function report(backend: string, seeds: number[]): SiteReport {
+  return {
+    site: "wiki",
+    backend,
+    seeds,
+    templates: [{
+      id: TEMPLATES,
+      kind: "information",
+      difficulty: "easy",
+      distinct: 40,
+      runs: seeds.length,
+      solved: seeds.length,
+      negatives: { nothing: seeds.length, claim: seeds.length, random: seeds.length },
+      resetExact: seeds.length,
+      adversaries: { runs: 0, held: 0 },
+      equivalents: { runs: 0, held: 0 },
+      wordGuesses: { runs: 0, won: 0 },
+      rejected: 0,
+      solverSteps: seeds.map(() => 2),
+      solverSeconds: seeds.map(() => 0.4),
+      medianSteps: 2,
+      medianSeconds: 0.4,
+      failures: [],
+    }],
+    isolation: { stateChannel: true, otherEnv: true, neighbour: true, failures: [] },
+    mutations: { reached: 0, killed: 0, survived: [], baseline: [], survivors: [], score: 100 },
+    episodes: [],
+    ok: true,
+  };
+}
