@@ -3,7 +3,8 @@
  * a fork is a waiting spare that imports the tables the parent changed
  * (`fixtures/sites/kit/shared_fork.ts`), and its state equals the parent's
  * at the fork (the state hash, and every table's checksum, AUTO_INCREMENT
- * counters and the env's files beside); parent and fork then change apart;
+ * counters and the env's files beside), forks asked at once too; parent
+ * and fork then change apart;
  * a fork of a fork carries what its parent was handed; a schema change in
  * the parent sends the fork to the copy path, which still copies it whole.
  *
@@ -108,6 +109,11 @@ Deno.test("WordPress on the shared runtime: a fork imports the parent's changed 
     `the fork took the copy path: ${child.forked?.reason}`,
   );
   await assertSameState(parent, child);
+
+  // Forks asked at once: each export's .cfg files come and go, which another's copy must not see.
+  const together = await Promise.all([fork(parent), fork(parent), fork(parent)]);
+  for (const each of together) await assertSameState(parent, each);
+  await Promise.all(together.map((each) => each.destroy()));
 
   // Apart: each one's writes stay its own, and each counter goes on from the fork.
   const atFork = await hashOf(parent);
