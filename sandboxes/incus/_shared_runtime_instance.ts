@@ -50,8 +50,10 @@ export class SharedRuntimeInstance implements Instance {
   #seed: number;
   #destroyed = false;
   /**
-   * Makes a new env of the same runtime on a copy of this one's live
-   * database and files, taken while its database server is stopped; present
+   * Makes a new env of the same runtime at this one's live database and
+   * files: a spare server that imports the tables this env changed, or (when
+   * the import cannot carry them) a copy taken while its server is stopped
+   * (see {@linkcode SharedRuntimeInstance.forked}); present
    * only when the runtime's control can copy a live env (an image built
    * before it could has none, and a session on it answers 409
    * `fork-unsupported`).
