@@ -122,7 +122,11 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
               count(`${k} × Instance.fork()`, fork);
               return fork;
             })),
-          async () => void await Promise.all(made.splice(0).map((f) => f.destroy())),
+          async () => {
+            await Promise.all(made.splice(0).map((f) => f.destroy()));
+            // The next sample starts with the spares refilled, as create and reset do.
+            await settle();
+          },
         ),
       );
     } catch (error) {
