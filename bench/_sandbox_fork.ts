@@ -23,7 +23,12 @@ import type { Instance } from "../sandboxes/types.ts";
 import { bindTask, generateTask, siteByName } from "../fixtures/sites/mod.ts";
 import { machine, MIB, round, type TimedRow, timeRuns } from "./_sandbox_common.ts";
 import { groupPss } from "./_proc.ts";
-import { backendLines, benchForkBackends } from "./_sandbox_fork_backends.ts";
+import {
+  type BackendForkResult,
+  backendLines,
+  type BackendsMeta,
+  benchForkBackends,
+} from "./_sandbox_fork_backends.ts";
 import { browserInternals } from "../engine/browser/browser.ts";
 import { forkPhases } from "./_fork_phases.ts";
 
@@ -68,8 +73,21 @@ export async function benchFork(which: "all" | "backends" = "all"): Promise<stri
   const lines = fixtureLines(fixture);
   // The container backends and the shared runtime, on WordPress (`BENCH_FORK_BACKENDS=` skips them).
   const started = { date: new Date().toISOString(), machine: machine(), load: await loadAverage() };
-  const backends = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
+  const measured = Deno.env.get("BENCH_FORK_BACKENDS") === "" ? [] : await benchForkBackends();
   const backendsMeta = { ...started, loadAtEnd: await loadAverage() };
+  // Backends this run did not measure keep their rows from the last run, with its date.
+  const backends = which === "backends"
+    ? [
+      ...(fixture as { backends?: BackendForkResult[]; backendsMeta?: BackendsMeta }).backends
+        ?.filter((kept) => !measured.some((result) => result.key === kept.key))
+        .map((kept) => ({
+          ...kept,
+          measured: kept.measured ??
+            (fixture as { backendsMeta?: BackendsMeta }).backendsMeta,
+        })) ?? [],
+      ...measured,
+    ]
+    : measured;
   if (backends.length > 0) lines.push(...backendLines(backends, backendsMeta));
   const markdown = lines.join("\n");
   await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });

@@ -38,6 +38,13 @@ export interface BackendForkResult {
   footprint: { env: Footprint; fork: Footprint } | { none: string };
   /** Rows that failed, with their error. */
   failures: string[];
+  /**
+   * How many forks of each row took each path, where the backend says
+   * (the shared runtime: `import` into a spare, or `copy` of the datadir).
+   */
+  paths?: Record<string, Record<string, number>>;
+  /** When it was measured, for rows kept from an earlier run. */
+  measured?: BackendsMeta | undefined;
 }
 
 /** An env's storage and memory, after one write. */
@@ -95,6 +102,13 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
     return { key: backend.key, label: backend.label, rows, footprint: { none }, failures: [] };
   }
   const failures: string[] = [];
+  const paths: Record<string, Record<string, number>> = {};
+  const count = (what: string, fork: Instance) => {
+    const path = (fork as { forked?: { path?: string } }).forked?.path;
+    if (path === undefined) return;
+    const row = paths[what] ??= {};
+    row[path] = (row[path] ?? 0) + 1;
+  };
   for (const k of FORKS) {
     const made: Instance[] = [];
     try {
@@ -105,9 +119,14 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
             Promise.all(Array.from({ length: k }, async () => {
               const fork = await parent.fork!();
               made.push(fork);
+              count(`${k} × Instance.fork()`, fork);
               return fork;
             })),
-          async () => void await Promise.all(made.splice(0).map((f) => f.destroy())),
+          async () => {
+            await Promise.all(made.splice(0).map((f) => f.destroy()));
+            // The next sample starts with the spares refilled, as create and reset do.
+            await settle();
+          },
         ),
       );
     } catch (error) {
@@ -127,7 +146,7 @@ async function benchBackend(app: AppSpec, backend: AppBackend): Promise<BackendF
     fork: await footprint(backend, sandbox, fork, 3),
   };
   await Promise.all([env.destroy(), fork.destroy(), parent.destroy()]);
-  return { key: backend.key, label: backend.label, rows, footprint: result, failures };
+  return { key: backend.key, label: backend.label, rows, footprint: result, failures, paths };
 }
 
 /**
@@ -194,6 +213,26 @@ export function backendLines(results: BackendForkResult[], meta: BackendsMeta): 
     for (const failure of result.failures) {
       lines.push(`| ${result.label} | failed: ${failure} | | | |`);
     }
+  }
+  for (const result of results) {
+    const rows = Object.entries(result.paths ?? {});
+    if (rows.length === 0) continue;
+    lines.push(
+      "",
+      `Paths the forks of ${result.label} took, over the samples: ${
+        rows.map(([what, paths]) =>
+          `${what} ${Object.entries(paths).map(([path, n]) => `${n} ${path}`).join(", ")}`
+        ).join("; ")
+      }.`,
+    );
+  }
+  for (const result of results) {
+    if (!result.measured) continue;
+    const at = result.measured;
+    lines.push(
+      "",
+      `${result.label}: rows kept from the run of ${at.date}, load average ${at.load} at its start.`,
+    );
   }
   lines.push(
     "",

@@ -15,22 +15,46 @@ import { type Owner, SocketDirectory } from "../_socket_directory.ts";
  */
 export type ServerSource = "spare" | "cold" | "fork";
 
-/** What the runtime's control answers to a creation or a reset. */
+/**
+ * How a fork's database was had: a waiting spare that imported the tables
+ * the parent changed, or a server started on a copy of the parent's whole
+ * live datadir (which recovers it as after a crash, and takes longer).
+ */
+export type ForkPath = "import" | "copy";
+
+/** What the runtime's control answers to a creation, a reset or a fork. */
 export interface ControlAnswer {
   source: ServerSource;
   slot: number;
   ms: number;
+  /** A fork's path; absent from other answers and from an older control's. */
+  path?: ForkPath;
+  /** Why a fork took the copy path. */
+  reason?: string;
+  /** A fork by import's steps, each's end in ms from its start. */
+  phases?: Record<string, number>;
 }
 
 export function decodeControlAnswer(value: unknown): ControlAnswer {
   if (typeof value === "object" && value !== null) {
-    const { source, slot, ms } = value as Record<string, unknown>;
+    const { source, slot, ms, path, reason, phases } = value as Record<string, unknown>;
     if (
       (source === "spare" || source === "cold" || source === "fork") &&
       typeof slot === "number" &&
-      typeof ms === "number"
+      typeof ms === "number" &&
+      (path === undefined || path === "import" || path === "copy") &&
+      (reason === undefined || typeof reason === "string") &&
+      (phases === undefined || (typeof phases === "object" && phases !== null &&
+        Object.values(phases).every((end) => typeof end === "number")))
     ) {
-      return { source, slot, ms };
+      return {
+        source,
+        slot,
+        ms,
+        ...(path === undefined ? {} : { path }),
+        ...(reason === undefined ? {} : { reason }),
+        ...(phases === undefined ? {} : { phases: phases as Record<string, number> }),
+      };
     }
   }
   throw new SandboxError(

@@ -9,7 +9,12 @@ import type { Gateway, GatewayRoute } from "../gateway.ts";
 import { checkStateAnswers } from "../_container_instance.ts";
 import type { SocketDirectory } from "../_socket_directory.ts";
 import type { Instance, InstanceForkOptions, StateClient } from "../types.ts";
-import { decodeControlAnswer, type Runtime, type ServerSource } from "./_shared_runtime_control.ts";
+import {
+  type ControlAnswer,
+  decodeControlAnswer,
+  type Runtime,
+  type ServerSource,
+} from "./_shared_runtime_control.ts";
 import type { SharedRuntimeSandboxOptions } from "./shared_runtime_sandbox.ts";
 
 /** An env of the shared runtime: its origin, its database server, its state socket. */
@@ -27,6 +32,11 @@ export class SharedRuntimeInstance implements Instance {
   /** Where the server of the last creation or reset came from. */
   source: ServerSource;
   /**
+   * How this env was forked, when it is a fork of a control that says: the
+   * path (`import` or `copy`), why not `import`, and the import's steps.
+   */
+  readonly forked?: Pick<ControlAnswer, "path" | "reason" | "phases">;
+  /**
    * The runtime's number for the env's server now: its datadir is
    * `/var/lib/wsdb/slot-N`, its socket `/run/wsdb/slot-N.sock` (for measurements).
    */
@@ -40,8 +50,10 @@ export class SharedRuntimeInstance implements Instance {
   #seed: number;
   #destroyed = false;
   /**
-   * Makes a new env of the same runtime on a copy of this one's live
-   * database and files, taken while its database server is stopped; present
+   * Makes a new env of the same runtime at this one's live database and
+   * files: a spare server that imports the tables this env changed, or (when
+   * the import cannot carry them) a copy taken while its server is stopped
+   * (see {@linkcode SharedRuntimeInstance.forked}); present
    * only when the runtime's control can copy a live env (an image built
    * before it could has none, and a session on it answers 409
    * `fork-unsupported`).
@@ -54,7 +66,15 @@ export class SharedRuntimeInstance implements Instance {
   constructor(
     runtime: Runtime,
     key: string,
-    server: { source: ServerSource; slot: number; seed: number; origin?: string | undefined },
+    server: {
+      source: ServerSource;
+      slot: number;
+      seed: number;
+      origin?: string | undefined;
+      path?: ControlAnswer["path"] | undefined;
+      reason?: string | undefined;
+      phases?: Record<string, number> | undefined;
+    },
     directory: SocketDirectory,
     options: SharedRuntimeSandboxOptions,
     forget: () => void,
@@ -67,6 +87,13 @@ export class SharedRuntimeInstance implements Instance {
     this.key = key;
     this.source = server.source;
     this.slot = server.slot;
+    if (server.path !== undefined) {
+      this.forked = {
+        path: server.path,
+        ...(server.reason === undefined ? {} : { reason: server.reason }),
+        ...(server.phases === undefined ? {} : { phases: server.phases }),
+      };
+    }
     this.#seed = server.seed;
     this.runtimeName = runtime.name;
     this.#options = options;

@@ -254,9 +254,9 @@ export class SharedRuntimeSandbox implements Sandbox {
   }
 
   /**
-   * A new env of the parent's runtime on a copy of the parent's live
-   * database and files (the runtime's control stops the parent's server
-   * while it copies them, see `kit/shared_runtime.ts`).
+   * A new env of the parent's runtime at the parent's live database and
+   * files (a spare importing the tables the parent changed, or a copy taken
+   * while the parent's server is stopped, see `kit/shared_fork.ts`).
    */
   async #fork(
     parent: SharedRuntimeInstance,
