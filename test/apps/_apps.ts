@@ -46,6 +46,48 @@ export interface AppImage {
   prefix?: string;
 }
 
+/** Options of {@linkcode appImage}. */
+export interface AppImageOptions {
+  /** How long an instance (and the base, while it seeds) may take to answer. */
+  readyMs: number;
+  /**
+   * The image, when not `webserv-NAME` (a private build, `image:apps --alias`).
+   *
+   * @default {"webserv-NAME"}
+   */
+  image?: string;
+  /**
+   * How long the image takes to build, as the missing image's message says it ("5 minutes").
+   *
+   * @default {unsaid}
+   */
+  buildTime?: string;
+  /**
+   * The prefix of the Incus instances the test makes (its bases are its own).
+   *
+   * @default {"wsapp-"}
+   */
+  prefix?: string;
+}
+
+/**
+ * An application's image `webserv-NAME`, as `deno task image:apps NAME`
+ * imports it, with that command in the message of its absence.
+ *
+ * @param name the application's name
+ * @param options the readiness limit, and the image, build time and prefix when not the defaults
+ * @returns the image
+ */
+export function appImage(name: string, options: AppImageOptions): AppImage {
+  const took = options.buildTime === undefined ? "" : ` (about ${options.buildTime})`;
+  return {
+    image: options.image ?? `webserv-${name}`,
+    build: `build it with "deno task image:apps ${name}"${took}`,
+    readyMs: options.readyMs,
+    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+  };
+}
+
 /** The Incus storage pool the tests use (`WEBSERV_INCUS_POOL`). */
 export const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
 
@@ -260,12 +302,12 @@ export interface IncusSiteOptions {
  * @returns what {@linkcode withSession} and {@linkcode withInstance} open
  */
 export function incusSite(site: SiteModule, options: IncusSiteOptions): AppSite {
-  const image: AppImage = {
-    image: Deno.env.get(`WEBSERV_${site.name.toUpperCase()}_IMAGE`) ?? `webserv-${site.name}`,
-    build: `build it with "deno task image:apps ${site.name}"`,
+  const other = Deno.env.get(`WEBSERV_${site.name.toUpperCase()}_IMAGE`);
+  const image = appImage(site.name, {
     readyMs: options.readyMs,
+    ...(other === undefined ? {} : { image: other }),
     ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-  };
+  });
   return { open: openIncus(image, "unix"), site, seed: options.seed };
 }
 

@@ -6,14 +6,10 @@ import { type RolloutServer, type ServerOptions, startServer } from "../../adapt
 import { type GroupCreated, WebServClient } from "../../adapters/client/mod.ts";
 import type { StateDiff } from "../../fixtures/sites/kit/types.ts";
 import type { Instance } from "../../sandboxes/types.ts";
-import { type AppImage, requireIncusImage } from "./_apps.ts";
+import { type AppImage, appImage, requireIncusImage } from "./_apps.ts";
 
 /** WordPress's image, as `deno task image:apps wordpress` imports it. */
-export const WORDPRESS: AppImage = {
-  image: "webserv-wordpress",
-  build: `build it with "deno task image:apps wordpress"`,
-  readyMs: 180_000,
-};
+export const WORDPRESS: AppImage = appImage("wordpress", { readyMs: 180_000 });
 
 /** The Incus storage pool the server's instances go on. */
 export const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";

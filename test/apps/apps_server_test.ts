@@ -18,7 +18,7 @@ import { generateTask, siteByName } from "../../fixtures/sites/mod.ts";
 import type { StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { Instance } from "../../sandboxes/types.ts";
 import { sessionAsEnv } from "../_util/session_env.ts";
-import { requireIncusImage, stateReader } from "./_apps.ts";
+import { appImage, requireIncusImage, stateReader } from "./_apps.ts";
 import { SHARED_PREFIX } from "./_shared.ts";
 
 const POOL = Deno.env.get("WEBSERV_INCUS_POOL") ?? "webserv-btrfs";
@@ -39,11 +39,7 @@ for (const { app, template: templateId } of CASES) {
       sanitizeOps: false,
       sanitizeResources: false,
       async fn() {
-        await requireIncusImage({
-          image: `webserv-${app}`,
-          build: `build it with "deno task image:apps ${app}"`,
-          readyMs: 300_000,
-        });
+        await requireIncusImage(appImage(app, { readyMs: 300_000 }));
         await using server = await startServer({
           port: 0,
           backend,

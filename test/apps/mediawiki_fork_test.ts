@@ -16,17 +16,13 @@ import { look, quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/mediawiki/mod.ts";
 import { follow, goTo, save } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
-import { openIncus } from "./_apps.ts";
+import { appImage, openIncus } from "./_apps.ts";
 import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
 /** `WEBSERV_MEDIAWIKI_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
 const IMAGE = Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki";
-const OPEN = openIncus({
-  image: IMAGE,
-  build: 'build it with "deno task image:apps mediawiki"',
-  readyMs: 900_000,
-}, "unix");
+const OPEN = openIncus(appImage("mediawiki", { image: IMAGE, readyMs: 900_000 }), "unix");
 
 /** Undoes the page's latest edit (the category the solver added) from its history. */
 async function undoLatest(env: Env, task: Task): Promise<void> {

@@ -17,6 +17,7 @@ import type {
 } from "../../fixtures/sites/mediawiki/state_server.ts";
 import {
   type AppImage,
+  appImage,
   type AppInstance,
   assertResetRestores,
   assertStateNotRouted,
@@ -24,12 +25,8 @@ import {
   testEveryBackend,
 } from "./_apps.ts";
 
-const APP: AppImage = {
-  image: "webserv-mediawiki",
-  build: `build it with "deno task image:apps mediawiki" (about 10 minutes)`,
-  // A base seeds its wiki at its first start (about a minute unloaded).
-  readyMs: 300_000,
-};
+// A base seeds its wiki at its first start (about a minute unloaded).
+const APP: AppImage = appImage("mediawiki", { readyMs: 300_000, buildTime: "10 minutes" });
 
 async function checks(app: AppInstance): Promise<void> {
   const { gateway, instance, state } = app;

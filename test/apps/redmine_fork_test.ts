@@ -15,18 +15,16 @@ import { quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/redmine/mod.ts";
 import { editIssue } from "../../fixtures/sites/redmine/tasks/_solve.ts";
-import { openIncus } from "./_apps.ts";
+import { appImage, openIncus } from "./_apps.ts";
 import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 3;
 /** `WEBSERV_REDMINE_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
 const IMAGE = Deno.env.get("WEBSERV_REDMINE_IMAGE") ?? "webserv-redmine";
-const OPEN = openIncus({
-  image: IMAGE,
-  build: 'build it with "deno task image:apps redmine"',
-  readyMs: 400_000,
-  prefix: "rmtask-",
-}, "unix");
+const OPEN = openIncus(
+  appImage("redmine", { image: IMAGE, readyMs: 400_000, prefix: "rmtask-" }),
+  "unix",
+);
 
 /**
  * Sets the issue (open on the page) to a closed status other than the task's:

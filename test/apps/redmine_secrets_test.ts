@@ -18,7 +18,7 @@ import type { Row, StateDiff } from "../../fixtures/sites/kit/types.ts";
 import { ADMIN, FIRST_USER_ID } from "../../fixtures/sites/redmine/data.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import type { Instance } from "../../sandboxes/types.ts";
-import { openIncus, stateReader } from "./_apps.ts";
+import { appImage, openIncus, stateReader } from "./_apps.ts";
 
 const SEED = 1;
 const IMAGE = Deno.env.get("WEBSERV_REDMINE_IMAGE") ?? "webserv-redmine";
@@ -87,12 +87,10 @@ Deno.test("Redmine's state server on its image serves its secrets only as digest
   try {
     const instances: Instance[] = [];
     for (const prefix of PREFIXES) {
-      const sandbox = await openIncus({
-        image: IMAGE,
-        build: 'build it with "deno task image:apps redmine"',
-        readyMs: 600_000,
-        prefix,
-      }, "unix")(gateway);
+      const sandbox = await openIncus(
+        appImage("redmine", { image: IMAGE, readyMs: 600_000, prefix }),
+        "unix",
+      )(gateway);
       sandboxes.push(sandbox);
       instances.push(await sandbox.create({ seed: SEED }));
     }

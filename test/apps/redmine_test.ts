@@ -14,6 +14,7 @@ import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.t
 import type { IssueSummary, ProjectSummary } from "../../fixtures/sites/redmine/state_server.ts";
 import {
   type AppImage,
+  appImage,
   type AppInstance,
   assertResetRestores,
   assertStateNotRouted,
@@ -21,12 +22,8 @@ import {
   testEveryBackend,
 } from "./_apps.ts";
 
-const APP: AppImage = {
-  image: "webserv-redmine",
-  build: `build it with "deno task image:apps redmine" (about 5 minutes)`,
-  // A base seeds its projects at its first start (about a minute unloaded).
-  readyMs: 300_000,
-};
+// A base seeds its projects at its first start (about a minute unloaded).
+const APP: AppImage = appImage("redmine", { readyMs: 300_000, buildTime: "5 minutes" });
 
 /** The password `seed.rb` gives every seeded user. */
 const USER_PASSWORD = "webserv-pass";

@@ -24,17 +24,19 @@ import { assert, assertEquals, assertRejects } from "@std/assert";
 import { SandboxError } from "../../sandboxes/errors.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import { IncusSandbox } from "../../sandboxes/incus/incus_sandbox.ts";
-import { type AppImage, openDocker, openIncus, POOL, requireIncusImage } from "./_apps.ts";
+import {
+  type AppImage,
+  appImage,
+  openDocker,
+  openIncus,
+  POOL,
+  requireIncusImage,
+} from "./_apps.ts";
 import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
 const IMAGE = Deno.env.get("WEBSERV_WORDPRESS_IMAGE") ?? "webserv-wordpress";
-const APP: AppImage = {
-  image: IMAGE,
-  build: 'build it with "deno task image:apps wordpress"',
-  readyMs: 180_000,
-  prefix: "wstask-",
-};
+const APP: AppImage = appImage("wordpress", { image: IMAGE, readyMs: 180_000, prefix: "wstask-" });
 
 /** Unapproves the comment the task named: its approval undone, the task not done. */
 async function unapprove(env: Env, task: Task): Promise<void> {

@@ -11,18 +11,15 @@ import type { Row, StateDiff, StateHash } from "../../fixtures/sites/kit/types.t
 import type { PostSummary } from "../../fixtures/sites/wordpress/state_server.ts";
 import {
   type AppImage,
+  appImage,
   type AppInstance,
   assertResetRestores,
   assertStateNotRouted,
   testEveryBackend,
 } from "./_apps.ts";
 
-const APP: AppImage = {
-  image: "webserv-wordpress",
-  build: `build it with "deno task image:apps wordpress" (about 5-10 minutes)`,
-  // The base instance seeds within this time too (about 11 s unloaded); the host is shared.
-  readyMs: 180_000,
-};
+// The base instance seeds within this time too (about 11 s unloaded); the host is shared.
+const APP: AppImage = appImage("wordpress", { readyMs: 180_000, buildTime: "5-10 minutes" });
 
 async function checks(app: AppInstance): Promise<void> {
   const { gateway, instance, state } = app;
