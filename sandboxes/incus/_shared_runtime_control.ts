@@ -22,17 +22,21 @@ export type ServerSource = "spare" | "cold" | "fork";
  */
 export type ForkPath = "import" | "copy";
 
-/** What the runtime's control answers to a creation, a reset or a fork. */
-export interface ControlAnswer {
-  source: ServerSource;
-  slot: number;
-  ms: number;
+/** How a fork was made: its path, why not by import, and the import's steps. */
+export interface ForkRecord {
   /** A fork's path; absent from other answers and from an older control's. */
   path?: ForkPath;
   /** Why a fork took the copy path. */
   reason?: string;
   /** A fork by import's steps, each's end in ms from its start. */
   phases?: Record<string, number>;
+}
+
+/** What the runtime's control answers to a creation, a reset or a fork. */
+export interface ControlAnswer extends ForkRecord {
+  source: ServerSource;
+  slot: number;
+  ms: number;
 }
 
 export function decodeControlAnswer(value: unknown): ControlAnswer {

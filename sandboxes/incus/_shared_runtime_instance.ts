@@ -12,6 +12,7 @@ import type { Instance, InstanceForkOptions, StateClient } from "../types.ts";
 import {
   type ControlAnswer,
   decodeControlAnswer,
+  type ForkRecord,
   type Runtime,
   type ServerSource,
 } from "./_shared_runtime_control.ts";
@@ -35,7 +36,7 @@ export class SharedRuntimeInstance implements Instance {
    * How this env was forked, when it is a fork of a control that says: the
    * path (`import` or `copy`), why not `import`, and the import's steps.
    */
-  readonly forked?: Pick<ControlAnswer, "path" | "reason" | "phases">;
+  readonly forked?: ForkRecord;
   /**
    * The runtime's number for the env's server now: its datadir is
    * `/var/lib/wsdb/slot-N`, its socket `/run/wsdb/slot-N.sock` (for measurements).

@@ -19,6 +19,8 @@ export { ContainerInstance } from "../_container_instance.ts";
 export type { IncusSandboxOptions } from "./incus_sandbox.ts";
 export { SharedRuntimeInstance, SharedRuntimeSandbox } from "./shared_runtime_sandbox.ts";
 export type {
+  ForkPath,
+  ForkRecord,
   RuntimeHealth,
   ServerSource,
   SharedRuntimeSandboxOptions,

@@ -64,7 +64,12 @@ import {
 } from "./_shared_runtime_control.ts";
 import { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
-export type { RuntimeHealth, ServerSource } from "./_shared_runtime_control.ts";
+export type {
+  ForkPath,
+  ForkRecord,
+  RuntimeHealth,
+  ServerSource,
+} from "./_shared_runtime_control.ts";
 export { SharedRuntimeInstance } from "./_shared_runtime_instance.ts";
 
 /** Appended to the name of a shared runtime's seeded base (see `baseName`). */
