@@ -33,5 +33,5 @@ log "image ready in $((built - started)) s"
 
 log "WordPress's application tests"
 deno test --allow-all test/apps/wordpress_test.ts test/apps/wordpress_tasks_test.ts \
-  test/apps/wordpress_fork_test.ts
+  test/apps/wordpress_fork_test.ts test/apps/wordpress_shared_fork_test.ts
 log "tests took $(($(date +%s) - built)) s"

@@ -60,6 +60,17 @@ function filesOf(env: SharedRuntimeInstance): Promise<string> {
   );
 }
 
+/** Whether an env's own `mariadbd` has libeatmydata loaded (its syncs return at once). */
+async function syncsSkipped(env: SharedRuntimeInstance): Promise<boolean> {
+  const maps = await execIn(
+    env,
+    "sh",
+    "-c",
+    `cat /proc/$(cat /var/lib/wsdb/slot-${env.slot}/mariadbd.pid)/maps`,
+  );
+  return maps.includes("libeatmydata");
+}
+
 async function hashOf(env: SharedRuntimeInstance): Promise<string> {
   return (await stateReader(env)<StateHash>("/hash")).hash;
 }
@@ -109,6 +120,9 @@ Deno.test("WordPress on the shared runtime: a fork imports the parent's changed 
     `the fork took the copy path: ${child.forked?.reason}`,
   );
   await assertSameState(parent, child);
+  // Both servers skip their syncs (kit/shared_runtime.ts), the fork's a spare that imported.
+  assert(await syncsSkipped(parent), "the parent's mariadbd syncs");
+  assert(await syncsSkipped(child), "the fork's mariadbd syncs");
 
   // Forks asked at once: each export's .cfg files come and go, which another's copy must not see.
   const together = await Promise.all([fork(parent), fork(parent), fork(parent)]);

@@ -1,0 +1,124 @@
+/**
+ * `deno run -A bench/fork_syncs.ts [IMAGE_BEFORE] [IMAGE_AFTER]`: WordPress's
+ * shared runtime on two builds side by side, each env's `mariadbd` syncing
+ * (an image built before `libeatmydata1`, default `webserv-wordpress`) and not
+ * (default `webserv-wordpress-s7`, `deno task image:apps
+ * --alias=NAME wordpress` of this checkout). One runtime of each, one parent
+ * env each that made one write; samples alternate between the two: a fork of
+ * one (destroyed, the spares refilled), then a reset of the parent and its
+ * write again. Reports p50 and p95 of each, the fork's import steps
+ * (`SharedRuntimeInstance.forked.phases`, ms from the import's start, p50),
+ * and 4 forks asked at once. Writes `bench/results/sandbox_fork_syncs.md`.
+ *
+ * BENCH_SYNCS_RUNS (samples of each, default 15).
+ *
+ * @module
+ */
+import { Gateway } from "../sandboxes/gateway.ts";
+import type { Instance } from "../sandboxes/types.ts";
+import type { SharedRuntimeInstance } from "../sandboxes/incus/shared_runtime_sandbox.ts";
+import { backendsOf } from "./_sandbox_app_backends.ts";
+import { APPS } from "./_sandbox_app_specs.ts";
+import { loadAverage, machine, progress, stats } from "./_sandbox_common.ts";
+
+const RUNS = Number(Deno.env.get("BENCH_SYNCS_RUNS") ?? 15);
+const IMAGES = [Deno.args[0] ?? "webserv-wordpress", Deno.args[1] ?? "webserv-wordpress-s7"];
+const OUT = new URL("./results/sandbox_fork_syncs.md", import.meta.url);
+
+const wordpress = APPS.find((a) => a.key === "wordpress");
+if (!wordpress) throw new Error("WordPress declares no sandbox bench");
+
+/** Ms a promise took. */
+async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await run();
+  return [value, performance.now() - started];
+}
+
+await using gateway = new Gateway();
+const started = new Date().toISOString(), loadBefore = loadAverage().join(", ");
+const setups = [];
+for (const image of IMAGES) {
+  const app = { ...wordpress, image };
+  const [backend] = backendsOf(app, ["shared"]);
+  if (!backend) throw new Error("no shared-runtime backend");
+  const sandbox = await backend.open(gateway, app);
+  await (await sandbox.create({ seed: 1 })).destroy();
+  await backend.settle?.(sandbox);
+  const parent = await sandbox.create({ seed: 1 });
+  await app.write(gateway, parent, 1);
+  setups.push({
+    image,
+    app,
+    backend,
+    sandbox,
+    parent,
+    forks: [] as number[],
+    resets: [] as number[],
+    fours: [] as number[],
+    phases: [] as Record<string, number>[],
+  });
+}
+for (let run = 0; run < RUNS; run++) {
+  for (const s of setups) {
+    const settle = () => s.backend.settle?.(s.sandbox) ?? Promise.resolve();
+    const [fork, ms] = await timed(() => s.parent.fork!());
+    s.forks.push(ms);
+    const record = (fork as SharedRuntimeInstance).forked;
+    if (record?.path !== "import") throw new Error(`${s.image}: a fork copied: ${record?.reason}`);
+    s.phases.push(record.phases ?? {});
+    await fork.destroy();
+    await settle();
+    const [, reset] = await timed(() => s.parent.reset());
+    s.resets.push(reset);
+    await settle();
+    await s.app.write(gateway, s.parent, 1);
+    if (run % 3 === 0) {
+      const made: Instance[] = [];
+      const [, four] = await timed(() =>
+        Promise.all(Array.from({ length: 4 }, async () => made.push(await s.parent.fork!())))
+      );
+      s.fours.push(four);
+      await Promise.all(made.map((f) => f.destroy()));
+      await settle();
+    }
+  }
+  progress(`run ${run + 1}/${RUNS}`);
+}
+const lines = [
+  "# Forks on the shared runtime, with and without the env servers' syncs",
+  "",
+  `${started} · ${machine()} · load average ${loadBefore} at the start, ${
+    loadAverage().join(", ")
+  } at the end · \`deno run -A bench/fork_syncs.ts ${IMAGES.join(" ")}\``,
+  "",
+  `WordPress, one runtime of each image side by side, samples alternating between them: ${RUNS} forks of one`,
+  `and ${RUNS} resets each, ${setups[0]!.fours.length} times 4 forks asked at once. \`${
+    IMAGES[0]
+  }\`'s`,
+  `env servers sync; \`${IMAGES[1]}\`'s preload libeatmydata (\`kit/shared_runtime.ts\`).`,
+  "",
+  "| image | fork p50 ms | fork p95 ms | reset p50 ms | fork ÷ reset | 4 forks p50 ms |",
+  "| --- | ---: | ---: | ---: | ---: | ---: |",
+];
+for (const s of setups) {
+  const fork = stats(s.forks), reset = stats(s.resets), four = stats(s.fours);
+  lines.push(
+    `| ${s.image} | ${fork.p50} | ${fork.p95} | ${reset.p50} | ${
+      (fork.p50 / reset.p50).toFixed(2)
+    } | ${four.p50} |`,
+  );
+}
+lines.push("", "The import's steps, p50 of ms from its start:", "");
+const steps = Object.keys(setups[0]!.phases[0] ?? {});
+lines.push(`| image | ${steps.join(" | ")} |`, `| --- |${" ---: |".repeat(steps.length)}`);
+for (const s of setups) {
+  const p50 = (step: string) => stats(s.phases.map((p) => p[step] ?? 0)).p50;
+  lines.push(`| ${s.image} | ${steps.map(p50).join(" | ")} |`);
+}
+for (const s of setups) {
+  await s.parent.destroy();
+  await s.sandbox.close();
+}
+await Deno.writeTextFile(OUT, lines.join("\n") + "\n");
+console.log(lines.join("\n"));
