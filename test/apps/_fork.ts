@@ -14,7 +14,10 @@ import type { SiteModule, Task } from "../../fixtures/sites/kit/types.ts";
 import { Gateway } from "../../sandboxes/gateway.ts";
 import type { Instance } from "../../sandboxes/types.ts";
 import { assertForkMidEpisode } from "../_util/fork_episode.ts";
-import { type OpenApp, withInstance } from "./_apps.ts";
+import { assertEquals } from "@std/assert";
+import type { StateHash } from "../../fixtures/sites/kit/types.ts";
+import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
+import { type OpenApp, stateReader, withInstance } from "./_apps.ts";
 import { openShared } from "./_shared.ts";
 
 /** One application's fork episode. */
@@ -76,4 +79,16 @@ export async function forkOnShared(
   await using sandbox = await openShared(gateway, image, timeouts);
   await using instance = await sandbox.create({ seed: app.seed });
   await forkEpisode(app, instance);
+  // The episode's three forks at once outrun the spares (some copy); one fork
+  // with a spare waiting must take the import path, at the parent's state.
+  const deadline = performance.now() + 120_000;
+  while ((await sandbox.health(app.seed)).spares < 1) {
+    if (performance.now() > deadline) throw new Error("the runtime's spares did not refill");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await using one = await instance.fork!() as SharedRuntimeInstance;
+  assertEquals(one.forked?.path, "import", `the fork copied: ${one.forked?.reason}`);
+  const hash = async (env: SharedRuntimeInstance) =>
+    (await stateReader(env)<StateHash>("/hash")).hash;
+  assertEquals(await hash(one), await hash(instance as SharedRuntimeInstance));
 }
