@@ -18,7 +18,7 @@ import { assertEquals } from "@std/assert";
 import type { StateHash } from "../../fixtures/sites/kit/types.ts";
 import type { SharedRuntimeInstance } from "../../sandboxes/incus/shared_runtime_sandbox.ts";
 import { type OpenApp, stateReader, withInstance } from "./_apps.ts";
-import { openShared } from "./_shared.ts";
+import { execIn, openShared } from "./_shared.ts";
 
 /** One application's fork episode. */
 export interface AppFork {
@@ -30,6 +30,11 @@ export interface AppFork {
   seed: number;
   /** Steps that undo the solver's work (the fork then stops, and must earn 0). */
   undo(env: Env, task: Task): Promise<void>;
+  /**
+   * Tables the state hash does not cover whose rows a fork must carry all
+   * the same (MediaWiki's MyISAM `searchindex`), compared by `CHECKSUM TABLE`.
+   */
+  unhashed?: { database: string; tables: string[] };
 }
 
 /**
@@ -91,4 +96,19 @@ export async function forkOnShared(
   const hash = async (env: SharedRuntimeInstance) =>
     (await stateReader(env)<StateHash>("/hash")).hash;
   assertEquals(await hash(one), await hash(instance as SharedRuntimeInstance));
+  if (app.unhashed) {
+    const { database, tables } = app.unhashed;
+    const sums = (env: SharedRuntimeInstance) =>
+      execIn(
+        env,
+        "mariadb",
+        `--socket=/run/wsdb/env-${env.key}.sock`,
+        "--batch",
+        "--skip-column-names",
+        `--database=${database}`,
+        "-e",
+        `CHECKSUM TABLE ${tables.join(", ")}`,
+      );
+    assertEquals(await sums(one), await sums(instance as SharedRuntimeInstance));
+  }
 }
