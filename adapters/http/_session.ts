@@ -317,17 +317,23 @@ export function rebuilt(session: Session, runtime: SessionRuntime, spec: Session
  * @param session the session
  * @param run the operation
  * @returns what the operation returns
- * @throws {HttpError} 410 when the session closed before its turn
+ * @throws {HttpError} 410 when the session closed before its turn or while
+ *   the operation ran (its env closed under it: the caller's close, the
+ *   reaper's or the server's, never an infrastructure failure to retry)
  */
 export function enqueue<T>(session: Session, run: () => Promise<T>): Promise<T> {
   const queued = record(session);
   queued.busy++;
   queued.lastUsed = Date.now();
-  const result = queued.queue.then(() => {
-    if (queued.closed) {
-      throw new HttpError(410, "expired", `Session "${queued.id}" is closed`);
+  const refused = () => new HttpError(410, "expired", `Session "${queued.id}" is closed`);
+  const result = queued.queue.then(async () => {
+    if (queued.closed) throw refused();
+    try {
+      return await run();
+    } catch (error) {
+      if (queued.closed) throw refused();
+      throw error;
     }
-    return run();
   });
   // The tail: what `run` throws is the caller's, through `result`.
   queued.queue = settled(result).finally(() => {

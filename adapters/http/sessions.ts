@@ -253,11 +253,15 @@ export class SessionManager implements AsyncDisposable {
     if (this.#expiry.outlived(session) && session.busy === 0) {
       return this.close(id, "lifetime").then(() => this.#expiredStep(id));
     }
-    return oncePerRequest(
-      session,
-      request.request_id,
-      () => enqueue(session, () => this.#step(session, request.action)),
-    );
+    return oncePerRequest(session, request.request_id, () =>
+      enqueue(session, async () => {
+        const response = await this.#step(session, request.action);
+        // A close that cut the step (the env closed under it) answers as a
+        // step after the close would: `expired`, not our failure to retry.
+        return response.status === "env_error" && session.closed
+          ? this.#expiry.expiredStep(id)
+          : response;
+      }));
   }
 
   /**

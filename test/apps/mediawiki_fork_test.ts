@@ -1,12 +1,13 @@
 /**
- * A MediaWiki episode forked mid-task on Incus and on the shared runtime
- * (`deno task test:apps`): the add-category solver runs to the step before
- * its last action, the episode is forked three ways, the forks that stop earn
- * 1, the fork that undoes the edit from the page's history first earns 0, and
- * the parent still earns 1; each fork's state hash equals the parent's at the
- * fork. On Incus each container is frozen while a snapshot of it is cut; on
- * the shared runtime the env's `mariadbd` is stopped while its datadir is
- * reflinked.
+ * A MediaWiki episode forked mid-task on Incus, Docker and the shared runtime
+ * (`deno task test:apps`, and `.ci/apps.sh`): the add-category solver runs to
+ * the step before its last action, the episode is forked three ways, the
+ * forks that stop earn 1, the fork that undoes the edit from the page's
+ * history first earns 0, and the parent still earns 1; each fork's state hash
+ * equals the parent's at the fork. On Incus each container is frozen while a
+ * snapshot of it is cut; on Docker it is paused while committed; on the
+ * shared runtime the env's changed tables are imported into a spare, its
+ * MyISAM search index carried whole (`kit/shared_fork.ts`).
  *
  * Fails, never skips, when the image is missing: build it with
  * `deno task image:apps mediawiki`.
@@ -16,13 +17,16 @@ import { look, quoted } from "../../fixtures/sites/kit/solve.ts";
 import type { Task } from "../../fixtures/sites/kit/types.ts";
 import site from "../../fixtures/sites/mediawiki/mod.ts";
 import { follow, goTo, save } from "../../fixtures/sites/mediawiki/tasks/_solve.ts";
-import { appImage, openIncus } from "./_apps.ts";
+import { appImage, openDocker, openIncus } from "./_apps.ts";
 import { type AppFork, forkOnBackend, forkOnShared } from "./_fork.ts";
 
 const SEED = 1;
-/** `WEBSERV_MEDIAWIKI_IMAGE` names another alias, such as a private build (`--alias=NAME`). */
+/**
+ * `WEBSERV_MEDIAWIKI_IMAGE` names another image (Incus alias, Docker
+ * repository), such as a private build (`--alias=NAME`).
+ */
 const IMAGE = Deno.env.get("WEBSERV_MEDIAWIKI_IMAGE") ?? "webserv-mediawiki";
-const OPEN = openIncus(appImage("mediawiki", { image: IMAGE, readyMs: 900_000 }), "unix");
+const MEDIAWIKI = appImage("mediawiki", { image: IMAGE, readyMs: 900_000 });
 
 /** Undoes the page's latest edit (the category the solver added) from its history. */
 async function undoLatest(env: Env, task: Task): Promise<void> {
@@ -45,7 +49,11 @@ const APP: AppFork = {
 };
 
 Deno.test("MediaWiki on Incus forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
-  await forkOnBackend(APP, OPEN);
+  await forkOnBackend(APP, openIncus(MEDIAWIKI, "unix"));
+});
+
+Deno.test("MediaWiki on Docker forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {
+  await forkOnBackend(APP, openDocker(MEDIAWIKI));
 });
 
 Deno.test("MediaWiki on the shared runtime forked mid-episode: forks that add the category earn 1, one that undoes it earns 0, the parent keeps 1", async () => {

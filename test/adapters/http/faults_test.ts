@@ -95,13 +95,14 @@ Deno.test("the server answers 5,000 malformed requests without a 5xx and stays h
         headers,
         ...(payload !== undefined ? { body: payload } : {}),
       });
-      await response.body?.cancel();
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
       if (response.status >= 500) {
+        // The refusal's body names the failure's code: what to look for when this fails.
+        const answer = (await response.text()).slice(0, 300);
         failures.push(
-          `${method} ${path.slice(0, 80)} ${payload?.slice(0, 80)} → ${response.status}`,
+          `${method} ${path.slice(0, 80)} ${payload?.slice(0, 80)} → ${response.status} ${answer}`,
         );
-      }
+      } else await response.body?.cancel();
     }
   }
   await Promise.all(Array.from({ length: 8 }, worker));
@@ -253,4 +254,52 @@ Deno.test("step() reports an internal TypeError as env_error internal, never act
   session.send = send;
   assertEquals((await client.reset(victim.id)).observation.url, victim.observation.url);
   assertEquals((await client.step(victim.id, { action: "reload" })).status, "ok");
+});
+
+Deno.test("a close that cuts an observe, a screenshot or a step in flight answers as a closed session: 410 or `expired`, never a 503 to retry", async () => {
+  await using server = await startServer({ port: 0 });
+  const client = new WebServClient(server.url);
+  const calls: Record<string, (id: string) => Promise<number | string>> = {
+    observe: async (id) => {
+      const response = await fetch(`${server.url}/v1/sessions/${id}/observe?mode=text`);
+      await response.body?.cancel();
+      return response.status;
+    },
+    screenshot: async (id) => {
+      const response = await fetch(`${server.url}/v1/sessions/${id}/screenshot`);
+      await response.body?.cancel();
+      return response.status;
+    },
+    step: async (id) => (await client.step(id, { action: "reload" })).status,
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    const session = await client.createSession({ task: "demo/add-note/1" });
+    let page;
+    for (const candidate of browserInternals(server.browser!).contexts.flatMap((c) => c.pages)) {
+      const { result } = await candidate.session.send("Runtime.evaluate", {
+        expression: "location.href",
+        returnByValue: true,
+      });
+      if (result.value === session.observation.url) page = candidate;
+    }
+    assert(page, "the session's page");
+    // The page's main thread held for 3 s: the call is in flight (its first
+    // command sent, its answer held) when the close arrives.
+    const send = page.session.send.bind(page.session);
+    let sent!: () => void;
+    const inFlight = new Promise<void>((resolve) => sent = resolve);
+    await send("Runtime.evaluate", {
+      expression: "setTimeout(() => { const t = Date.now() + 3000; while (Date.now() < t); })",
+    });
+    page.session.send = ((method: string, ...rest: unknown[]) => {
+      sent();
+      return (send as (method: string, ...rest: unknown[]) => Promise<unknown>)(method, ...rest);
+    }) as typeof page.session.send;
+    const answer = call(session.id);
+    await inFlight;
+    await client.close(session.id);
+    const got = await answer;
+    assertEquals(got, name === "step" ? "expired" : 410, `${name} cut by a close`);
+  }
+  assertEquals((await client.health()).status, "healthy");
 });
