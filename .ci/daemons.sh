@@ -82,7 +82,14 @@ ensure_pool() { # ensure_pool NAME DRIVER [CONFIG...]
     incus storage create "$@" >/dev/null
   fi
 }
-ensure_pool webserv-btrfs btrfs size=8GiB
+# 16 GiB: CI unpacks WordPress's, Redmine's and MediaWiki's images into it
+# (about 4.2 GiB) beside the site images, and MediaWiki's seeding writes more;
+# the loop file is sparse, and a smaller pool made before is grown.
+ensure_pool webserv-btrfs btrfs size=16GiB
+if [ "$(incus storage get webserv-btrfs size)" != "16GiB" ]; then
+  log "growing storage pool webserv-btrfs to 16GiB"
+  incus storage set webserv-btrfs size=16GiB
+fi
 ensure_pool webserv-dir dir
 # Loopback HTTPS, so the tests can reach this incusd as a remote host with a
 # client certificate.

@@ -158,12 +158,24 @@ async function sha256(parts: (string | Uint8Array)[]): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function run(command: string, args: string[], what: string): Promise<void> {
-  const { code, stderr } = await new Deno.Command(command, {
-    args,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
+/**
+ * Runs one of the build's tools to the end.
+ *
+ * @param command the tool
+ * @param args its arguments
+ * @param what what it does, for the message
+ * @throws {Error} when it is not installed, or exits with another code than 0 (its last 20 lines of stderr)
+ */
+export async function run(command: string, args: string[], what: string): Promise<void> {
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(command, { args, stdout: "null", stderr: "piped" }).output();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    // The build's tools come from Debian (`.ci/apps.sh` installs them).
+    throw new Error(`Cannot ${what}: ${command} is not installed (apt-get install ${command})`);
+  }
+  const { code, stderr } = output;
   if (code !== 0) {
     const text = new TextDecoder().decode(stderr).trim().split("\n").slice(-20).join("\n");
     throw new Error(`Cannot ${what}: ${command} exited with ${code}:\n${text}`);

@@ -1,16 +1,19 @@
 /**
- * `deno run -A bench/fork_syncs.ts [IMAGE_BEFORE] [IMAGE_AFTER]`: WordPress's
- * shared runtime on two builds side by side, each env's `mariadbd` syncing
- * (an image built before `libeatmydata1`, default `webserv-wordpress`) and not
- * (default `webserv-wordpress-s7`, `deno task image:apps
- * --alias=NAME wordpress` of this checkout). One runtime of each, one parent
- * env each that made one write; samples alternate between the two: a fork of
- * one (destroyed, the spares refilled), then a reset of the parent and its
- * write again. Reports p50 and p95 of each, the fork's import steps
+ * `deno run -A bench/fork_images.ts IMAGE_BEFORE IMAGE_AFTER --out=NAME --about=TEXT`:
+ * WordPress's shared runtime on two builds side by side (`deno task image:apps
+ * --alias=NAME wordpress` makes one of a checkout). One runtime of each, one
+ * parent env each that made one write; samples alternate between the two: a
+ * fork of one (destroyed, the spares refilled), then a reset of the parent
+ * and its write again. Reports p50 and p95 of each, the fork's import steps
  * (`SharedRuntimeInstance.forked.phases`, ms from the import's start, p50),
- * and 4 forks asked at once. Writes `bench/results/sandbox_fork_syncs.md`.
+ * and 4 forks asked at once. Writes `bench/results/NAME.md`; `TEXT` says
+ * what differs between the two images.
  *
- * BENCH_SYNCS_RUNS (samples of each, default 15).
+ * Committed runs: `sandbox_fork_syncs` (the env servers syncing, then not)
+ * and `sandbox_fork_import` (the import's steps run one after another, then
+ * beside each other).
+ *
+ * BENCH_FORK_RUNS (samples of each, default 15).
  *
  * @module
  */
@@ -21,9 +24,18 @@ import { backendsOf } from "./_sandbox_app_backends.ts";
 import { APPS } from "./_sandbox_app_specs.ts";
 import { loadAverage, machine, progress, stats } from "./_sandbox_common.ts";
 
-const RUNS = Number(Deno.env.get("BENCH_SYNCS_RUNS") ?? 15);
-const IMAGES = [Deno.args[0] ?? "webserv-wordpress", Deno.args[1] ?? "webserv-wordpress-s7"];
-const OUT = new URL("./results/sandbox_fork_syncs.md", import.meta.url);
+const RUNS = Number(Deno.env.get("BENCH_FORK_RUNS") ?? 15);
+const option = (name: string) =>
+  Deno.args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const IMAGES = Deno.args.filter((arg) => !arg.startsWith("--"));
+const NAME = option("out"), ABOUT = option("about");
+if (IMAGES.length !== 2 || !NAME || !ABOUT || !/^[\w-]+$/.test(NAME)) {
+  console.error(
+    "Usage: deno run -A bench/fork_images.ts IMAGE_BEFORE IMAGE_AFTER --out=NAME --about=TEXT",
+  );
+  Deno.exit(2);
+}
+const OUT = new URL(`./results/${NAME}.md`, import.meta.url);
 
 const wordpress = APPS.find((a) => a.key === "wordpress");
 if (!wordpress) throw new Error("WordPress declares no sandbox bench");
@@ -86,17 +98,18 @@ for (let run = 0; run < RUNS; run++) {
   progress(`run ${run + 1}/${RUNS}`);
 }
 const lines = [
-  "# Forks on the shared runtime, with and without the env servers' syncs",
+  "# Forks on the shared runtime, two images side by side",
   "",
   `${started} · ${machine()} · load average ${loadBefore} at the start, ${
     loadAverage().join(", ")
-  } at the end · \`deno run -A bench/fork_syncs.ts ${IMAGES.join(" ")}\``,
+  } at the end · \`deno run -A bench/fork_images.ts ${IMAGES.join(" ")} --out=${NAME}\``,
   "",
   `WordPress, one runtime of each image side by side, samples alternating between them: ${RUNS} forks of one`,
-  `and ${RUNS} resets each, ${setups[0]!.fours.length} times 4 forks asked at once. \`${
+  `and ${RUNS} resets each, ${setups[0]!.fours.length} times 4 forks asked at once: \`${
     IMAGES[0]
-  }\`'s`,
-  `env servers sync; \`${IMAGES[1]}\`'s preload libeatmydata (\`kit/shared_runtime.ts\`).`,
+  }\` before, \`${IMAGES[1]}\` after.`,
+  "",
+  ABOUT,
   "",
   "| image | fork p50 ms | fork p95 ms | reset p50 ms | fork ÷ reset | 4 forks p50 ms |",
   "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -109,11 +122,17 @@ for (const s of setups) {
     } | ${four.p50} |`,
   );
 }
-lines.push("", "The import's steps, p50 of ms from its start:", "");
-const steps = Object.keys(setups[0]!.phases[0] ?? {});
+lines.push(
+  "",
+  "The import's steps, p50 of ms from its start (in the order they were reported):",
+  "",
+);
+// Every step either image reports, in order; one an image does not take shows as –.
+const steps = [...new Set(setups.flatMap((s) => Object.keys(s.phases[0] ?? {})))];
 lines.push(`| image | ${steps.join(" | ")} |`, `| --- |${" ---: |".repeat(steps.length)}`);
 for (const s of setups) {
-  const p50 = (step: string) => stats(s.phases.map((p) => p[step] ?? 0)).p50;
+  const p50 = (step: string) =>
+    step in (s.phases[0] ?? {}) ? stats(s.phases.map((p) => p[step] ?? 0)).p50 : "–";
   lines.push(`| ${s.image} | ${steps.map(p50).join(" | ")} |`);
 }
 for (const s of setups) {
