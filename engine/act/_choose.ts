@@ -53,16 +53,46 @@ export async function selectOption(
   option: string,
   by: "label" | "value",
 ): Promise<string> {
-  const { calls, pointer, settle } = tools;
+  const { calls } = tools;
   const ref = await calls.element(id);
   const facts = await calls.ready(ref, id);
   const native = await calls.call(ref, "SELECT_NATIVE", option, by);
   if (native.kind === "done") return native.chosen;
   if (native.kind === "not-found") throw optionNotFound(id, option, by, native.options);
+  // A label, a chosen item or a plain box that stands for a custom picker:
+  // acted on and read back through the picker's face, opened like a combobox.
+  const face = opens(facts) ? undefined : await calls.callForElement(ref, "PICKER_FACE");
+  try {
+    return await choose(tools, face ?? ref, id, option, by, face !== undefined || opens(facts));
+  } finally {
+    if (face) {
+      bestEffort(
+        "releasing a handle",
+        face.session.send("Runtime.releaseObject", { objectId: face.objectId }),
+      );
+    }
+  }
+}
+
+/** Whether the element's own role says a click opens its options. */
+function opens(facts: ElementFacts): boolean {
+  return facts.role === "combobox" || facts.role === "button";
+}
+
+/** Chooses the option of a custom picker: opened with a click when `open`, the option clicked, read back. */
+async function choose(
+  tools: ChooseTools,
+  ref: Ref,
+  id: number,
+  option: string,
+  by: "label" | "value",
+  open: boolean,
+): Promise<string> {
+  const { calls, pointer, settle } = tools;
   const before = await calls.call(ref, "SHOWN_CHOICE", option);
   if (before.exact && by === "label") return `${option}; it was chosen already`;
   // ARIA: open a combobox with a click, then click the option.
-  if (facts.role === "combobox" || facts.role === "button") {
+  if (open) {
     await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
     await settle(BRIEF_SETTLE_MS);
   }

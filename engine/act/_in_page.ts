@@ -213,6 +213,15 @@ export interface ActFunctions<E, W = unknown> {
    * of the document. Returns the option element, or the labels seen.
    */
   FIND_OPTION(wanted: string, by: "label" | "value"): E | string[];
+  /**
+   * The face of the custom picker the element stands for, when its own role
+   * does not say it is one: the label of a combobox field, a chosen item
+   * inside a picker's box, or the box itself. The face is the field when it
+   * shows, else the nearest box around it that does (Tom Select hides its
+   * combobox input once an item is chosen and shows the item in a plain
+   * box). `null` for anything else.
+   */
+  PICKER_FACE(): E | null;
   /** Scrolls the element into view, centred; `false` when it is detached. */
   SCROLL_INTO_VIEW(): boolean;
   /**

@@ -191,6 +191,54 @@ export function selectNative(this: Element, wanted: string, by: "label" | "value
   return { kind: "done", chosen: key(option) };
 }
 
+const PICKER_FIELD = '[role="combobox"], [aria-haspopup="listbox"]';
+
+/** The one combobox field inside a box that holds no other control, else null. */
+function soleField(box: Element): Element | null {
+  const fields = box.querySelectorAll(PICKER_FIELD);
+  if (fields.length !== 1) return null;
+  return box.querySelectorAll("input, select, textarea, button, a[href]").length <= 1
+    ? fields[0]!
+    : null;
+}
+
+/**
+ * Whether a person sees the element: a box of its own, painted (not
+ * transparent, not hidden), and not parked beyond the page's top or left
+ * edge where no scroll reaches (Tom Select's input at `left: -10000px`).
+ */
+function shows(e: Element): boolean {
+  const r = e.getBoundingClientRect();
+  const page = e.ownerDocument.documentElement.getBoundingClientRect();
+  return r.width >= 2 && r.height >= 2 && r.right > page.left && r.bottom > page.top &&
+    e.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+}
+
+/** The combobox field of the custom picker the element stands for, or null. */
+function pickerField(el: Element): Element | null {
+  if (el.localName === "label") {
+    const control = controlOf(el);
+    return control !== el && control.matches(PICKER_FIELD) ? control : null;
+  }
+  if (el.matches(PICKER_FIELD)) return null;
+  // The box, or an item shown inside it (two levels at most).
+  let box: Element | null = el;
+  for (let up = 0; box && up < 3; up++, box = box.parentElement) {
+    const field = soleField(box);
+    if (field) return field;
+  }
+  return null;
+}
+
+/** The face of the custom picker the element stands for, or null. */
+export function pickerFace(this: Element): Element | null {
+  let face = pickerField(this);
+  for (let up = 0; face && up < 4; up++, face = face.parentElement) {
+    if (shows(face)) return face;
+  }
+  return null;
+}
+
 /** Finds an ARIA option by label or value; the option element, or the labels seen. */
 export function findOption(
   this: Element,

@@ -1,7 +1,8 @@
-// The second library of two patterns, driven through the observation and
-// the actions: Choices.js (a combobox that filters as it is typed into and
-// lists only some options until then) and dnd-kit (pointer-driven sortable
-// lists whose drag starts past a distance, or after a held press).
+// More libraries of two patterns, driven through the observation and the
+// actions: Choices.js (a combobox that filters as it is typed into and lists
+// only some options until then), Tom Select (its combobox input hidden once
+// an item is chosen) and dnd-kit (pointer-driven sortable lists whose drag
+// starts past a distance, or after a held press).
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
@@ -52,6 +53,39 @@ Deno.test("Env.step() selects Choices.js options, listed or found by typing, and
     ["urgent"],
   );
   assertStringIncludes(step.observation.text, "Labels: urgent");
+});
+
+Deno.test("Env.step() selects Tom Select options through what the page shows once one is chosen: its label or the chosen item", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/tom-select");
+  const value = () => pageValue(env, `document.getElementById("reviewer").value`);
+  // A reviewer is chosen from the start: its input hides and the page shows a plain box
+  // holding the item, beside the label. No combobox is there to act on.
+  let observation = await env.observe();
+  assertEquals(observation.elements.filter((el) => el.role === "combobox"), []);
+  const label = observation.elements.find((el) => el.name === "Reviewer");
+  assert(label, `no element named Reviewer in:\n${observation.text}`);
+  // Through the label, a reviewer found by typing (four are listed before).
+  let step = await env.step({ action: "select", id: label.id, option: "Margaret Hamilton" });
+  assertEquals(await value(), "r8");
+  assertEquals(step.result.detail, "Margaret Hamilton");
+  assertStringIncludes(step.observation.text, "Reviewed by Margaret Hamilton");
+  // The chosen item itself, and a reviewer found by typing.
+  observation = (await env.step({ action: "press", keys: "Tab" })).observation;
+  const item = observation.elements.find((el) => el.name === "Margaret Hamilton");
+  assert(item, `no element named Margaret Hamilton in:\n${observation.text}`);
+  step = await env.step({ action: "select", id: item.id, option: "Ken Thompson" });
+  assertEquals(await value(), "r6");
+  assertStringIncludes(step.observation.text, "Reviewed by Ken Thompson");
+  // An option it does not have is refused with the ones it lists, and nothing changes.
+  const refused = await env.step({
+    action: "select",
+    id: step.observation.elements.find((el) => el.name === "Reviewer")!.id,
+    option: "Nobody Here",
+  }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
+  assertEquals(refused, "option-not-found");
+  assertEquals(await value(), "r6");
 });
 
 Deno.test("Env.step() drags dnd-kit items past a distance and after a held press; the order shown changes", async () => {
