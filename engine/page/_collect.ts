@@ -167,11 +167,18 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     keysOnly = true;
   }
   if (listened & LISTEN_HOVER) sig |= S_HOVER;
-  let pointer = inh.pointer;
+  let pointer = inh.pointer, grabbing = inh.grab, grab = false;
   if (!inh.inStrong || sig & STRONG) {
     // A pointer cursor is a signal where it starts, not where it is inherited.
-    pointer = style.cursor === "pointer";
-    if (pointer && !inh.pointer && tag !== "label") sig |= S_POINTER;
+    // A move or grab cursor is as much one: something a person drags (a card
+    // of a list whose library listens on the document, as dragula does).
+    const cursor = style.cursor;
+    pointer = cursor === "pointer";
+    grabbing = cursor === "move" || cursor === "grab";
+    if (tag !== "label" && (pointer && !inh.pointer || grabbing && !inh.grab)) {
+      sig |= S_POINTER;
+      grab = !pointer;
+    }
   }
   const delegation = inh.delegation || (listened & LISTEN_CLICK) !== 0;
   if (tag === "body" || tag === "html") sig = 0;
@@ -221,6 +228,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   };
   if (clips) node.scrolls = scrolls;
   if (keysOnly) node.keysOnly = true;
+  if (grab) node.grab = true;
   if (display === "inline" || display === "math" || display === "inline math") node.inline = true;
   // `font-size: 0` is asked only where text is met (`collectKid`).
   if (style.overflow !== "visible" && isVisuallyHidden(layout, el, style)) node.unseen = true;
@@ -276,6 +284,7 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   const next: Inherited = {
     flags,
     pointer,
+    grab: grabbing,
     inStrong: inh.inStrong || (sig & STRONG) !== 0,
     weak: weakOnly ? node : inh.weak,
     delegation,

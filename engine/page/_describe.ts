@@ -113,7 +113,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (!(node.sig & (S_NATIVE | S_ROLE | S_PROXY))) {
     if (node.sig & S_EDITABLE) cues.push("editable");
     if (node.sig & (S_LISTENER | S_ONATTR | S_DELEGATED | S_ITEM)) cues.push("listener");
-    if (node.sig & S_POINTER) cues.push("pointer");
+    if (node.sig & S_POINTER) cues.push(node.grab ? "draggable" : "pointer");
     if (node.sig & S_TABINDEX) cues.push("focusable");
   }
   // Hover styling, or shown only while the pointer is over its container.

@@ -204,6 +204,8 @@ export interface DNode {
   quietHref?: boolean;
   /** Shown only while the pointer is over its container (`_hover_reveal.ts`). */
   revealedOnHover?: boolean;
+  /** Its own cursor is a move or grab cursor (its `S_POINTER`): something to drag. */
+  grab?: boolean;
   /** The id of the nearest container with an id, filled in by `emit`. */
   container?: number;
   /** A sibling that stands in visibly for a hidden native input. */
@@ -240,6 +242,8 @@ type DKid = DNode | string | WireMore | DFrame;
 export interface Inherited {
   flags: number;
   pointer: boolean;
+  /** A move or grab cursor is in effect (inherited, as `pointer`). */
+  grab: boolean;
   /** Inside a candidate with a strong signal: weak signals there are the candidate's. */
   inStrong: boolean;
   /** The nearest weak-only candidate around. */

@@ -114,6 +114,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
       ? collect(pass, root, {
         flags: 0,
         pointer: false,
+        grab: false,
         inStrong: false,
         weak: undefined,
         // The walk starts at the body: a listener on the root element counts from here.

@@ -1,13 +1,15 @@
 // More libraries of two patterns, driven through the observation and the
 // actions: Choices.js (a combobox that filters as it is typed into and lists
 // only some options until then), Tom Select (its combobox input hidden once
-// an item is chosen) and dnd-kit (pointer-driven sortable lists whose drag
-// starts past a distance, or after a held press).
+// an item is chosen), dnd-kit (pointer-driven sortable lists whose drag
+// starts past a distance, or after a held press) and dragula (cards a
+// library moves while listening on the document alone).
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
+import { DRAGULA_LANES } from "../../../fixtures/apps/pages_pickers_sortables.ts";
 import { openAppPage, pageValue } from "./_app_pages.ts";
 
 function elementOf(observation: EnvObservation, role: string, name: string, nth = 0) {
@@ -86,6 +88,33 @@ Deno.test("Env.step() selects Tom Select options through what the page shows onc
   }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
   assertEquals(refused, "option-not-found");
   assertEquals(await value(), "r6");
+});
+
+Deno.test("dragula's cards, whose library listens on the document alone, get ids by their move cursor, and drag between lanes", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/dragula");
+  const observation = await env.observe();
+  for (const [, cards] of DRAGULA_LANES) {
+    for (const card of cards) {
+      const element = observation.elements.find((el) => el.name === card);
+      assert(element, `no id for the card "${card}" in:\n${observation.text}`);
+      assertEquals(element.cues, ["draggable"]);
+    }
+  }
+  // The lanes and their headings take no id: only the cards show the move cursor.
+  assertEquals(observation.elements.length, 5, observation.text);
+  const card = (name: string) => observation.elements.find((el) => el.name === name)!.id;
+  const step = await env.step({
+    action: "drag",
+    id: card("Fix the login bug"),
+    to: card("Plan the sprint"),
+  });
+  assertEquals(step.result.detail, "dragged");
+  assertStringIncludes(
+    step.observation.text,
+    "To do: Write the tests, Update the docs | Doing: Review the patch | Done: Fix the login bug, Plan the sprint",
+  );
 });
 
 Deno.test("Env.step() drags dnd-kit items past a distance and after a held press; the order shown changes", async () => {
