@@ -61,9 +61,10 @@ export async function selectOption(
   if (native.kind === "not-found") throw optionNotFound(id, option, by, native.options);
   // A label, a chosen item or a plain box that stands for a custom picker:
   // acted on and read back through the picker's face, opened like a combobox.
-  const face = opens(facts) ? undefined : await calls.callForElement(ref, "PICKER_FACE");
+  const own = opens(facts);
+  const face = own ? undefined : await calls.callForElement(ref, "PICKER_FACE");
   try {
-    return await choose(tools, face ?? ref, id, option, by, face !== undefined || opens(facts));
+    return await choose(tools, face ?? ref, id, option, by, own || face !== undefined);
   } finally {
     if (face) {
       bestEffort(
