@@ -75,9 +75,14 @@ export async function selectOption(
   }
 }
 
-/** Whether the element's own role says a click opens its options. */
+/**
+ * Whether a click on the element itself opens its options: a combobox, or a
+ * button by role or by tag (Headless UI's listbox is a native
+ * `<button aria-haspopup="listbox">`, no role written).
+ */
 function opens(facts: ElementFacts): boolean {
-  return facts.role === "combobox" || facts.role === "button";
+  return facts.role === "combobox" || facts.role === "button" ||
+    (facts.role === "" && facts.tag === "button");
 }
 
 /** Chooses the option of a custom picker: opened with a click when `open`, the option clicked, read back. */

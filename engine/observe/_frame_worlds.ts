@@ -50,6 +50,28 @@ export interface FrameInfo {
   state: SessionState;
 }
 
+/**
+ * The request that repeats `req` once `done` answered it: ids go on from
+ * where each frame's call stopped (its own, and each folded child's and
+ * sibling's), and each distiller counts the repeat as the same observation.
+ */
+function repeatOf(req: DistillRequest, done: DistillResult): DistillRequest {
+  const repeat: DistillRequest = { ...req, nextId: done.nextId, again: true };
+  if (req.folds) {
+    repeat.folds = req.folds.map((fold, i) => {
+      const answer = done.folded?.[i];
+      return answer ? { ...fold, req: repeatOf(fold.req, answer) } : fold;
+    });
+  }
+  if (req.siblings) {
+    repeat.siblings = req.siblings.map((sibling, i) => {
+      const answer = done.siblings?.[i];
+      return answer ? { ...sibling, req: repeatOf(sibling.req, answer) } : sibling;
+    });
+  }
+  return repeat;
+}
+
 /** Whether a CDP error says the context, frame or object went away (not the target). */
 export function isContextGone(error: unknown): boolean {
   return error instanceof ProtocolError && !(error.name === "TargetClosedError") &&
@@ -250,6 +272,7 @@ export class FrameWorlds {
         if (distilled.suspects && await this.#adoptClosedRoots(frame, contextId) && !retried) {
           retried = true;
           attempt--;
+          req = repeatOf(req, distilled);
           continue;
         }
         return distilled;

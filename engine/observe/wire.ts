@@ -55,6 +55,14 @@ export interface DistillRequest {
    * {@linkcode DistillResult.siblings}, for the driver to distil on its own.
    */
   siblings?: SiblingRequest[];
+  /**
+   * The same observation asked once more, right after the call before it
+   * (the driver handed over closed shadow roots in between): ids go on from
+   * that call's `nextId`, and its new ids, its `*new` rule and its flashes
+   * count as this call's, so the repeat neither hands an id out twice nor
+   * loses what the first call saw.
+   */
+  again?: boolean;
 }
 
 /** A sibling frame distilled in another frame's call: which frame, and what to ask it. */

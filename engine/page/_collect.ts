@@ -6,7 +6,14 @@
  * @module
  */
 
-import { type Layout, LISTEN_CLICK, LISTEN_HOVER, LISTEN_KEY, type StyleFacts } from "./layout.ts";
+import {
+  clippedAway,
+  type Layout,
+  LISTEN_CLICK,
+  LISTEN_HOVER,
+  LISTEN_KEY,
+  type StyleFacts,
+} from "./layout.ts";
 import {
   fold,
   INTERACTIVE_ROLES,
@@ -408,13 +415,12 @@ function isStyledAway(layout: Layout, el: Element, style: StyleFacts): boolean {
  * that hides its overflow.
  */
 function isVisuallyHidden(layout: Layout, el: Element, style: StyleFacts): boolean {
-  const clipStyle = style.clip;
-  if (clipStyle && clipStyle !== "auto" && /rect\(\s*0/.test(clipStyle)) return true;
-  const clipPath = style.clipPath;
-  if (clipPath && /inset\(\s*50%|circle\(\s*0/.test(clipPath)) return true;
-  if (style.position !== "absolute" && style.position !== "fixed") return false;
+  // The box is asked only of a positioned element, the one case it decides.
+  if (style.position !== "absolute" && style.position !== "fixed") {
+    return clippedAway(style, Infinity, Infinity);
+  }
   const r = layout.rect(el);
-  return r.w <= 1 && r.h <= 1;
+  return clippedAway(style, r.w, r.h);
 }
 
 /** Linear text of a MathML subtree: scripts as `^`/`_`, fractions and roots bracketed. */

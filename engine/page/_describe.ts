@@ -5,7 +5,15 @@
  * @module
  */
 
-import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, statesOf, valueOf } from "./roles.ts";
+import {
+  clip,
+  fold,
+  NAME_FROM_CONTENT,
+  nameFromAttributes,
+  saidIn,
+  statesOf,
+  valueOf,
+} from "./roles.ts";
 import { iconName } from "./_class_names.ts";
 import {
   contentText,
@@ -69,7 +77,8 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   if (!name && fromContent && node.revealedOnHover) name = fold(target.textContent ?? "");
   const title = fromContent ? fold(target.getAttribute("title") ?? "") : "";
   if (!name && fromContent) name = title || fold(target.getAttribute("placeholder") ?? "");
-  else if (title && title !== name) node.description = clip(title, req.maxText);
+  // A tooltip that only repeats words of the name ("Edit" on "Edit Copper Sky") says nothing more.
+  else if (title && !saidIn(name, title)) node.description = clip(title, req.maxText);
   // An icon-only control nothing names: its tooltip, or the words its class or its icon's
   // gives it (`…__prev` → "previous", `<i class="fa fa-share">` → "share").
   if (!name && ICON_ROLES.has(role) && !node.proxy) name = iconName(target) || rowHint(target);

@@ -6,7 +6,14 @@
  */
 
 import type { Rect } from "./layout.ts";
-import { clip, fold, NAME_FROM_CONTENT, nameFromAttributes, STRUCTURE_ROLES } from "./roles.ts";
+import {
+  clip,
+  fold,
+  NAME_FROM_CONTENT,
+  nameFromAttributes,
+  saidIn,
+  STRUCTURE_ROLES,
+} from "./roles.ts";
 import type {
   DistillRequest,
   DistillResult,
@@ -204,6 +211,10 @@ function emitNode(
         if (kid.spaceAfter) addText(" ", true);
         continue;
       }
+      // A box that shows nothing in the flow (screen-reader-only words, an
+      // empty inline) leaves the sentence whole: "· 1 December · 9 min read",
+      // not parted with a separator where its words were.
+      if (outs.length === 0 && (kid.unseen || kid.inline) && kid.tag !== "br") continue;
       if (kid.tag === "br" && kids[kids.length - 1]?.k === "t") addText(" ", true);
       runs = false;
       const only = outs.length === 1 ? outs[0] : undefined;
@@ -248,16 +259,6 @@ function emitNode(
   }
   if (kids.length) out.c = kids;
   return [out];
-}
-
-/** Whether `text` is `name` or a run of whole words of it. */
-function saidIn(name: string, text: string): boolean {
-  if (!text) return false;
-  if (text === name) return true;
-  const at = name.indexOf(text);
-  if (at < 0) return false;
-  const before = at === 0 ? " " : name[at - 1]!, after = name[at + text.length] ?? " ";
-  return !/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after);
 }
 
 /**

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { srOnly } from "./layout.ts";
 
 /**
  * Roles whose content is announced as it changes (WAI-ARIA live region
@@ -80,7 +81,9 @@ export function watchFlashes(win: Window & typeof globalThis): FlashWatch {
   const said = new Map<Element, string>();
   const note = (node: Node | null) => {
     const announcer = announcerOf(node);
-    if (!announcer) return;
+    // A screen reader's announcement (react-select's "4 results available…"
+    // in a clipped region) is nothing a person sees come and go.
+    if (!announcer || srOnly(announcer)) return;
     const text = fold((announcer as HTMLElement).innerText || announcer.textContent || "");
     if (text) {
       said.set(announcer, text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS - 1)}…` : text);

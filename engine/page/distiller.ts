@@ -85,6 +85,10 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
   const ids = new WeakMap<Element, number>();
   const byId = new Map<number, WeakRef<Element>>();
   let observed = false;
+  // What the last call that was not a repeat (`req.again`) started from: a
+  // repeat prints `*new` as it would have, and marks the ids it minted.
+  let showNew = false;
+  let minted = new Set<number>();
 
   function observe(req: DistillRequest, owners: readonly Element[] = []): DistillResult {
     const start = layout.now();
@@ -133,10 +137,14 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
     };
     lap("collect");
     let nextId = req.nextId;
+    if (!req.again) {
+      showNew = observed;
+      minted = new Set();
+    }
     if (top) {
       vet(pass, doc);
       lap("vet");
-      nextId = assign(pass, ids, byId, nextId);
+      nextId = assign(pass, ids, byId, nextId, minted);
       describe(pass);
       lap("describe");
     }
@@ -147,7 +155,7 @@ export function createDistiller(doc: Document, layout: Layout): Distiller {
     if (pass.below.n) nodes.push(pass.below);
     lap("emit");
     // `*new` marks only once this document has been observed before.
-    const lines = formatNodes(nodes, { showNew: observed });
+    const lines = formatNodes(nodes, { showNew });
     observed = true;
     const elements: WireFacts[] = [];
     const frames: DistillResult["frames"] = [];
@@ -193,6 +201,7 @@ function assign(
   ids: WeakMap<Element, number>,
   byId: Map<number, WeakRef<Element>>,
   nextId: number,
+  minted: Set<number>,
 ): number {
   for (const node of pass.candidates) {
     if (node.keep !== 2) continue;
@@ -201,8 +210,10 @@ function assign(
       id = nextId++;
       ids.set(node.el, id);
       byId.set(id, new WeakRef(node.el));
-      node.isNew = true;
+      minted.add(id);
     }
+    // New in this observation, a repeat's first call included.
+    if (minted.has(id)) node.isNew = true;
     node.id = id;
   }
   // Forget ids of collected elements so the map does not grow without bound.

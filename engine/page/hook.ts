@@ -119,7 +119,21 @@ export function installHook(secret: string): void {
     const key = kind === "c" ? el : kindKey(kind === "h" ? hoverKeys : keyKeys, el);
     if (apply(weakSetHas, seen, [key])) return;
     apply(weakSetAdd, seen, [key]);
+    // React 17+ listens for every event on its root's container and hands each
+    // to the element's own props (found by the probe): the container is where
+    // the app lives, not a target. Unmarked, a widget mounted in a small box
+    // became one clickable named by all its text.
+    if (reactRoot(el)) return;
     apply(arrayPush, pending, [[new WeakRefClass(el), kind]]);
+  }
+
+  /** Whether `el` is the container of a React root (React marks it before it listens). */
+  function reactRoot(el: Element): boolean {
+    const keys = apply(objectKeys, Object, [el]) as string[];
+    for (let i = 0; i < keys.length; i++) {
+      if (apply(stringStartsWith, keys[i]!, ["__reactContainer$"])) return true;
+    }
+    return false;
   }
 
   const hoverKeys = new WeakMap<object, object>();

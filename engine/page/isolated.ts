@@ -110,6 +110,8 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
   let distiller: Distiller | undefined;
   let distilled: Document | undefined;
   const flashes = watchFlashes(win);
+  // The last call's flashes, which a repeat of it (`req.again`) answers too.
+  let flashedBefore: string[] = [];
   const api: IsolatedApi = {
     version,
     observe(req, ...owners) {
@@ -124,7 +126,9 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       const result = distiller.observe(req, owners);
       const suspects = suspectCount();
       if (suspects) result.suspects = suspects;
-      const flashed = flashes.drain(doc);
+      const drained = flashes.drain(doc);
+      const flashed = req.again ? [...flashedBefore, ...drained] : drained;
+      flashedBefore = flashed;
       if (flashed.length) result.flashed = flashed;
       if (req.folds) result.folded = req.folds.map((fold) => foldIn(owners[fold.slot], fold.req));
       if (req.siblings) result.siblings = siblingsOf(req.siblings);

@@ -96,3 +96,37 @@ export interface Layout {
   /** Milliseconds since some fixed point, for timing. */
   now(): number;
 }
+
+/**
+ * Whether an element is hidden from sight but not from screen readers: the
+ * `sr-only` pattern, clipped to nothing or a positioned box of 1 px or less.
+ *
+ * @param style its computed `clip`, `clip-path` and `position`
+ * @param width its box's width in CSS pixels
+ * @param height its box's height in CSS pixels
+ * @returns true when a person sees none of it
+ */
+export function clippedAway(
+  style: Pick<StyleFacts, "clip" | "clipPath" | "position">,
+  width: number,
+  height: number,
+): boolean {
+  if (style.clip && style.clip !== "auto" && /rect\(\s*0/.test(style.clip)) return true;
+  if (style.clipPath && /inset\(\s*50%|circle\(\s*0/.test(style.clipPath)) return true;
+  if (style.position !== "absolute" && style.position !== "fixed") return false;
+  return width <= 1 && height <= 1;
+}
+
+/**
+ * {@linkcode clippedAway} for an element of a live document, read from its
+ * computed style and box.
+ *
+ * @param el the element
+ * @returns true when a person sees none of it
+ */
+export function srOnly(el: Element): boolean {
+  const view = el.ownerDocument.defaultView;
+  if (!view) return false;
+  const r = el.getBoundingClientRect();
+  return clippedAway(view.getComputedStyle(el), r.width, r.height);
+}

@@ -517,3 +517,19 @@ export function isDisabled(el: Element, tag: string): boolean {
   }
   return el.closest('[aria-disabled="true"]') !== null;
 }
+
+/**
+ * Whether `text` is `name` or a run of whole words of it.
+ *
+ * @param name what an element is called
+ * @param text words found beside it
+ * @returns true when the words say nothing the name does not
+ */
+export function saidIn(name: string, text: string): boolean {
+  if (!text) return false;
+  if (text === name) return true;
+  const at = name.indexOf(text);
+  if (at < 0) return false;
+  const before = at === 0 ? " " : name[at - 1]!, after = name[at + text.length] ?? " ";
+  return !/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after);
+}

@@ -14,6 +14,7 @@ import type {
 } from "../../act/_in_page.ts";
 import type { FieldState, FieldWatch } from "../../act/_typing.ts";
 import { activeOf, controlOf, viewOf, viewportOf, visible } from "./_dom.ts";
+import { srOnly } from "../layout.ts";
 
 /** The page's locale: the document's `lang`, else the browser's language. */
 export function pageLocale(this: Element): string {
@@ -212,6 +213,22 @@ function shows(e: Element): boolean {
   const page = e.ownerDocument.documentElement.getBoundingClientRect();
   return r.width >= 2 && r.height >= 2 && r.right > page.left && r.bottom > page.top &&
     e.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+}
+
+/**
+ * The box a picker's combobox field sits in, holding no other control: the
+ * widest such box up to four levels out, or null when the element is no
+ * combobox text field or no box holds it alone.
+ */
+function fieldBox(field: Element): Element | null {
+  if (!field.matches("input, textarea") || !field.matches(PICKER_FIELD)) return null;
+  let box: Element | null = null;
+  for (let up = field.parentElement, n = 0; up && n < 4; up = up.parentElement, n++) {
+    if (up.localName === "label" || up.localName === "form" || up.localName === "body") break;
+    if (soleField(up) !== field) break;
+    box = up;
+  }
+  return box;
 }
 
 /** The combobox field of the custom picker the element stands for, or null. */
@@ -466,7 +483,9 @@ export function dragMark(this: Element): string {
 export function shownChoice(this: Element, wanted: string): ShownChoice {
   const doc = this.ownerDocument;
   const want = fold(wanted).toLowerCase();
-  const parts: string[] = [shownText(this)];
+  // A picker's search field shows the choice beside itself, not in its value
+  // (react-select empties its input and shows "Vanilla" in the box around it).
+  const parts: string[] = [shownText(fieldBox(this) ?? this)];
   const fields = Array.from(this.querySelectorAll("input, textarea, select"));
   if (this.matches("input, textarea, select")) fields.unshift(this);
   for (const attr of ["aria-controls", "aria-owns"]) {
@@ -523,6 +542,8 @@ function shownText(el: Element): string {
         ) continue;
         if (child.localName === "script" || child.localName === "style") continue;
         if (typeof child.checkVisibility === "function" && !child.checkVisibility()) continue;
+        // Words for a screen reader only (a picker's live region) are not what it shows.
+        if (srOnly(child)) continue;
         parts.push(" ");
         walk(child);
         parts.push(" ");

@@ -2,14 +2,16 @@
 // actions: Choices.js (a combobox that filters as it is typed into and lists
 // only some options until then), Tom Select (its combobox input hidden once
 // an item is chosen), dnd-kit (pointer-driven sortable lists whose drag
-// starts past a distance, or after a held press) and dragula (cards a
-// library moves while listening on the document alone).
+// starts past a distance, or after a held press), dragula (cards a
+// library moves while listening on the document alone), react-select (its
+// input emptied once an option is chosen) and Headless UI's listbox (a native
+// button with no role written).
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
-import { DRAGULA_LANES } from "../../../fixtures/apps/pages_pickers_sortables.ts";
+import { DRAGULA_LANES, PANGEA_LANES } from "../../../fixtures/apps/pages_pickers_sortables.ts";
 import { openAppPage, pageValue } from "./_app_pages.ts";
 
 function elementOf(observation: EnvObservation, role: string, name: string, nth = 0) {
@@ -144,4 +146,81 @@ Deno.test("Env.step() drags dnd-kit items past a distance and after a held press
     "Held steps order: Leave, Plan the trip, Book flights, Pack the bags",
   );
   assertStringIncludes(step.result.detail ?? "", "holding the press");
+});
+
+Deno.test("Env.step() selects react-select options (a list in a portal or inside it) and Headless UI's, judged by what the page took", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/react-select");
+  const order = () => pageValue(env, "window.__order");
+  let observation = await env.observe();
+  const flavour = elementOf(observation, "combobox", "Flavour");
+  // The list opens in a portal at the end of the body; once chosen, the input empties and
+  // the choice shows in the box beside it. Before, the action answered value-not-set.
+  let step = await env.step({ action: "select", id: flavour.id, option: "Pistachio" });
+  assertEquals(step.result.detail, "Pistachio");
+  assertStringIncludes(step.observation.text, "Flavour: Pistachio");
+  // A second choice on the same picker: what it showed before is no choice of this one.
+  step = await env.step({ action: "select", id: flavour.id, option: "Lemon sorbet" });
+  assertEquals(step.result.detail, "Lemon sorbet");
+  // Chosen already: said, not clicked again.
+  step = await env.step({ action: "select", id: flavour.id, option: "Lemon sorbet" });
+  assertEquals(step.result.detail, "Lemon sorbet; it was chosen already");
+  observation = step.observation;
+  // The multiple picker, its list inside it: each choice adds one.
+  const toppings = elementOf(observation, "combobox", "Toppings");
+  await env.step({ action: "select", id: toppings.id, option: "Sauce" });
+  step = await env.step({ action: "select", id: toppings.id, option: "Nuts" });
+  assertEquals(step.result.detail, "Nuts");
+  assertEquals(await order(), {
+    flavour: "Lemon sorbet",
+    toppings: ["Sauce", "Nuts"],
+    cup: "Small cup",
+  });
+  assertStringIncludes(step.observation.text, "Toppings: Sauce, Nuts");
+  // Headless UI's listbox: a native button with no role written, showing the chosen cup.
+  // Before, select did not open it and answered option-not-found.
+  const cup = elementOf(step.observation, "button", "Small cup");
+  step = await env.step({ action: "select", id: cup.id, option: "Waffle cone" });
+  assertEquals(step.result.detail, "Waffle cone");
+  assertStringIncludes(step.observation.text, "Served in: Waffle cone");
+  // An option the picker does not have is named as missing, with what it lists.
+  const missing = await env.step({ action: "select", id: flavour.id, option: "Durian" })
+    .then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
+  assertEquals(missing, "option-not-found");
+  assertEquals(await order(), {
+    flavour: "Lemon sorbet",
+    toppings: ["Sauce", "Nuts"],
+    cup: "Waffle cone",
+  });
+});
+
+Deno.test("Env.step() reads a React app mounted in a box as its parts and drags @hello-pangea/dnd cards between lanes", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/pangea-board");
+  const observation = await env.observe();
+  // React listens on the box it mounts into for every event: that box is no target.
+  // Before, it was one clickable named by all the board's text, its headings gone.
+  assertEquals(
+    observation.elements.map((el) => `${el.role} ${el.name}`),
+    PANGEA_LANES.flatMap(([, cards]) => cards.map((card) => `button ${card}`)),
+    observation.text,
+  );
+  assertStringIncludes(observation.text, "heading This week");
+  assertStringIncludes(observation.text, "heading Doing");
+  const step = await env.step({
+    action: "drag",
+    id: elementOf(observation, "button", "Order lunch").id,
+    to: elementOf(observation, "button", "Print badges").id,
+  });
+  const status = String(await pageValue(env, `document.getElementById("status").textContent`));
+  assert(
+    [
+      "To do: Draft the agenda, Book the room, Send invites | Doing: Order lunch, Print badges",
+      "To do: Draft the agenda, Book the room, Send invites | Doing: Print badges, Order lunch",
+    ].includes(status),
+    status,
+  );
+  assertStringIncludes(step.observation.text, status);
 });

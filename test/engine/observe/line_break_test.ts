@@ -18,3 +18,18 @@ Deno.test("Observer.observe() keeps the words apart that a line break parts", as
   assertStringIncludes(text, "Kristy Turner kristy.turner661@example.com");
   assertStringIncludes(text, "First line second line");
 });
+
+Deno.test("Observer.observe() keeps a sentence whole around words only a screen reader gets", async () => {
+  await using server = serveHtml({
+    "/": `<!doctype html><meta charset="utf-8"><title>Byline</title>
+      <style>.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}</style>
+      <p>By <a href="#/mira">Mira</a> · 1 December 2026 · <span class="sr-only">Reading time:</span> 9 min read</p>
+      <p>Updated 2 December <span class="sr-only">at</span> 14:00</p>`,
+  });
+  const site = { origin: server.url("").replace(/\/$/, ""), reset: () => Promise.resolve() };
+  await using browser = await Browser.launch();
+  await using env = await Env.create(browser, { site });
+  const { text } = await env.observe();
+  assertStringIncludes(text, `"Mira" · 1 December 2026 · 9 min read`);
+  assertStringIncludes(text, "Updated 2 December 14:00");
+});

@@ -268,11 +268,12 @@ Deno.test("createDistiller() reaches a styled-away checkbox through one id on th
   assertEquals(formatNodes(result.nodes!, { showNew: false }), ["[1] checkbox Remember me"]);
 });
 
-Deno.test("createDistiller() joins inline runs, keeps a differing title apart and shows link targets", () => {
+Deno.test("createDistiller() joins inline runs, keeps a title apart that says more than the name and shows link targets", () => {
   const { distiller } = setup(`
     <p>Type "<code>hello</code>" here</p><p>Read the <a href="/guide">docs</a> first.</p>
     <a href="/films?sort=year" title="Sort ascending">Year</a>
-    <span id="l">Order 7</span><div aria-labelledby="l" onclick="go()">Shipped</div>`);
+    <span id="l">Order 7</span><div aria-labelledby="l" onclick="go()">Shipped</div>
+    <button title="Edit">Edit Copper Sky</button><button title="Sky">Copper Skyline</button>`);
   const lines = formatNodes(distiller.observe(REQUEST).nodes!, { showNew: false });
   assertEquals(lines, [
     'Type "hello" here',
@@ -280,6 +281,9 @@ Deno.test("createDistiller() joins inline runs, keeps a differing title apart an
     '[2] "Year" → /films?sort=year title="Sort ascending"',
     "Order 7",
     '[3] clickable "Order 7" listener · Shipped',
+    // A title held whole-word in the name repeats it; one that is only part of a word does not.
+    "[4] button Edit Copper Sky",
+    '[5] button "Copper Skyline" title="Sky"',
   ]);
 });
 
