@@ -18,7 +18,8 @@
  *
  * Delegated handlers leave no listener on their target: React 17+ and
  * Svelte 5 listen on the root and keep each element's handlers in expando
- * properties (`__reactProps$…` with `onClick`, `__click`), jQuery keeps
+ * properties (`__reactProps$…` with `onClick`; `__click` in early Svelte 5,
+ * now `{ click }` under its own `Symbol("events")`), jQuery keeps
  * `.on(type, selector, fn)` handlers in `jQuery._data(root, "events")`.
  * Those properties live in the main world, out of the isolated world's
  * reach, so the isolated world asks: it dispatches a cancelable
@@ -64,8 +65,10 @@ const REACT_HANDLERS = [
   "onContextMenu",
   "onDrop",
 ];
-/** Svelte 5 delegated-handler expandos, one per event type. */
+/** Svelte 5 delegated-handler expandos, one per event type (before 5.x moved them under a symbol). */
 const SVELTE_HANDLERS = ["__click", "__mousedown", "__pointerdown", "__dblclick"];
+/** The event types of Svelte 5's delegated handlers that make a click target. */
+const SVELTE_CLICKS = ["click", "mousedown", "pointerdown", "dblclick", "mouseup", "pointerup"];
 
 /**
  * Installs the hook in the current (main) world.
@@ -93,6 +96,8 @@ export function installHook(secret: string): void {
   const arrayPush = Array.prototype.push;
   const deref = WeakRef.prototype.deref;
   const objectKeys = Object.keys;
+  const ownSymbols = Object.getOwnPropertySymbols;
+  const symbolDescription = getDescriptor(Symbol.prototype, "description")!.get!;
   const stringStartsWith = String.prototype.startsWith;
   const matches = win.Element.prototype.matches;
   const composedPath = win.Event.prototype.composedPath;
@@ -221,6 +226,18 @@ export function installHook(secret: string): void {
     const own = el as unknown as Record<string, unknown>;
     for (let i = 0; i < SVELTE_HANDLERS.length; i++) {
       if (typeof own[SVELTE_HANDLERS[i]!] === "function") return true;
+    }
+    // Svelte 5 now keeps them by type under a symbol of its own, `Symbol("events")`.
+    const symbols = apply(ownSymbols, Object, [el]) as symbol[];
+    for (let i = 0; i < symbols.length; i++) {
+      if (apply(symbolDescription, symbols[i]!, []) !== "events") continue;
+      const handlers = (own as unknown as Record<symbol, unknown>)[symbols[i]!] as
+        | Record<string, unknown>
+        | null;
+      if (!handlers || typeof handlers !== "object") continue;
+      for (let j = 0; j < SVELTE_CLICKS.length; j++) {
+        if (typeof handlers[SVELTE_CLICKS[j]!] === "function") return true;
+      }
     }
     const keys = apply(objectKeys, Object, [el]) as string[];
     for (let i = 0; i < keys.length; i++) {
