@@ -188,7 +188,12 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     }
   }
   const delegation = inh.delegation || (listened & LISTEN_CLICK) !== 0;
-  if (tag === "body" || tag === "html") sig = 0;
+  // The body is the page, not a target, unless the page is an editor: a
+  // rich-text editor's frame (TinyMCE's body is contenteditable, an older
+  // editor's document in design mode) is the field a person types into.
+  if (tag === "body" && (sig & S_EDITABLE || el.ownerDocument.designMode === "on")) {
+    sig = S_EDITABLE;
+  } else if (tag === "body" || tag === "html") sig = 0;
   // Inside a strong candidate (a link, a button) weak signals belong to it.
   if (!(sig & STRONG) && inh.inStrong) sig = 0;
   else if (

@@ -15,6 +15,7 @@ import {
   valueOf,
 } from "./roles.ts";
 import { iconName } from "./_class_names.ts";
+import { holdsLine } from "./_emit.ts";
 import {
   contentText,
   type DNode,
@@ -94,11 +95,20 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     }
   } else if (node.named) node.kids = node.kids.filter((kid) => typeof kid !== "string");
   if (name) node.name = clip(name, req.maxText);
+  // An editor's text as a person reads it: its paragraphs apart, not glued
+  // ("Hello there Second line", not "Hello thereSecond line").
   const value = node.sig & S_EDITABLE && !node.proxy
-    ? fold(node.el.textContent ?? "")
+    ? fold((node.el as HTMLElement).innerText ?? node.el.textContent ?? "")
     : valueOf(target, tag, role);
   if (value !== undefined && value !== "") node.value = clip(fold(value), req.maxText);
-  if (node.sig & S_EDITABLE) node.kids = node.kids.filter((kid) => typeof kid !== "string");
+  if (node.sig & S_EDITABLE) {
+    // A value shown whole is not repeated below the line (an editor's paragraphs); a longer
+    // text stays below, whole, and so does anything inside that keeps a line of its own.
+    const whole = value === undefined || fold(value).length <= req.maxText;
+    node.kids = node.kids.filter((kid) =>
+      typeof kid !== "string" && (!whole || "k" in kid || kid.keep > 0 || holdsLine(kid))
+    );
+  }
   if (tag === "select") node.options = optionsOf(target, req.maxText);
   if ((tag === "a" || tag === "area") && role === "link") {
     const href = compactHref(target, pass);

@@ -104,8 +104,13 @@ function structureName(node: DNode, req: DistillRequest): string | undefined {
   return cell ? name : clip(name, req.maxText);
 }
 
-/** Whether anything inside the node gets a line of its own (a candidate that keeps one). */
-function holdsLine(node: DNode): boolean {
+/**
+ * Whether anything inside the node gets a line of its own (a candidate that keeps one).
+ *
+ * @param node a node of the working tree
+ * @returns true when a candidate inside keeps its line
+ */
+export function holdsLine(node: DNode): boolean {
   for (const kid of node.kids) {
     if (typeof kid === "string" || "k" in kid) continue;
     if (kid.keep || holdsLine(kid)) return true;

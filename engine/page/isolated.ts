@@ -97,7 +97,11 @@ export function installIsolated(secret: string, version: string): IsolatedApi {
       return !el.dispatchEvent(new EventClass(probeType, { cancelable: true, composed: true }));
     },
     focused() {
-      let el = currentDocument().activeElement;
+      const doc = currentDocument();
+      // The body is active in a document nothing in has focus (an editor's
+      // frame not clicked into): not focused.
+      if (doc.activeElement === doc.body && !doc.hasFocus()) return null;
+      let el = doc.activeElement;
       for (let root = el && shadowOf(el); root?.activeElement; root = shadowOf(el!)) {
         el = root.activeElement;
       }

@@ -389,8 +389,12 @@ export function focusedEditable(this: Element): Element | null {
  */
 export function focusState(this: Element): "outside" | "at-end" | "inside" {
   const el = controlOf(this);
-  const active = activeOf(el.ownerDocument);
+  const doc = el.ownerDocument;
+  const active = activeOf(doc);
   if (!active || (active !== el && !el.contains(active))) return "outside";
+  // The body is the active element of a document nothing in has focus: an
+  // editor's frame (TinyMCE's body) the keys do not reach until clicked.
+  if (active === doc.body && !doc.hasFocus()) return "outside";
   if (active.localName === "input" || active.localName === "textarea") {
     const field = active as HTMLInputElement;
     try {

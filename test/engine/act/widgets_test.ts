@@ -9,6 +9,7 @@ import { Browser } from "../../../engine/browser/browser.ts";
 import { Env } from "../../../engine/env.ts";
 import type { EnvObservation } from "../../../engine/env_types.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
+import { TINYMCE_START } from "../../../fixtures/apps/pages_widgets.ts";
 import { openAppPage, pageValue } from "./_app_pages.ts";
 
 function idOf(observation: EnvObservation, role: string, name: string): number {
@@ -215,4 +216,37 @@ Deno.test("Env.step() uploads wherever a person picks or drops a file: a hidden 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("Env.step() types into TinyMCE, whose field is the body of its frame: appended, bold kept, replaced", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/tinymce");
+  const content = () => pageValue(env, `tinymce.get("post").getContent()`);
+  let observation = await env.observe();
+  // Before: the body had no id, and nothing could be typed into the post.
+  const editor = idOf(observation, "textbox", "Rich Text Area");
+  // Not clicked into yet: the frame's body is the active element of a document without focus.
+  assert(!observation.text.includes("focused"), observation.text);
+  observation = (await env.step({
+    action: "type",
+    id: editor,
+    text: " Bring a friend.",
+    mode: "append",
+  })).observation;
+  assertEquals(await content(), `<p>${TINYMCE_START} Bring a friend.</p>`);
+  // One value, not the paragraph again below the line.
+  assertStringIncludes(
+    observation.text,
+    `textbox "Rich Text Area" value="${TINYMCE_START} Bring a friend." focused`,
+  );
+  // Bold pressed with the caret at the end: typing on keeps it.
+  await env.step({ action: "click", id: idOf(observation, "button", "Bold") });
+  await env.step({ action: "type", id: editor, text: " Free entry.", mode: "append" });
+  assertEquals(
+    await content(),
+    `<p>${TINYMCE_START} Bring a friend.<strong> Free entry.</strong></p>`,
+  );
+  await env.step({ action: "type", id: editor, text: "Fair moved to Sunday." });
+  assertEquals(await content(), "<p>Fair moved to Sunday.</p>");
 });
