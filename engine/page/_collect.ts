@@ -420,10 +420,7 @@ function isStyledAway(layout: Layout, el: Element, style: StyleFacts): boolean {
  * that hides its overflow.
  */
 function isVisuallyHidden(layout: Layout, el: Element, style: StyleFacts): boolean {
-  // The box is asked only of a positioned element, the one case it decides.
-  if (style.position !== "absolute" && style.position !== "fixed") {
-    return clippedAway(style, Infinity, Infinity);
-  }
+  // Asked only of a box that clips its overflow, whose size then decides.
   const r = layout.rect(el);
   return clippedAway(style, r.w, r.h);
 }

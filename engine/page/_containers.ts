@@ -291,6 +291,9 @@ function unwrapPlaceholder(pass: Pass, wrapper: DNode, held: DNode[]): boolean {
   if (!words) return false;
   wrapper.sig &= ~WEAK;
   if (!(wrapper.sig & S_SCROLL)) wrapper.keep = 0;
+  // A control named by a label of its own keeps that name; the words drawn
+  // in its box ("Pick a city") stay on the page as a person sees them.
+  if (nameFromAttributes(control.el, control.tag, { title: false })) return true;
   control.drawnPlaceholder = words;
   for (const kid of drawn) {
     pass.standIns.add(kid.el);

@@ -99,21 +99,26 @@ export interface Layout {
 
 /**
  * Whether an element is hidden from sight but not from screen readers: the
- * `sr-only` pattern, clipped to nothing or a positioned box of 1 px or less.
+ * `sr-only` pattern, clipped to nothing, or a box of 1 px or less that is
+ * positioned or clips its overflow.
  *
- * @param style its computed `clip`, `clip-path` and `position`
+ * @param style its computed `clip`, `clip-path`, `position` and `overflow`
  * @param width its box's width in CSS pixels
  * @param height its box's height in CSS pixels
  * @returns true when a person sees none of it
  */
 export function clippedAway(
-  style: Pick<StyleFacts, "clip" | "clipPath" | "position">,
+  style: Pick<StyleFacts, "clip" | "clipPath" | "position" | "overflow">,
   width: number,
   height: number,
 ): boolean {
   if (style.clip && style.clip !== "auto" && /rect\(\s*0/.test(style.clip)) return true;
   if (style.clipPath && /inset\(\s*50%|circle\(\s*0/.test(style.clipPath)) return true;
-  if (style.position !== "absolute" && style.position !== "fixed") return false;
+  // A box of 1 px or less that is positioned out of the flow, or that clips
+  // what overflows it (Ant Design's listbox for screen readers: 0 × 0, overflow hidden).
+  const clips = style.overflow !== undefined && style.overflow !== "" &&
+    style.overflow !== "visible";
+  if (style.position !== "absolute" && style.position !== "fixed" && !clips) return false;
   return width <= 1 && height <= 1;
 }
 

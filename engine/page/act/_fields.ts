@@ -249,7 +249,12 @@ function pickerField(el: Element): Element | null {
 
 /** The face of the custom picker the element stands for, or null. */
 export function pickerFace(this: Element): Element | null {
-  let face = pickerField(this);
+  const field = pickerField(this);
+  // The widest box that holds the field alone, when it shows: a nearer one
+  // may lie under the chosen item (Ant Design's search box under "Paris").
+  const box = field && fieldBox(field);
+  if (box && shows(box)) return box;
+  let face = field;
   for (let up = 0; face && up < 4; up++, face = face.parentElement) {
     if (shows(face)) return face;
   }
@@ -284,7 +289,37 @@ export function findOption(
       : fold(o.getAttribute("aria-label") || o.textContent);
   const match = options.find((o) => key(o) === wanted) ||
     options.find((o) => key(o).toLowerCase() === fold(wanted).toLowerCase());
-  return match || options.slice(0, 20).map(key);
+  if (match) return match;
+  // The list a person sees may be no ARIA options at all (Ant Design draws
+  // plain items in a popup and keeps a hidden listbox of values for screen
+  // readers): an item of the open popup that reads the label.
+  const item = by === "label" ? popupItem(this, wanted) : null;
+  return item || options.slice(0, 20).map(key);
+}
+
+/**
+ * The element of an open popup (a box positioned absolute or fixed, not
+ * around the control) whose text is `wanted`, as a person reads it; the
+ * control's own box is left out (it shows the choice made before).
+ */
+function popupItem(control: Element, wanted: string): Element | null {
+  const doc = control.ownerDocument;
+  const view = doc.defaultView;
+  if (!view || !doc.body) return null;
+  const want = fold(wanted).toLowerCase();
+  if (!want) return null;
+  const own = fieldBox(control) ?? control;
+  const walker = doc.createTreeWalker(doc.body, 4 /* NodeFilter.SHOW_TEXT */);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (fold((node as Text).data).toLowerCase() !== want) continue;
+    const el = node.parentElement;
+    if (!el || own.contains(el) || !visible(el)) continue;
+    for (let up: Element | null = el; up && up !== doc.body; up = up.parentElement) {
+      const position = view.getComputedStyle(up).position;
+      if ((position === "absolute" || position === "fixed") && !up.contains(own)) return el;
+    }
+  }
+  return null;
 }
 
 /** Scrolls the element into view, centred. */

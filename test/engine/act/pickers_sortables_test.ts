@@ -224,3 +224,33 @@ Deno.test("Env.step() reads a React app mounted in a box as its parts and drags 
   );
   assertStringIncludes(step.observation.text, status);
 });
+
+Deno.test("Env.step() selects Ant Design options, plain items of a popup, through the picker or the item chosen", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/antd-select");
+  const shipping = () => pageValue(env, "window.__shipping");
+  const observation = await env.observe();
+  // Before: option-not-found, the ARIA options being a hidden listbox of values.
+  let step = await env.step({
+    action: "select",
+    id: elementOf(observation, "combobox", "City").id,
+    option: "Paris",
+  });
+  assertEquals(step.result.detail, "Paris");
+  assertStringIncludes(step.observation.text, "Ship to: paris");
+  // The hidden listbox for screen readers (0 × 0, overflow hidden) is no text of the page.
+  assert(!/^ *listbox$/m.test(step.observation.text), step.observation.text);
+  // The chosen item, drawn over the input, stands for the picker now.
+  const chosen = step.observation.elements.find((el) => el.name === "Paris");
+  assert(chosen, step.observation.text);
+  step = await env.step({ action: "select", id: chosen.id, option: "Warsaw" });
+  assertEquals(step.result.detail, "Warsaw");
+  step = await env.step({
+    action: "select",
+    id: elementOf(step.observation, "combobox", "Handling").id,
+    option: "express",
+  });
+  assertEquals(await shipping(), { city: "warsaw", tags: ["express"] });
+  assertStringIncludes(step.observation.text, "Handling: express");
+});
