@@ -30,6 +30,13 @@ interface MutationRecordLike {
 }
 
 /**
+ * Frames in a row a chain may run without the DOM changing before its next
+ * frames stop counting: about 100 ms at 60 frames a second, longer than any
+ * measure-then-write a library spreads over frames.
+ */
+const IDLE_FRAMES = 6;
+
+/**
  * Installs the hook.
  *
  * @param options the binding and thresholds
@@ -53,6 +60,9 @@ export function activityHook(options: ActivityHookOptions): void {
 
   const timers = new Map<number, number>(); // id -> chain start, counted only
   const frames = new Map<number, number>();
+  // Frame chains by start: the mutation count their last frame saw, and how
+  // many frames in a row have run since without the DOM changing.
+  const frameChains = new Map<number, { seen: number; idle: number }>();
   let mutations = 0;
   let chain: number | undefined; // chain start of the callback running now
   let queued = false;
@@ -124,10 +134,23 @@ export function activityHook(options: ActivityHookOptions): void {
       }
       const start = startOf();
       const counted = now() - start < options.chainMs &&
-        g.document?.visibilityState !== "hidden";
+        g.document?.visibilityState !== "hidden" &&
+        (frameChains.get(start)?.idle ?? 0) < IDLE_FRAMES;
       let id = 0;
       const wrapped = function (this: unknown, time: unknown) {
         if (frames.delete(id)) schedule();
+        // A loop of frames that change nothing (a popup library tracking its
+        // anchor) is no activity once it has run a few frames idle; one that
+        // changes the DOM counts again.
+        const state = frameChains.get(start);
+        if (!state) {
+          if (frameChains.size > 256) frameChains.clear();
+          frameChains.set(start, { seen: mutations, idle: 0 });
+        } else if (state.seen === mutations) state.idle++;
+        else {
+          state.seen = mutations;
+          state.idle = 0;
+        }
         const outer = chain;
         chain = start;
         try {

@@ -18,6 +18,8 @@
  * - a timer or frame callback that schedules the next one inherits its chain's
  *   start time; once a chain is older than `chainMs` its timers and frames no
  *   longer count, so polling loops and endless animations do not hold settling;
+ *   nor do a chain's frames once six in a row ran without the DOM changing (a
+ *   popup library that tracks its anchor every frame: Headless UI's listbox);
  * - a report (`timers|frames|mutations`) is sent at most once per task, from a
  *   microtask, and only when a count crossed zero or the DOM changed;
  * - DOM changes count in the document and in every shadow root: each root

@@ -102,6 +102,44 @@ Deno.test("Settler", async (t) => {
   );
 
   await t.step(
+    "Settler.settle() stops waiting for a frame loop that changes nothing, young as its chain is",
+    async () => {
+      await using context = await newContext(browser);
+      // The age rule cannot apply: the chain stays younger than a minute.
+      const settler = Settler.install(context, { chainMs: 60_000 });
+      const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
+      await settler.settle(page);
+      // A popup library tracking its anchor every frame (Headless UI's listbox).
+      await evaluate(page, `(function track() { requestAnimationFrame(track); })(); 0`);
+      const result = await settler.settle(page, { capMs: 5_000 });
+      assert(result.settled, result.pending.join());
+    },
+  );
+
+  await t.step(
+    "Settler.settle() waits for a frame loop that changes the page every few frames",
+    async () => {
+      await using context = await newContext(browser);
+      const settler = Settler.install(context, { chainMs: 60_000 });
+      const page = await context.newPage(`${server.origin}/spa/fetch-chain`);
+      await settler.settle(page);
+      await evaluate(
+        page,
+        `let n = 0; (function tick() {
+          if (++n % 3 === 0) document.body.dataset.tick = String(n);
+          requestAnimationFrame(tick);
+        })(); 0`,
+      );
+      const result = await settler.settle(page, { capMs: 600 });
+      assertFalse(result.settled);
+      assert(
+        result.pending.some((what) => what.startsWith("animation-frames")),
+        result.pending.join(),
+      );
+    },
+  );
+
+  await t.step(
     "Settler.settle() drops the requests of a document the page left when a body was never read",
     async () => {
       await using context = await newContext(browser);
