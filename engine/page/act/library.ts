@@ -27,25 +27,22 @@ import {
   dragMark,
   fieldState,
   fileInput,
-  findOption,
   focus,
   focusedEditable,
   focusState,
   hasText,
   pageLocale,
-  pickerFace,
   readWatch,
   scrollBy,
   scrollIntoView,
   selectContents,
-  selectNative,
   setValue,
-  shownChoice,
   takesFiles,
   viewport,
   type Watch,
   watchField,
 } from "./_fields.ts";
+import { findOption, pickerFace, selectNative, shownChoice } from "./_pickers.ts";
 
 /** Each function as the page calls it: `this` is the element (the watcher for `READ_WATCH`). */
 type Library = {
