@@ -65,6 +65,13 @@ export function vet(pass: Pass, doc: Document): void {
       label.role = proxy.role;
       label.sig |= S_PROXY;
       if (!pass.candidates.includes(label)) pass.candidates.push(label);
+      // The control drawn beside it, with no words of its own (a switch's
+      // track, Element Plus's), is that same control: no second, nameless id.
+      const drawn = siblingStandIn(layout, proxy.el);
+      if (drawn && !drawn.contains(label.el) && !fold(drawn.textContent ?? "")) {
+        pass.standIns.add(drawn);
+        for (const el of Array.from(drawn.querySelectorAll("*"))) pass.standIns.add(el);
+      }
       continue;
     }
     // A hidden button without a label drawing it is hidden, not stood in for.

@@ -427,7 +427,7 @@ export function statesOf(
   const input = el as HTMLInputElement;
   if (tag === "input" && (input.type === "checkbox" || input.type === "radio")) {
     if (input.indeterminate) states.push("mixed");
-    else if (input.checked) states.push("checked");
+    else if (checkedAsShown(input)) states.push("checked");
   } else {
     const checked = el.getAttribute("aria-checked");
     if (checked === "true") states.push("checked");
@@ -532,4 +532,28 @@ export function saidIn(name: string, text: string): boolean {
   if (at < 0) return false;
   const before = at === 0 ? " " : name[at - 1]!, after = name[at + text.length] ?? " ";
   return !/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after);
+}
+
+/**
+ * Whether a checkbox or radio input is checked as the page shows it. A
+ * person sees a visible native box's own state; an input drawn elsewhere (0
+ * size or transparent, a styled switch beside it) shows what the page keeps
+ * in `aria-checked` when it writes one: Element Plus's switch turns
+ * `aria-checked` to true and leaves the hidden input's `checked` false.
+ *
+ * @param input the input
+ * @returns true when it is checked
+ */
+export function checkedAsShown(input: HTMLInputElement): boolean {
+  const aria = input.getAttribute("aria-checked");
+  if ((aria !== "true" && aria !== "false") || (aria === "true") === input.checked) {
+    return input.checked;
+  }
+  const r = typeof input.getBoundingClientRect === "function"
+    ? input.getBoundingClientRect()
+    : undefined;
+  const hidden = (r !== undefined && (r.width < 2 || r.height < 2)) ||
+    (typeof input.checkVisibility === "function" &&
+      !input.checkVisibility({ opacityProperty: true }));
+  return hidden ? aria === "true" : input.checked;
 }

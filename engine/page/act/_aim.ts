@@ -27,6 +27,7 @@ import {
   visible,
 } from "./_dom.ts";
 import { revealerOf } from "../_hover_reveal.ts";
+import { checkedAsShown } from "../roles.ts";
 
 /** The globals the act functions keep in their world. */
 interface ActGlobals {
@@ -75,7 +76,7 @@ function factsOf(el: Element): ElementFacts {
   let checked: boolean | null = null, checkedShown = true;
   const ctype = (control.getAttribute("type") || "").toLowerCase();
   if (control.localName === "input" && (ctype === "checkbox" || ctype === "radio")) {
-    checked = (control as HTMLInputElement).checked;
+    checked = checkedAsShown(control as HTMLInputElement);
   } else if (control.hasAttribute("aria-checked")) {
     checked = control.getAttribute("aria-checked") === "true";
   } else if (/^(checkbox|switch|radio|menuitemcheckbox|menuitemradio)$/.test(role)) {

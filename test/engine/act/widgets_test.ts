@@ -250,3 +250,38 @@ Deno.test("Env.step() types into TinyMCE, whose field is the body of its frame: 
   await env.step({ action: "type", id: editor, text: "Fair moved to Sunday." });
   assertEquals(await content(), "<p>Fair moved to Sunday.</p>");
 });
+
+Deno.test("Env.step() checks and unchecks an Element Plus switch, whose hidden checkbox only aria-checked tells", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/element-plus");
+  const booking = () => pageValue(env, "window.__booking");
+  let observation = await env.observe();
+  // One id per switch: the track drawn beside the hidden checkbox is that switch too.
+  assertEquals(
+    observation.elements.filter((el) => el.role === "switch").map((el) => el.name),
+    ["Reminders", "Breakfast"],
+    observation.text,
+  );
+  assert(!/clickable listener\n|clickable pointer\n/.test(observation.text), observation.text);
+  // Breakfast is on from the start: shown checked, though its checkbox's `checked` is false.
+  assertStringIncludes(observation.text, 'switch "Breakfast" checked');
+  // Before: "still unchecked after a click", the page having turned it on.
+  let step = await env.step({ action: "check", id: idOf(observation, "switch", "Reminders") });
+  assertEquals(step.result.detail, "changed");
+  assertStringIncludes(step.observation.text, 'switch "Reminders" checked');
+  observation = step.observation;
+  step = await env.step({ action: "uncheck", id: idOf(observation, "switch", "Breakfast") });
+  assertEquals(step.result.detail, "changed");
+  assertEquals(await booking(), { room: "", guests: 2, reminders: true, breakfast: false });
+  // Checked already: nothing clicked.
+  step = await env.step({ action: "check", id: idOf(observation, "switch", "Reminders") });
+  assertEquals(step.result.detail, "unchanged");
+  step = await env.step({
+    action: "select",
+    id: idOf(observation, "clickable", "Select a room"),
+    option: "Suite",
+  });
+  assertEquals(step.result.detail, "Suite");
+  assertEquals(await booking(), { room: "Suite", guests: 2, reminders: true, breakfast: false });
+});
