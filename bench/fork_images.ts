@@ -11,7 +11,8 @@
  *
  * Committed runs: `sandbox_fork_syncs` (the env servers syncing, then not)
  * and `sandbox_fork_import` (the import's steps run one after another, then
- * beside each other).
+ * beside each other), `sandbox_fork_sessions` (a login per fork, then held
+ * sessions and a spare's tables opened ahead).
  *
  * BENCH_FORK_RUNS (samples of each, default 15).
  *
@@ -124,7 +125,7 @@ for (const s of setups) {
 }
 lines.push(
   "",
-  "The import's steps, p50 of ms from its start (in the order they were reported):",
+  "The fork's steps in the control, p50 of ms from its start (the import's, for an image that reports no `spare` step; in the order they were reported):",
   "",
 );
 // Every step either image reports, in order; one an image does not take shows as –.

@@ -129,6 +129,23 @@ Deno.test("WordPress on the shared runtime: a fork imports the parent's changed 
   for (const each of together) await assertSameState(parent, each);
   await Promise.all(together.map((each) => each.destroy()));
 
+  // The runtime's own session on the parent (the one forks read and lock through), hung up on by
+  // the server as its idle timeout would after a long episode, is made again: the fork imports.
+  const held = await sql(
+    parent,
+    "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND command = 'Sleep'",
+  );
+  assert(held !== "", "the runtime holds no session on the parent");
+  for (const id of held.split("\n")) await sql(parent, `KILL ${id}`);
+  const again = await fork(parent);
+  assertEquals(
+    again.forked?.path,
+    "import",
+    `the fork took the copy path: ${again.forked?.reason}`,
+  );
+  await assertSameState(parent, again);
+  await again.destroy();
+
   // Apart: each one's writes stay its own, and each counter goes on from the fork.
   const atFork = await hashOf(parent);
   // Straight into the tables: WordPress refuses a second comment from one address this soon
