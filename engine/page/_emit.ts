@@ -210,6 +210,9 @@ function emitNode(
     } else {
       const emitted = emit(pass, kid, owners, inner, scroller);
       const outs = node.named && consumed(kid) ? prune(emitted) : emitted;
+      // A kept control's label says its text in a box of its own (a `<span>`,
+      // a web component's `<slot>`): that text is the control's name too.
+      if (quiet && outs.length && outs.every((out) => out.k === "t")) continue;
       if (kid.inline && outs.length && outs.every((out) => out.k === "t")) {
         // An inline box of text (`<b>`, `<code>`, a span) runs on in the sentence.
         addText(outs.map((out) => (out as WireText).t).join(" "), true);

@@ -90,8 +90,29 @@ function changesWhatIsSeen(animation: Animation): boolean {
 }
 
 /**
+ * Every animation of the document and of the open shadow roots in it:
+ * `document.getAnimations()` leaves out those whose target is in a shadow
+ * tree (a web component's dialog fading out, Shoelace's), which each root
+ * lists for itself. A closed root is out of this world's reach.
+ */
+function allAnimations(): Animation[] {
+  const found = document.getAnimations();
+  const visit = (root: Document | ShadowRoot) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const shadow = (node as Element).shadowRoot;
+      if (!shadow) continue;
+      found.push(...shadow.getAnimations());
+      visit(shadow);
+    }
+  };
+  visit(document);
+  return found;
+}
+
+/**
  * Waits, at most `budgetMs` in all, for the CSS transitions, CSS animations
- * and Web Animations running in the document (a dropdown fading and sliding
+ * and Web Animations running in the document and its open shadow roots (a dropdown fading and sliding
  * in) that change what an agent can see or act on to end (not colour or
  * shadow transitions), then for two animation frames. Endless animations (a spinner)
  * and those ending later than `budgetMs` from now are not waited for. New
@@ -109,7 +130,7 @@ export function animations(budgetMs: number): Promise<number> {
     const check = () => {
       const left = end - performance.now();
       let longest = 0;
-      for (const animation of document.getAnimations()) {
+      for (const animation of allAnimations()) {
         if (animation.playState !== "running" || !animation.effect) continue;
         if (!changesWhatIsSeen(animation)) continue;
         const timing = animation.effect.getComputedTiming();

@@ -9,6 +9,7 @@
 import type { ScrollByResult, ViewportSize } from "../../act/_in_page.ts";
 import type { FieldState, FieldWatch } from "../../act/_typing.ts";
 import { activeOf, controlOf, viewOf, viewportOf } from "./_dom.ts";
+import { shadowOf } from "../shadow_roots.ts";
 
 /** The page's locale: the document's `lang`, else the browser's language. */
 export function pageLocale(this: Element): string {
@@ -350,18 +351,34 @@ export function watchField(this: Element): Watch {
 
 /**
  * What a drag can change, as one string to compare before and after: where
- * the element is (a slider's handle, a card moved to another lane), the
- * values of the document's sliders and fields, and the text of the page in
- * reading order (a sorted list).
+ * the element is (a slider's handle, a card moved to another lane), its own
+ * value and the values of the page's sliders and fields, and the text of the
+ * page in reading order (a sorted list). Shadow roots count as the document
+ * does: a web component's slider (Shoelace's) keeps its input, and the
+ * tooltip that shows its value, inside one.
  */
 export function dragMark(this: Element): string {
   const doc = this.ownerDocument;
   const r = this.getBoundingClientRect();
-  const values = Array.from(doc.querySelectorAll("[aria-valuenow], input, select, textarea"))
-    .slice(0, 500)
-    .map((el) => el.getAttribute("aria-valuenow") ?? (el as HTMLInputElement).value ?? "");
-  const text = doc.body ? (doc.body as HTMLElement).innerText ?? doc.body.textContent ?? "" : "";
-  return `${Math.round(r.x)},${Math.round(r.y)}|${values.join("\u0001")}|${text}`;
+  const valueOf = (el: Element) =>
+    el.getAttribute("aria-valuenow") ?? (el as HTMLInputElement).value ?? "";
+  const values = [valueOf(this)];
+  const texts = [doc.body ? (doc.body as HTMLElement).innerText ?? doc.body.textContent ?? "" : ""];
+  const visit = (root: Document | ShadowRoot) => {
+    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node as Element;
+      if (values.length <= 500 && el.matches("[aria-valuenow], input, select, textarea")) {
+        values.push(valueOf(el));
+      }
+      const shadow = shadowOf(el);
+      if (!shadow) continue;
+      texts.push(shadow.textContent ?? "");
+      visit(shadow);
+    }
+  };
+  visit(doc);
+  return `${Math.round(r.x)},${Math.round(r.y)}|${values.join("\u0001")}|${texts.join("\u0001")}`;
 }
 
 /** Stops a watch from `watchField` (`this`) and returns what it saw. */

@@ -124,6 +124,30 @@ Deno.test("Env.step() drags: a SortableJS item onto another, a slider's handle b
   assertStringIncludes(heading, "value-not-set");
 });
 
+Deno.test("Env.step() on Shoelace's web components: a range's drag is seen in its shadow root, the dialog's fade-out there is waited for, a label's slotted text is said once", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/shoelace");
+  let observation = await env.observe();
+  // The label's text sits in a <slot> inside the <label>: the field's name, not a line of its own.
+  assertEquals(
+    observation.text.split("\n").filter((line) => line.includes("Display name")),
+    [`[${idOf(observation, "textbox", "Display name")}] textbox "Display name" value="Ada"`],
+  );
+  // The range moves its input's value and the tooltip in its root: a drag that worked.
+  let step = await env.step({ action: "drag", id: idOf(observation, "slider", "Volume"), dx: 180 });
+  assertEquals(step.result.detail, "dragged");
+  assert(Number(await pageValue(env, `document.getElementById("volume").value`)) > 60);
+  step = await env.step({ action: "click", id: idOf(step.observation, "button", "Save") });
+  step = await env.step({ action: "click", id: idOf(step.observation, "button", "OK") });
+  // The step waited out the dialog's exit animation: the form has its ids again.
+  assert(step.result.settle?.waitedFor.includes("animations"), step.observation.text);
+  observation = step.observation;
+  assertEquals(await pageValue(env, `document.getElementById("done").open`), false);
+  idOf(observation, "checkbox", "Send me news");
+  assert(!observation.text.includes("Your account was saved"), observation.text);
+});
+
 Deno.test("Env.step() types on in a focused rich-text editor, keeping a pending Bold (Quill, TipTap) and a list toggled before", async (t) => {
   await using server = await serveApps();
   await using browser = await Browser.launch();

@@ -200,6 +200,24 @@ Deno.test("Settler", async (t) => {
     },
   );
 
+  await t.step(
+    "Settler.settle() waits for a Web Animation inside an open shadow root: a web component's dialog fading out",
+    async () => {
+      await using context = await newContext(browser);
+      const settler = Settler.install(context);
+      const page = await context.newPage(`${server.origin}/spa/shadow-closing-modal`);
+      await settler.settle(page);
+      await evaluate(
+        page,
+        `document.querySelector("guide-box").shadowRoot.querySelector("#close").click()`,
+      );
+      const closed = await settler.settle(page);
+      assert(closed.settled, closed.pending.join());
+      assert(closed.waitedFor.includes("animations"), closed.waitedFor.join());
+      assertEquals(await evaluate(page, `document.querySelector("guide-box")`), null);
+    },
+  );
+
   await t.step("Settler.settle() throws when the page is not from its context", async () => {
     await using context = await newContext(browser);
     const settler = Settler.install(context);
