@@ -97,12 +97,23 @@ async function choose(
   const { calls, pointer, settle } = tools;
   const before = await calls.call(ref, "SHOWN_CHOICE", option);
   if (before.exact && by === "label") return `${option}; it was chosen already`;
+  await calls.call(ref, "MARK_FOCUS");
   // ARIA: open a combobox with a click, then click the option.
   if (open) {
     await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
     await settle(BRIEF_SETTLE_MS);
   }
   let found = await calls.callForElement(ref, "FIND_OPTION", option, by);
+  if (!found && !open) {
+    // No option shows and nothing said the element opens a list: a field
+    // that opens one when clicked though it says nothing of it (Mantine's
+    // Select is a read-only input) is clicked, as a person would. Typing to
+    // filter follows a click of this action's own, and reaches only a field
+    // of the picker's (`PICKER_FIELD`), never one the agent typed into before.
+    await pointer.mouse(await pointer.point(ref, id), "click", "left", []);
+    await settle(BRIEF_SETTLE_MS);
+    found = await calls.callForElement(ref, "FIND_OPTION", option, by);
+  }
   if (!found && by === "label") found = await filterFor(tools, ref, option);
   if (!found) {
     const labels = await calls.call(ref, "FIND_OPTION", option, by);
@@ -165,7 +176,7 @@ async function filterFor(
   option: string,
 ): Promise<Awaited<ReturnType<ElementCalls["callForElement"]>>> {
   const { calls, keyboard, settle } = tools;
-  const field = await calls.callForElement(ref, "FOCUSED_EDITABLE");
+  const field = await calls.callForElement(ref, "PICKER_FIELD");
   if (!field) return undefined;
   try {
     await keyboard.typeText(option);

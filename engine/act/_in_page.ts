@@ -252,6 +252,14 @@ export interface ActFunctions<E, W = unknown> {
    * replaced as it took focus.
    */
   FOCUSED_EDITABLE(): E | null;
+  /** Notes where the focus is before `select` clicks the picker (the element). */
+  MARK_FOCUS(): boolean;
+  /**
+   * The focused editable element when it is the picker's: the picker, a
+   * field inside it, or one the focus moved to since `MARK_FOCUS`; `null`
+   * for a field that kept the focus through the click (another control's).
+   */
+  PICKER_FIELD(): E | null;
   /**
    * Starts watching a field while it is typed into: text added in elements
    * near it (the field's ancestors up to three levels, stopping at a form or

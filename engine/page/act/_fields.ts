@@ -269,6 +269,31 @@ export function focusedEditable(this: Element): Element | null {
   return editable && !a.matches(":disabled") && !(a as HTMLInputElement).readOnly ? a : null;
 }
 
+/** The focus each picker saw before an action's click, by picker (kept on the world's global). */
+function focusMarks(): WeakMap<Element, Element | null> {
+  const g = globalThis as unknown as { __webservFocusMarks?: WeakMap<Element, Element | null> };
+  return g.__webservFocusMarks ??= new WeakMap();
+}
+
+/** Notes where the focus is before `select` clicks the picker (`this`). */
+export function markFocus(this: Element): boolean {
+  focusMarks().set(this, activeOf(this.ownerDocument));
+  return true;
+}
+
+/**
+ * The editable element with focus, as {@linkcode focusedEditable}, when it
+ * is the picker's (`this`): the picker itself or a field inside it, or one
+ * the focus moved to since {@linkcode markFocus} (its popup's search box).
+ * A field that kept the focus through the click (the page kept it there)
+ * is another control's, which typing to filter the picker must not reach.
+ */
+export function pickerField(this: Element): Element | null {
+  const field = focusedEditable.call(this);
+  if (!field || field === this || this.contains(field)) return field;
+  return field === focusMarks().get(this) ? null : field;
+}
+
 /**
  * Where the focus is for typing into the element: `outside` it, inside it
  * with the caret `at-end` of what it holds, or `inside` it elsewhere (a

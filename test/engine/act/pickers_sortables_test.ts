@@ -254,3 +254,39 @@ Deno.test("Env.step() selects Ant Design options, plain items of a popup, throug
   assertEquals(await shipping(), { city: "warsaw", tags: ["express"] });
   assertStringIncludes(step.observation.text, "Handling: express");
 });
+
+Deno.test("Env.step() selects in Mantine's Select and MultiSelect, read-only inputs whose lists open when clicked; a missing option types into no other field", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/mantine");
+  let observation = await env.observe();
+  let step = await env.step({
+    action: "type",
+    id: elementOf(observation, "textbox", "Full name").id,
+    text: "Ada",
+  });
+  // An option the list does not have: the error names it, and no key went to "Full name",
+  // the field the agent typed into before.
+  const missing = await env.step({
+    action: "select",
+    id: elementOf(step.observation, "textbox", "Country").id,
+    option: "Narnia",
+  }).then(() => "ok", (error) => error instanceof ActionError ? error.code : String(error));
+  assertEquals(missing, "option-not-found");
+  assertEquals(await pageValue(env, `window.__profile.name`), "Ada");
+  observation = await env.observe();
+  step = await env.step({
+    action: "select",
+    id: elementOf(observation, "textbox", "Country").id,
+    option: "Spain",
+  });
+  step = await env.step({
+    action: "select",
+    id: elementOf(step.observation, "textbox", "Tags").id,
+    option: "music",
+  });
+  assertEquals(
+    await pageValue(env, `JSON.stringify(window.__profile)`),
+    JSON.stringify({ name: "Ada", country: "Spain", tags: ["music"] }),
+  );
+});
