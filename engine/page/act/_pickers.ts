@@ -138,7 +138,8 @@ export function findOption(
 /**
  * The element of an open popup (a box positioned absolute or fixed, not
  * around the control) whose text is `wanted`, as a person reads it; the
- * control's own box is left out (it shows the choice made before).
+ * control's own box is left out (it shows the choice made before), but not
+ * a popup inside it (nice-select draws its list in a box of the control's).
  */
 function popupItem(control: Element, wanted: string): Element | null {
   const doc = control.ownerDocument;
@@ -151,8 +152,16 @@ function popupItem(control: Element, wanted: string): Element | null {
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     if (fold((node as Text).data).toLowerCase() !== want) continue;
     const el = node.parentElement;
-    if (!el || own.contains(el) || !visible(el)) continue;
+    if (!el || !visible(el)) continue;
+    // A closed popup may stay in place, see-through (nice-select's): not open.
+    if (
+      typeof el.checkVisibility === "function" && !el.checkVisibility({ opacityProperty: true })
+    ) {
+      continue;
+    }
     for (let up: Element | null = el; up && up !== doc.body; up = up.parentElement) {
+      // Up to the control's own box with no popup on the way: what it shows as chosen.
+      if (up === own) break;
       const position = view.getComputedStyle(up).position;
       if ((position === "absolute" || position === "fixed") && !up.contains(own)) return el;
     }

@@ -290,3 +290,20 @@ Deno.test("Env.step() selects in Mantine's Select and MultiSelect, read-only inp
     JSON.stringify({ name: "Ada", country: "Spain", tags: ["music"] }),
   );
 });
+
+Deno.test("Env.step() selects in nice-select boxes, whose lists are plain items in a box of theirs, see-through while closed", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/nice-select");
+  const observation = await env.observe();
+  const boxes = observation.elements.filter((el) => el.name === "Select an option");
+  assertEquals(boxes.length, 2, observation.text);
+  // The searchable one: found by typing into its search field, then clicked in its open list.
+  let step = await env.step({ action: "select", id: boxes[0]!.id, option: "Large" });
+  assertEquals(step.result.detail, "Large");
+  step = await env.step({ action: "select", id: boxes[1]!.id, option: "Olive" });
+  assertEquals(
+    await pageValue(env, `JSON.stringify(window.__shipping)`),
+    JSON.stringify({ size: "Large", colour: "Olive" }),
+  );
+});
