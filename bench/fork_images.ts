@@ -12,7 +12,9 @@
  * Committed runs: `sandbox_fork_syncs` (the env servers syncing, then not)
  * and `sandbox_fork_import` (the import's steps run one after another, then
  * beside each other), `sandbox_fork_sessions` (a login per fork, then held
- * sessions and a spare's tables opened ahead).
+ * sessions and a spare's tables opened ahead), `sandbox_fork_overlap` (the
+ * parent's tables read beside the spare's check, the read under the lock
+ * beside the clone).
  *
  * BENCH_FORK_RUNS (samples of each, default 15).
  *
