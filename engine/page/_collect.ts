@@ -205,12 +205,12 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
     pass.probes--;
     if (layout.delegated(el)) sig |= S_DELEGATED;
   }
-  if (sig && TABLE_PARTS.has(role) && !(sig & STRONG)) sig &= tablePartSignals(el, role);
+  if (sig && TABLE_PARTS.has(role) && !(sig & STRONG)) sig &= tablePartSignals(el, role, sig);
   // A data grid's cell (Vaadin's grid, ARIA's data grid pattern) is a
   // `gridcell` for keyboard navigation only: its role is a target's no more
   // than a table cell's is. A calendar's day keeps its id by its own pointer
   // cursor; a control inside a cell gets an id of its own.
-  if (role === "gridcell" && !(sig & (STRONG & ~S_ROLE))) sig &= tablePartSignals(el, role);
+  if (role === "gridcell" && !(sig & (STRONG & ~S_ROLE))) sig &= tablePartSignals(el, role, sig);
   // A scroll container gets an id so the agent can scroll it; its content
   // keeps its own ids (it is not a candidate that covers its children).
   let clips = false, scrolls = false;
@@ -334,12 +334,32 @@ const TABLE_PARTS = new Set(["row", "cell", "columnheader", "rowheader"]);
  * hover styling, click and resize handlers and delegated row handlers on
  * every row, cell and header whether or not they do anything: those are no
  * reason for an id (a table would be all ids). A cell is a target through a
- * pointer cursor of its own, an `on*` attribute, or (a header) an announced
- * sort order; what it holds (links, controls) gets ids of its own.
+ * pointer cursor of its own, an `on*` attribute, (a header) an announced
+ * sort order, or a click listener of its own while it is in the tab order
+ * (Tabulator's editable cell: `tabindex="0"`, edited on click or focus),
+ * unless it is a roving tab stop ({@linkcode roving}); what it holds (links, controls) gets
+ * ids of its own.
  */
-function tablePartSignals(el: Element, role: string): number {
+function tablePartSignals(el: Element, role: string, sig: number): number {
   if (role !== "cell" && role !== "row" && el.hasAttribute("aria-sort")) return ~0;
-  return S_POINTER | S_ONATTR | S_SCROLL;
+  const reached = sig & S_TABINDEX && sig & S_LISTENER && !roving(el) ? S_TABINDEX | S_LISTENER : 0;
+  return S_POINTER | S_ONATTR | S_SCROLL | reached;
+}
+
+/**
+ * Whether a cell is the one of a roving tab stop: a grid that keeps one cell
+ * in the tab order and its others at `tabindex="-1"` moves focus between
+ * them with the keys (Vaadin's grid); it says nothing of what a click does.
+ */
+function roving(el: Element): boolean {
+  for (
+    let sibling = el.parentElement?.firstElementChild;
+    sibling;
+    sibling = sibling.nextElementSibling
+  ) {
+    if (sibling !== el && sibling.getAttribute("tabindex") === "-1") return true;
+  }
+  return false;
 }
 
 /** An iframe's slot, with why nobody can act in it when the walk can tell. */
