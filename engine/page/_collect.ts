@@ -54,6 +54,7 @@ import {
 import type { FrameVeto } from "../observe/wire.ts";
 import { collectRuns, countActionable } from "./_runs.ts";
 import { noteSuspect, shadowOf } from "./shadow_roots.ts";
+import { thumbStandIn } from "./stand_in.ts";
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
 function childNodes(el: Element): ArrayLike<Node> {
@@ -275,6 +276,13 @@ export function collect(pass: Pass, el: Element, inh: Inherited): DNode | null {
   ) {
     // A native toggle, or a button (Carbon's switch, Ionic's select), drawn by its label.
     pass.proxies.push(node);
+  } else if (tag === "input" && (el as HTMLInputElement).type === "range") {
+    // A range input hidden inside the thumb that moves it (React Aria's slider).
+    const thumb = thumbStandIn(layout, el, isStyledAway(layout, el, style));
+    if (thumb) {
+      node.standIn = thumb;
+      pass.proxies.push(node);
+    }
   }
   if (LEAF_TAGS.has(tag)) {
     if (tag === "iframe" || tag === "frame") {

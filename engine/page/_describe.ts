@@ -8,6 +8,7 @@
 import {
   clip,
   fold,
+  labelText,
   NAME_FROM_CONTENT,
   nameFromAttributes,
   saidIn,
@@ -38,6 +39,9 @@ import {
 /** Roles of controls that may be drawn as an icon alone. */
 const ICON_ROLES = new Set(["clickable", "button", "link"]);
 
+/** Roles of a control that stands for a form's toggle. */
+const TOGGLE_ROLES = new Set(["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"]);
+
 function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   const { req } = pass;
   const target = node.proxy ?? node.el;
@@ -53,6 +57,10 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
   let name = node.proxy
     ? (node.proxy.localName === "button" && nameFromAttributes(target, tag)) || proxyName(node)
     : nameFromAttributes(target, tag, { title: !fromContent });
+  // A button is labelable: one drawn as a checkbox, radio or switch (Radix's, in a `<label>`)
+  // is named by its label, as Chromium names it, before its content (an indicator glyph, or
+  // nothing while unchecked); any other button by its label when its content says nothing.
+  if (!name && tag === "button" && !node.proxy && TOGGLE_ROLES.has(role)) name = labelText(target);
   if (!name && node.standIn) name = standInText(node.el, node.standIn);
   if (!name && node.drawnPlaceholder) name = node.drawnPlaceholder;
   if (!name && node.sig & S_NATIVE) name = hostLabel(target);
@@ -73,6 +81,7 @@ function describeNode(pass: Pass, node: DNode, focused: Element | null): void {
     if (name.length > req.maxText) keepText = true;
     else if (name) node.named = true;
   }
+  if (!name && tag === "button" && !node.proxy) name = labelText(target);
   // A control hidden until its container is hovered (`visibility: hidden` until
   // `.card:hover`) has no visible text yet: its own words are what hovering shows.
   if (!name && fromContent && node.revealedOnHover) name = fold(target.textContent ?? "");

@@ -58,6 +58,18 @@ export function vet(pass: Pass, doc: Document): void {
   const modal = openModal(doc, layout);
   pass.modal = modal;
   for (const proxy of pass.proxies) {
+    if (proxy.standIn) {
+      // A range input's thumb (`thumbStandIn`): the input takes the id, boxed by the thumb it
+      // moves, never its label (a click there moves nothing); the box that hides it inside the
+      // thumb clips it, not the thumb.
+      const thumb = proxy.standIn;
+      pass.standIns.add(thumb);
+      while (proxy.clipper && thumb.contains(proxy.clipper.el)) {
+        proxy.clipper = proxy.clipper.clipper;
+      }
+      proxy.sig |= S_PROXY;
+      continue;
+    }
     const labels = (proxy.el as HTMLInputElement).labels;
     const label = labels && labels.length ? pass.labels.get(labels[0]!) : undefined;
     if (label && layout.visible(label.el)) {

@@ -248,8 +248,13 @@ function labelledBy(el: Element): string {
   return fold(parts.join(" "));
 }
 
-/** Text of the labels of a labelable element, without the control's own text. */
-function labelText(el: Element): string {
+/**
+ * Text of the labels of a labelable element, without the control's own text.
+ *
+ * @param el a labelable element (an input, a select, a button, …)
+ * @returns the folded text of its labels, or `""`
+ */
+export function labelText(el: Element): string {
   const labels = (el as HTMLInputElement).labels;
   const parts: string[] = [];
   if (labels && labels.length) {

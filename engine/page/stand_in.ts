@@ -1,6 +1,6 @@
 /**
- * The one rule for which visible sibling stands in for a hidden checkbox or
- * radio. The observer (`_vet.ts`) gives the input its id with the stand-in's
+ * The one rule for which visible element stands in for a hidden checkbox or
+ * radio (a sibling) or range input (its thumb). The observer (`_vet.ts`) gives the input its id with the stand-in's
  * box, and the actions (`act/_dom.ts`) aim at the same stand-in: both import
  * this module, so the agent is never shown an id that the actions aim at
  * differently.
@@ -37,6 +37,37 @@ export function siblingStandIn(probe: StandInProbe, input: Element): Element | n
     if (sibling.querySelector(CONTROLS)) continue;
     const r = probe.rect(sibling);
     if (r.w >= 2 && r.h >= 2 && probe.visible(sibling)) return sibling;
+  }
+  return null;
+}
+
+/**
+ * The thumb that stands in for a range input the page hides inside it: a
+ * slider drawn by a library that keeps the real input for the keys and
+ * assistive tech (React Aria's, in a visually hidden box inside the thumb;
+ * MUI's, clipped to nothing in it). The nearest box around the input that
+ * is at least 2 px square, when the input is hidden (clipped, or in a box
+ * of less than 2 px) and that box is painted, at most 64 px a side (a
+ * thumb, not the track) and holds no other control.
+ *
+ * @param probe how to measure and test paint
+ * @param input the element, any
+ * @param away whether the input itself is styled away (clipped, 1 px)
+ * @returns the thumb, or `null`
+ */
+export function thumbStandIn(probe: StandInProbe, input: Element, away: boolean): Element | null {
+  if (input.localName !== "input" || (input as HTMLInputElement).type !== "range") return null;
+  let hidden = away;
+  let up = input.parentElement;
+  for (let hop = 0; up && hop < 4; hop++, up = up.parentElement) {
+    const r = probe.rect(up);
+    if (r.w < 2 || r.h < 2) {
+      hidden = true;
+      continue;
+    }
+    if (!hidden || r.w > 64 || r.h > 64) return null;
+    if (up.querySelectorAll(CONTROLS).length > 1) return null;
+    return probe.visible(up) ? up : null;
   }
   return null;
 }

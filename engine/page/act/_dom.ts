@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { DOM_PROBE, siblingStandIn } from "../stand_in.ts";
+import { DOM_PROBE, siblingStandIn, thumbStandIn } from "../stand_in.ts";
 import { shadowOf } from "../shadow_roots.ts";
 
 /** The element's window; every element the actions touch is in a document with one. */
@@ -26,7 +26,7 @@ export function toggle(e: Element): boolean {
     /^(checkbox|radio)$/.test(((e as HTMLInputElement).type || "").toLowerCase());
 }
 
-/** A checkbox or radio drawn by something else: 1 px, or clipped away. */
+/** A checkbox, radio or range drawn by something else: 1 px, or clipped away. */
 function styledAway(e: Element): boolean {
   const r = e.getBoundingClientRect();
   if (r.width < 2 || r.height < 2) return true;
@@ -42,6 +42,10 @@ function styledAway(e: Element): boolean {
  * element last.
  */
 export function aimsOf(e: Element): Element[] {
+  // A range input hidden inside its thumb: the thumb, which a person drags.
+  const range = e.localName === "input" && (e as HTMLInputElement).type === "range";
+  const thumb = range ? thumbStandIn(DOM_PROBE, e, styledAway(e)) : null;
+  if (thumb) return [thumb, e];
   const out: Element[] = [];
   const away = !visible(e) || (toggle(e) && styledAway(e));
   if (!away) out.push(e);
