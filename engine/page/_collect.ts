@@ -55,6 +55,7 @@ import type { FrameVeto } from "../observe/wire.ts";
 import { collectRuns, countActionable } from "./_runs.ts";
 import { noteSuspect, shadowOf } from "./shadow_roots.ts";
 import { thumbStandIn } from "./stand_in.ts";
+import { pointerOnHover } from "./_hover_reveal.ts";
 
 /** The nodes rendered as the children of `el`: shadow root first, slots flattened. */
 function childNodes(el: Element): ArrayLike<Node> {
@@ -408,6 +409,7 @@ function markItems(pass: Pass, list: DNode, owner: DNode, least: number, depth: 
     holder = items[0]!;
   }
   if (items.length < least) return;
+  if (depth === 0 && markHoverPointers(pass, items, owner)) return;
   const tag = items[0]!.tag;
   // A table's rows under a listened table are no items: a library's delegated row handler.
   if (tag === "tr" || tag === "td" || tag === "th") return;
@@ -425,6 +427,37 @@ function markItems(pass: Pass, list: DNode, owner: DNode, least: number, depth: 
       }
     }
   }
+}
+
+/**
+ * Items that are lists themselves (a calendar's weekday names and its grid
+ * of days, both under the one listener of vanillajs-datepicker's panel):
+ * the parts the page's style gives a pointer cursor on hover
+ * (`.datepicker-cell:hover`) are what a person clicks, each a target
+ * served by that listener; the rest (the weekday names) stays text.
+ *
+ * @returns whether any was marked
+ */
+function markHoverPointers(pass: Pass, lists: DNode[], owner: DNode): boolean {
+  const parts = (node: DNode) =>
+    node.kids.filter((kid): kid is DNode => typeof kid !== "string" && !("k" in kid));
+  if (lists.some((list) => parts(list).length < 3)) return false;
+  let marked = false;
+  for (const list of lists) {
+    const items = parts(list).filter((item) =>
+      !(item.sig & STRONG) && fold(item.el.textContent ?? "") && pointerOnHover(item.el)
+    );
+    if (items.length < 2) continue;
+    for (const item of items) {
+      // A pointer cursor a person sees, served by the listener around it: the listener's box
+      // delegates and is structure, its own text (the weekday names) text.
+      item.sig |= S_POINTER;
+      item.up = owner;
+      pass.candidates.push(item);
+    }
+    marked = true;
+  }
+  return marked;
 }
 
 /**

@@ -86,7 +86,33 @@ function ruleOf(selector: string, root: ParentNode): HoverRule | undefined {
   return { trigger, target };
 }
 
-function collect(rules: CSSRuleList, root: ParentNode, out: HoverRule[]): void {
+/**
+ * The selector (`:hover` taken out) of a rule that gives the hovered element
+ * itself a pointer cursor (`.datepicker-cell:not(.disabled):hover`), or
+ * `undefined`.
+ */
+function pointerOf(selector: string, root: ParentNode): string | undefined {
+  const at = selector.indexOf(HOVER);
+  if (at < 0 || selector.indexOf(HOVER, at + 1) >= 0 || selector.includes("::")) return;
+  // Only on the last compound: the element hovered is the one the cursor shows on.
+  if (/[\s>+~]/.test(selector.slice(at + HOVER.length).replace(/\([^)]*\)|\[[^\]]*\]/g, ""))) {
+    return;
+  }
+  const plain = selector.slice(0, at) + selector.slice(at + HOVER.length);
+  try {
+    root.querySelector(plain);
+  } catch {
+    return;
+  }
+  return plain;
+}
+
+function collect(
+  rules: CSSRuleList,
+  root: ParentNode,
+  out: HoverRule[],
+  pointers: string[],
+): void {
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as CSSRule & {
       selectorText?: string;
@@ -100,12 +126,18 @@ function collect(rules: CSSRuleList, root: ParentNode, out: HoverRule[]): void {
       const view = (root as Node).ownerDocument?.defaultView ??
         (root as Document).defaultView;
       if (media && view && !view.matchMedia(media).matches) continue;
-      collect(rule.cssRules, root, out);
+      collect(rule.cssRules, root, out, pointers);
       continue;
     }
     const text = rule.selectorText;
     const style = rule.style;
     if (!text || !style || !text.includes(HOVER)) continue;
+    if (style.getPropertyValue("cursor") === "pointer") {
+      for (const selector of selectors(text)) {
+        const plain = pointerOf(selector, root);
+        if (plain) pointers.push(plain);
+      }
+    }
     if (!REVEALING.some((name) => style.getPropertyValue(name) !== "")) continue;
     for (const selector of selectors(text)) {
       const made = ruleOf(selector, root);
@@ -122,7 +154,13 @@ function collect(rules: CSSRuleList, root: ParentNode, out: HoverRule[]): void {
  * @returns its rules
  */
 export function hoverRules(root: Document | ShadowRoot): HoverRule[] {
+  return rulesOf(root).rules;
+}
+
+/** A root's revealing rules and the selectors of its pointer-on-hover rules. */
+function rulesOf(root: Document | ShadowRoot): { rules: HoverRule[]; pointers: string } {
   const out: HoverRule[] = [];
+  const pointers: string[] = [];
   const sheets = [...Array.from(root.styleSheets), ...(root.adoptedStyleSheets ?? [])];
   for (const sheet of sheets) {
     let rules: CSSRuleList;
@@ -131,9 +169,9 @@ export function hoverRules(root: Document | ShadowRoot): HoverRule[] {
     } catch {
       continue;
     }
-    collect(rules, root, out);
+    collect(rules, root, out, pointers);
   }
-  return out;
+  return { rules: out, pointers: [...new Set(pointers)].join(", ") };
 }
 
 /**
@@ -155,7 +193,38 @@ export function hoverRevealer(el: Element, rules: readonly HoverRule[]): Element
 }
 
 /** Each root's rules, read once per style sheet count (a page adding a sheet reads again). */
-const cache = new WeakMap<Document | ShadowRoot, { count: number; rules: HoverRule[] }>();
+const cache = new WeakMap<
+  Document | ShadowRoot,
+  { count: number; rules: HoverRule[]; pointers: string }
+>();
+
+/** The rules of an element's own root, read once while its style sheet count stays the same. */
+function cachedRules(el: Element): { rules: HoverRule[]; pointers: string } | undefined {
+  const root = el.getRootNode() as Document | ShadowRoot;
+  if (!("styleSheets" in root)) return undefined;
+  const count = root.styleSheets.length + (root.adoptedStyleSheets?.length ?? 0);
+  let entry = cache.get(root);
+  if (!entry || entry.count !== count) cache.set(root, entry = { count, ...rulesOf(root) });
+  return entry;
+}
+
+/**
+ * Whether the page's style gives an element a pointer cursor while it is
+ * hovered (a calendar's day cells, `cursor: pointer` only on
+ * `.datepicker-cell:hover`): what a person sees when the pointer is over it.
+ *
+ * @param el the element
+ * @returns whether a rule of its root does
+ */
+export function pointerOnHover(el: Element): boolean {
+  const pointers = cachedRules(el)?.pointers;
+  if (!pointers) return false;
+  try {
+    return el.matches(pointers);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * {@linkcode hoverRevealer} with the rules of the element's own root, read
@@ -165,10 +234,6 @@ const cache = new WeakMap<Document | ShadowRoot, { count: number; rules: HoverRu
  * @returns the container whose hover reveals it, or `null`
  */
 export function revealerOf(el: Element): Element | null {
-  const root = el.getRootNode() as Document | ShadowRoot;
-  if (!("styleSheets" in root)) return null;
-  const count = root.styleSheets.length + (root.adoptedStyleSheets?.length ?? 0);
-  let entry = cache.get(root);
-  if (!entry || entry.count !== count) cache.set(root, entry = { count, rules: hoverRules(root) });
-  return entry.rules.length ? hoverRevealer(el, entry.rules) : null;
+  const rules = cachedRules(el)?.rules;
+  return rules?.length ? hoverRevealer(el, rules) : null;
 }

@@ -243,9 +243,32 @@ function labelledBy(el: Element): string {
     const ref = typeof root.getElementById === "function"
       ? root.getElementById(id)
       : el.ownerDocument.getElementById(id);
-    if (ref) parts.push(ref.getAttribute("aria-label") ?? ref.textContent ?? "");
+    if (ref) parts.push(ref.getAttribute("aria-label") ?? referencedText(ref));
   }
   return fold(parts.join(" "));
+}
+
+/**
+ * An element's text as `aria-labelledby` reads it: its text content, with a
+ * select in it read as its chosen options only (Pikaday's calendar is
+ * labelled by a title holding its month and year selects: every month's
+ * name ran into the grid's name).
+ */
+function referencedText(ref: Element): string {
+  if (!ref.querySelector("select")) return ref.textContent ?? "";
+  let out = "";
+  const visit = (node: Node): void => {
+    for (let child = node.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType === 3) out += (child as Text).data;
+      else if (child.nodeType !== 1) continue;
+      else if ((child as Element).localName === "select") {
+        const chosen = Array.from((child as HTMLSelectElement).selectedOptions ?? []);
+        out += ` ${chosen.map((option) => option.text).join(" ")} `;
+      } else visit(child);
+    }
+  };
+  visit(ref);
+  return out;
 }
 
 /**

@@ -287,11 +287,24 @@ export function markFocus(this: Element): boolean {
  * the focus moved to since {@linkcode markFocus} (its popup's search box).
  * A field that kept the focus through the click (the page kept it there)
  * is another control's, which typing to filter the picker must not reach.
+ * What the field holds is selected, so that the label typed next replaces
+ * it as a person's typing would: a combobox that is its own search field
+ * (Awesomplete's) holds the last choice, which a label typed after it ran into.
  */
 export function pickerField(this: Element): Element | null {
-  const field = focusedEditable.call(this);
-  if (!field || field === this || this.contains(field)) return field;
-  return field === focusMarks().get(this) ? null : field;
+  const focused = focusedEditable.call(this);
+  const field = !focused || focused === this || this.contains(focused)
+    ? focused
+    : focused === focusMarks().get(this)
+    ? null
+    : focused;
+  if (
+    field && (field as HTMLInputElement).value &&
+    typeof (field as HTMLInputElement).select === "function"
+  ) {
+    (field as HTMLInputElement).select();
+  }
+  return field;
 }
 
 /**

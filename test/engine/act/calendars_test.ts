@@ -1,0 +1,32 @@
+// Two small vanilla libraries from npm: vanillajs-datepicker, whose panel
+// listens once for every click and whose days show a pointer cursor only
+// while hovered, and Awesomplete, whose combobox is its own search field.
+import { assert, assertEquals } from "@std/assert";
+import { Browser } from "../../../engine/browser/browser.ts";
+import { serveApps } from "../../../fixtures/apps/mod.ts";
+import { openAppPage, pageValue } from "./_app_pages.ts";
+
+Deno.test("Env.step() picks a vanillajs-datepicker day, each day an id by its pointer cursor on hover, and selects over Awesomplete's held choice", async () => {
+  await using server = await serveApps();
+  await using browser = await Browser.launch();
+  await using env = await openAppPage(browser, server, "/vanilla-trip");
+  let observation = await env.observe();
+  const field = observation.elements.find((el) => el.name === "Guide's language");
+  assert(field, observation.text);
+  // The field holds "JavaScript": the search for another replaces it, not runs on after it.
+  let step = await env.step({ action: "select", id: field.id, option: "Python" });
+  assertEquals(step.result.detail, "Python");
+  observation = step.observation;
+  const departure = observation.elements.find((el) => el.name === "Departure");
+  step = await env.step({ action: "click", id: departure!.id });
+  const days = step.observation.elements.filter((el) => /^\d+$/.test(el.name));
+  // Six weeks of days, each its own id; the weekday names are text, and the panel around is none.
+  assertEquals(days.length, 42, step.observation.text);
+  assert(step.observation.text.includes("Su · Mo · Tu"), step.observation.text);
+  assert(!step.observation.elements.some((el) => /^Su Mo/.test(el.name)), step.observation.text);
+  await env.step({ action: "click", id: days.find((el) => el.name === "17")!.id });
+  assertEquals(
+    await pageValue(env, "JSON.stringify(window.__trip)"),
+    JSON.stringify({ language: "Python", departure: "12/17/2026" }),
+  );
+});
