@@ -161,8 +161,12 @@ export function holds(state: FieldState, expected: string): boolean {
     }
     if (isSettable(state.type)) return false;
     // An inline autocomplete may complete what was typed.
+    // A mask formats it (`(555) 123-4567`, `1,234.5`): its letters and digits are compared.
     const want = fold(expected);
-    return want !== "" && fold(state.value).startsWith(want);
+    if (want !== "" && fold(state.value).startsWith(want)) return true;
+    // A mask may put a fixed part of its own first: `+{1} (000) 000-0000` shows
+    // `5551234567` as `+1 (555) 123-4567`.
+    return want.length >= 2 && fold(state.value).includes(want);
   }
   const text = (state.text ?? "").replace(/\s+/g, " ").trim();
   const want = expected.replace(/\s+/g, " ").trim();

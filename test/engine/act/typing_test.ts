@@ -296,6 +296,9 @@ Deno.test("holds() accepts masks, case and completions when the letters typed ar
     maxLength: -1,
   });
   assert(holds(field("(555) 123-4567"), "5551234567"));
+  // A mask's fixed country code before what was typed (IMask's `+{1} (000) 000-0000`).
+  assert(holds(field("+1 (555) 123-4567"), "5551234567"));
+  assert(!holds(field("+1 (555) 123-45"), "5551234567"));
   assert(holds(field("ADA"), "ada"));
   assert(holds(field("apple"), "ap"));
   assert(!holds(field("abcde"), "abcdefgh"));
