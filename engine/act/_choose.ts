@@ -12,6 +12,7 @@ import type { ElementFacts } from "./_in_page.ts";
 import type { ElementCalls, Ref } from "./_calls.ts";
 import type { Pointer } from "./_pointer.ts";
 import type { Keyboard } from "./_keyboard.ts";
+import { TYPE_MAX_LENGTH } from "./_typing.ts";
 
 /** What `select` and `check` act with. */
 export interface ChooseTools {
@@ -44,8 +45,9 @@ const BRIEF_SETTLE_MS = 2_000;
  * @param option the option's label or value
  * @param by which of the two `option` is
  * @returns the option chosen
- * @throws {ActionError} `option-not-found`, or what finding and clicking the
- *   element throws
+ * @throws {ActionError} `too-long` for an option longer than one `type`
+ *   takes (no picker lists one, and it would be typed to filter),
+ *   `option-not-found`, or what finding and clicking the element throws
  */
 export async function selectOption(
   tools: ChooseTools,
@@ -53,6 +55,13 @@ export async function selectOption(
   option: string,
   by: "label" | "value",
 ): Promise<string> {
+  if (option.length > TYPE_MAX_LENGTH) {
+    throw new ActionError(
+      "too-long",
+      `Cannot select an option of ${option.length} characters in element ${id}: the most one "select" takes is ${TYPE_MAX_LENGTH}`,
+      { id },
+    );
+  }
   const { calls } = tools;
   const ref = await calls.element(id);
   const facts = await calls.ready(ref, id);

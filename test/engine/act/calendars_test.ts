@@ -2,7 +2,8 @@
 // listens once for every click and whose days show a pointer cursor only
 // while hovered, Awesomplete, whose combobox is its own search field, and
 // IMask, whose phone mask puts a fixed country code first.
-import { assert, assertEquals } from "@std/assert";
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import { ActionError } from "../../../engine/act/errors.ts";
 import { Browser } from "../../../engine/browser/browser.ts";
 import { serveApps } from "../../../fixtures/apps/mod.ts";
 import { openAppPage, pageValue } from "./_app_pages.ts";
@@ -14,6 +15,13 @@ Deno.test("Env.step() picks a vanillajs-datepicker day, each day an id by its po
   let observation = await env.observe();
   const field = observation.elements.find((el) => el.name === "Guide's language");
   assert(field, observation.text);
+  // A label longer than one `type` takes is refused before anything reaches the page.
+  await assertRejects(
+    () => env.step({ action: "select", id: field.id, option: "x".repeat(100_000) }),
+    ActionError,
+    'the most one "select" takes',
+  );
+  assertEquals(await pageValue(env, "document.getElementById('lang').value"), "JavaScript");
   // The field holds "JavaScript": the search for another replaces it, not runs on after it.
   let step = await env.step({ action: "select", id: field.id, option: "Python" });
   assertEquals(step.result.detail, "Python");
